@@ -1,0 +1,140 @@
+import { isIP } from 'node:net';
+import { z } from 'zod';
+
+/**
+ * The whole configuration, parsed once at boot from the environment by one schema.
+ * A bad value stops the start with a message naming the variable (see `ConfigError`).
+ */
+
+const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+const list = z
+  .string()
+  .transform((s) => s.split(',').map((x) => x.trim()).filter((x) => x.length > 0));
+
+/** `ip`, `ip:port`, `[ipv6]:port` → `{ host, port }` (port 53 when absent). */
+export interface DnsServer {
+  host: string;
+  port: number;
+}
+
+export function parseDnsServer(value: string): DnsServer | null {
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(value);
+  if (bracketed) return withPort(bracketed[1]!, bracketed[2], 6);
+  if (isIP(value) !== 0) return { host: value, port: 53 };
+  const hostPort = /^([^:]+):(\d{1,5})$/.exec(value);
+  if (hostPort) return withPort(hostPort[1]!, hostPort[2], 4);
+  return null;
+}
+
+function withPort(host: string, port: string | undefined, version: 4 | 6): DnsServer | null {
+  if (isIP(host) !== version) return null;
+  const n = port === undefined ? 53 : Number(port);
+  return n >= 1 && n <= 65535 ? { host, port: n } : null;
+}
+
+const dnsServers = list.transform((items, ctx) => {
+  const servers: DnsServer[] = [];
+  for (const item of items) {
+    const server = parseDnsServer(item);
+    if (server) servers.push(server);
+    else ctx.addIssue({ code: 'custom', message: `"${item}" is not an ip[:port] address` });
+  }
+  return servers;
+});
+
+const cidr = (value: string): boolean => {
+  const [address, bits, ...rest] = value.split('/');
+  const version = isIP(address ?? '');
+  if (version === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  const n = Number(bits);
+  return /^\d{1,3}$/.test(bits) && n <= (version === 4 ? 32 : 128);
+};
+
+export const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: integer(0, 65535).default(3000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  API_KEYS: list.default([]),
+  ACCOUNTS_FILE: z.string().min(1).optional(),
+  DATA_DIR: z.string().min(1).default('./data'),
+  RULES_DIR: z.string().min(1).default('./rules'),
+  /** Empty means: the system's resolvers (read by the server entry, not here). */
+  DNS_SERVERS: dnsServers.default([]),
+  DNS_TIMEOUT_MS: integer(50, 30_000).default(1500),
+  TRUST_PROXY: list
+    .refine((items) => items.every(cidr), { message: 'must be a comma-separated list of IP addresses or CIDRs' })
+    .default([]),
+  RATE_LIMIT_MAX: integer(0, 10_000_000).default(1000),
+  RATE_LIMIT_WINDOW_MS: integer(100, 3_600_000).default(1000),
+  BODY_LIMIT_BYTES: integer(1024, 10_485_760).default(32_768),
+  KEEP_ALIVE_TIMEOUT_MS: integer(1000, 600_000).default(72_000),
+  REQUEST_TIMEOUT_MS: integer(1000, 600_000).default(10_000),
+  SHUTDOWN_GRACE_MS: integer(0, 600_000).default(10_000),
+  RELOAD_INTERVAL_MS: integer(100, 600_000).default(1000),
+});
+
+export type Env = z.input<typeof envSchema>;
+
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  port: number;
+  host: string;
+  logLevel: string;
+  apiKeys: string[];
+  accountsFile: string | undefined;
+  dataDir: string;
+  rulesDir: string;
+  /** Resolved list: never empty once the server entry has filled in the system's resolvers. */
+  dnsServers: DnsServer[];
+  dnsTimeoutMs: number;
+  trustProxy: string[];
+  rateLimit: { max: number; windowMs: number };
+  bodyLimitBytes: number;
+  keepAliveTimeoutMs: number;
+  requestTimeoutMs: number;
+  shutdownGraceMs: number;
+  /** How often files (accounts, data, rules) are checked for changes. */
+  reloadIntervalMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses the environment. Throws `ConfigError` naming every bad variable. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  // An empty variable is an unset one: `PORT=` in a .env file means "use the default".
+  const present = Object.fromEntries(
+    Object.keys(envSchema.shape).flatMap((k) => (env[k] !== undefined && env[k] !== '' ? [[k, env[k]]] : [])),
+  );
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`));
+  }
+  const e = parsed.data;
+  return {
+    env: e.NODE_ENV,
+    port: e.PORT,
+    host: e.HOST,
+    logLevel: e.LOG_LEVEL,
+    apiKeys: e.API_KEYS,
+    accountsFile: e.ACCOUNTS_FILE,
+    dataDir: e.DATA_DIR,
+    rulesDir: e.RULES_DIR,
+    dnsServers: e.DNS_SERVERS,
+    dnsTimeoutMs: e.DNS_TIMEOUT_MS,
+    trustProxy: e.TRUST_PROXY,
+    rateLimit: { max: e.RATE_LIMIT_MAX, windowMs: e.RATE_LIMIT_WINDOW_MS },
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
+    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    reloadIntervalMs: e.RELOAD_INTERVAL_MS,
+  };
+}

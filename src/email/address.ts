@@ -1,0 +1,47 @@
+import { domainToASCII } from 'node:url';
+
+/** An e-mail address split and normalised once, at validation. */
+export interface ParsedEmail {
+  /** As sent. */
+  address: string;
+  local: string;
+  /** Lower case, IDN as punycode, no trailing dot. */
+  domain: string;
+  /** `local@domain`. */
+  normalized: string;
+}
+
+export const MAX_EMAIL_LENGTH = 254;
+
+/**
+ * Splits and normalises an address, or says why it is not one.
+ * Deliberately permissive on the local part (RFC 5321 §4.1.2 allows much more than people use),
+ * strict on the domain: it must be a hostname with at least two labels that DNS could resolve.
+ */
+export function parseEmail(address: string): ParsedEmail | { error: string } {
+  if (address.length > MAX_EMAIL_LENGTH) return { error: `must be at most ${MAX_EMAIL_LENGTH} characters` };
+  const at = address.indexOf('@');
+  if (at < 0 || at !== address.lastIndexOf('@')) return { error: 'must contain exactly one "@"' };
+  const local = address.slice(0, at);
+  const rawDomain = address.slice(at + 1);
+  if (local.length === 0 || local.length > 64) return { error: 'local part must be 1 to 64 characters' };
+  if (/[\s\x00-\x1f\x7f]/.test(local)) return { error: 'local part must not contain spaces or control characters' };
+  const domain = normalizeDomain(rawDomain);
+  if (domain === null) return { error: 'domain is not a valid host name' };
+  return { address, local, domain, normalized: `${local}@${domain}` };
+}
+
+const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+
+/** Lower-cases, converts IDN to punycode (UTS #46), strips one trailing dot; `null` when not a host name. */
+export function normalizeDomain(raw: string): string | null {
+  const trimmed = raw.endsWith('.') ? raw.slice(0, -1) : raw;
+  if (trimmed.length === 0 || /[\s\x00-\x1f\x7f]/.test(trimmed)) return null;
+  const ascii = domainToASCII(trimmed.toLowerCase());
+  if (ascii === '' || ascii.length > 253) return null;
+  const labels = ascii.split('.');
+  if (labels.length < 2 || !labels.every((l) => LABEL.test(l))) return null;
+  // A top-level label of digits only is an IP literal in disguise, not a domain.
+  if (/^\d+$/.test(labels[labels.length - 1]!)) return null;
+  return ascii;
+}

@@ -1,0 +1,74 @@
+import type { ParsedEmail } from '../email/address.js';
+import type { ParsedIp } from '../ip/address.js';
+import type { EmailFacts, IpFacts, Report, SourceStatus } from './facts.js';
+import type { EvaluationRequest } from './request.js';
+
+/**
+ * The seams between the request path and the capabilities behind it. Each is one long-lived
+ * resource: created once by its factory (initial load done), reloadable, closed on shutdown.
+ */
+
+export interface Resource {
+  /** Provenance of every data source, for `/readyz` and the start-up log. */
+  status(): SourceStatus[];
+  close(): Promise<void>;
+}
+
+export interface EmailInspector extends Resource {
+  /**
+   * Everything known about an address. Never rejects: what could not be checked before `signal`
+   * aborts is `null` in the facts and named in `unavailable`.
+   */
+  inspect(email: ParsedEmail, signal: AbortSignal): Promise<Report<EmailFacts>>;
+}
+
+export interface IpInspector extends Resource {
+  /** Everything known about an address, from local data only. Never throws. */
+  inspect(ip: ParsedIp): Report<IpFacts>;
+}
+
+/** What rules read: the request and its enrichment. Field paths such as `email.domain` address it. */
+export interface EvaluationContext {
+  event_type: string;
+  request: EvaluationRequest;
+  email: EmailFacts;
+  ip: IpFacts;
+  user: EvaluationRequest['user'] | null;
+  device_intelligence: EvaluationRequest['device_intelligence'] | null;
+  /** Checks that could not run; a rule reading one of them does not fire. */
+  unavailable: ReadonlySet<string>;
+}
+
+export type State = 'approve' | 'review' | 'decline';
+
+export interface ScoreDetail {
+  rule_name: string;
+  rule_type: 'static';
+  score: number;
+}
+
+export interface RuleOutcome {
+  details: ScoreDetail[];
+  fraud_score: number;
+  state: State;
+  /** Rules in `dry_run` mode that would have fired: reported, not counted. */
+  dry_run: ScoreDetail[];
+  /** Every signal that was true, whether or not a rule fired on it. */
+  signals: string[];
+  /** Rules that could not be evaluated because an input was unknown (merged into the response's `unavailable`). */
+  unavailable: string[];
+}
+
+/** An account's identity as the request path sees it (never its keys). */
+export interface Account {
+  id: string;
+  /** The account's own rules directory; `undefined` means `RULES_DIR`. */
+  rulesDir: string | undefined;
+}
+
+export interface RuleBook extends Resource {
+  /** Event types the account can evaluate (the rule files present). */
+  eventTypes(account: Account): string[];
+  /** Scores a context with the account's rule set for `context.event_type`; `undefined` when there is none. */
+  evaluate(account: Account, context: EvaluationContext): RuleOutcome | undefined;
+}

@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import { MAX_EMAIL_LENGTH, parseEmail, type ParsedEmail } from '../email/address.js';
+import { parseIp, type ParsedIp } from '../ip/address.js';
+
+/**
+ * The evaluation request (spec §2.1, PRODUCT.md "Endpoint"), written once: it validates the body,
+ * types the handler and feeds the OpenAPI document.
+ */
+
+const text = (max: number) => z.string().max(max);
+
+export const userSchema = z
+  .object({
+    user_id: text(256).optional(),
+    first_name: text(256).optional(),
+    last_name: text(256).optional(),
+  })
+  .meta({ description: 'The user, as the caller knows them. Every field is optional.' });
+
+export const deviceIntelligenceSchema = z
+  .object({
+    device_hash: text(256).optional(),
+    device_os: text(256).optional(),
+    device_model: text(256).optional(),
+    browser_hash: text(256).optional(),
+    browser_name: text(256).optional(),
+    browser_version: text(256).optional(),
+    cookie_enabled: z.boolean().optional(),
+  })
+  .meta({ description: 'Collected by a client-side device-intelligence SDK. Every field is optional.' });
+
+export const evaluationRequestSchema = z
+  .object({
+    ip: z.string().max(64).meta({ description: 'IPv4 or IPv6 address of the user; IPv4-mapped IPv6 is read as IPv4.', example: '81.2.69.160' }),
+    email: z.string().max(MAX_EMAIL_LENGTH).meta({ description: 'E-mail address of the user; the domain may be internationalised.', example: 'jane.doe@example.com' }),
+    event_type: z.string().min(1).max(64).meta({ description: 'An event type that has a rule set, e.g. `account_register`.', example: 'account_register' }),
+    user: userSchema.optional(),
+    device_intelligence: deviceIntelligenceSchema.optional(),
+  })
+  // Unknown top-level fields are ignored (PRODUCT.md), so clients can send more than we read.
+  .strip();
+
+export type EvaluationRequestBody = z.infer<typeof evaluationRequestSchema>;
+
+/** The body after validation: addresses parsed once, here, for every step after. */
+export interface EvaluationRequest extends EvaluationRequestBody {
+  parsedIp: ParsedIp;
+  parsedEmail: ParsedEmail;
+}
+
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+/** Validates a body; every failing field is named with a JSON-pointer-like dotted path. */
+export function validateEvaluationRequest(body: unknown): { ok: true; value: EvaluationRequest } | { ok: false; errors: FieldError[] } {
+  const parsed = evaluationRequestSchema.safeParse(body);
+  if (!parsed.success) {
+    return {
+      ok: false,
+      errors: parsed.error.issues.map((issue) => ({
+        path: issue.path.length > 0 ? issue.path.map(String).join('.') : '(body)',
+        message: issue.message,
+      })),
+    };
+  }
+  const errors: FieldError[] = [];
+  const ip = parseIp(parsed.data.ip);
+  if ('error' in ip) errors.push({ path: 'ip', message: ip.error });
+  const email = parseEmail(parsed.data.email);
+  if ('error' in email) errors.push({ path: 'email', message: email.error });
+  if ('error' in ip || 'error' in email) return { ok: false, errors };
+  return { ok: true, value: { ...parsed.data, parsedIp: ip, parsedEmail: email } };
+}
