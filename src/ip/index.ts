@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { IpInspector } from '../evaluation/ports.js';
+import { unknownIp } from '../evaluation/unknown.js';
 
 export interface IpInspectorOptions {
   config: Config;
@@ -10,19 +11,7 @@ export interface IpInspectorOptions {
 /** Seam: until IP intelligence lands, every IP check is reported as unavailable, never as clean. */
 export async function createIpInspector(_options: IpInspectorOptions): Promise<IpInspector> {
   return {
-    inspect(ip) {
-      return {
-        facts: {
-          address: ip.address,
-          version: ip.version,
-          country_code: null, country: null, region: null, city: null, postal_code: null,
-          latitude: null, longitude: null, accuracy_radius_km: null, time_zone: null,
-          asn: null, as_organization: null,
-          is_tor: null, is_proxy: null, is_datacenter: null, is_vpn: null, is_bogon: null,
-        },
-        unavailable: ['ip.geo', 'ip.asn', 'ip.tor', 'ip.proxy', 'ip.datacenter', 'ip.vpn', 'ip.bogon'],
-      };
-    },
+    inspect: (ip) => unknownIp(ip, ['ip.geo', 'ip.asn', 'ip.tor', 'ip.proxy', 'ip.datacenter', 'ip.vpn', 'ip.bogon']),
     status: () => [],
     close: async () => {},
   };

@@ -1,0 +1,39 @@
+import type { ParsedEmail } from '../email/address.js';
+import type { ParsedIp } from '../ip/address.js';
+import type { EmailFacts, IpFacts, Report } from './facts.js';
+
+/** What is known of an e-mail address when no check could run: its spelling, nothing more. */
+export function unknownEmail(email: ParsedEmail, reason: string[]): Report<EmailFacts> {
+  return {
+    facts: {
+      address: email.address,
+      normalized: email.normalized,
+      domain: email.domain,
+      canonical: email.normalized,
+      deliverable: null,
+      deliverability: 'unknown',
+      mx_records: null,
+      disposable: null,
+      free_provider: null,
+      role_account: null,
+      relay: null,
+      suggested_domain: null,
+    },
+    unavailable: reason,
+  };
+}
+
+/** What is known of an IP address when no check could run. */
+export function unknownIp(ip: ParsedIp, reason: string[]): Report<IpFacts> {
+  return {
+    facts: {
+      address: ip.address,
+      version: ip.version,
+      country_code: null, country: null, region: null, city: null, postal_code: null,
+      latitude: null, longitude: null, accuracy_radius_km: null, time_zone: null,
+      asn: null, as_organization: null,
+      is_tor: null, is_proxy: null, is_datacenter: null, is_vpn: null, is_bogon: null,
+    },
+    unavailable: reason,
+  };
+}
