@@ -56,20 +56,19 @@ export interface FieldError {
 /** Validates a body; every failing field is named with a JSON-pointer-like dotted path. */
 export function validateEvaluationRequest(body: unknown): { ok: true; value: EvaluationRequest } | { ok: false; errors: FieldError[] } {
   const parsed = evaluationRequestSchema.safeParse(body);
-  if (!parsed.success) {
-    return {
-      ok: false,
-      errors: parsed.error.issues.map((issue) => ({
+  const errors: FieldError[] = parsed.success
+    ? []
+    : parsed.error.issues.map((issue) => ({
         path: issue.path.length > 0 ? issue.path.map(String).join('.') : '(body)',
         message: issue.message,
-      })),
-    };
-  }
-  const errors: FieldError[] = [];
-  const ip = parseIp(parsed.data.ip);
-  if ('error' in ip) errors.push({ path: 'ip', message: ip.error });
-  const email = parseEmail(parsed.data.email);
-  if ('error' in email) errors.push({ path: 'email', message: email.error });
-  if ('error' in ip || 'error' in email) return { ok: false, errors };
+      }));
+  // Addresses are checked even when another field failed, so one round trip names every bad field.
+  const fields = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+  const ip = typeof fields.ip === 'string' ? parseIp(fields.ip) : null;
+  if (ip && 'error' in ip && !errors.some((e) => e.path === 'ip')) errors.push({ path: 'ip', message: ip.error });
+  const email = typeof fields.email === 'string' ? parseEmail(fields.email) : null;
+  if (email && 'error' in email && !errors.some((e) => e.path === 'email')) errors.push({ path: 'email', message: email.error });
+
+  if (!parsed.success || errors.length > 0 || !ip || 'error' in ip || !email || 'error' in email) return { ok: false, errors };
   return { ok: true, value: { ...parsed.data, parsedIp: ip, parsedEmail: email } };
 }

@@ -1,0 +1,113 @@
+import { readFileSync } from 'node:fs';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import rateLimit from '@fastify/rate-limit';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { createEmailInspector } from './email/index.js';
+import { createEvaluator } from './evaluation/evaluate.js';
+import type { SourceStatus } from './evaluation/facts.js';
+import type { EmailInspector, IpInspector, Resource, RuleBook } from './evaluation/ports.js';
+import { registerAuthentication } from './http/auth.js';
+import { registerErrorHandling } from './http/error-handler.js';
+import { buildOpenApiDocument } from './http/openapi.js';
+import { problems } from './http/problem.js';
+import { OneLinePerRequest } from './http/request-log.js';
+import { registerEvaluateRoute } from './http/routes/evaluate.js';
+import { registerHealthRoutes } from './http/routes/health.js';
+import { createIpInspector } from './ip/index.js';
+import { createKeyStore, type KeyStore } from './keys/key-store.js';
+import { loadRuleBook } from './rules/index.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Provenance of every key, rule and data source: file, type, build date, entries, last refusal. */
+    sources(): SourceStatus[];
+  }
+}
+
+export const version: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+
+/** Long-lived resources; tests may pass their own, production builds them from the config. */
+export interface AppResources {
+  keys: KeyStore;
+  email: EmailInspector;
+  ip: IpInspector;
+  rules: RuleBook;
+}
+
+export interface BuildOptions {
+  logger: Logger;
+  resources?: Partial<AppResources>;
+}
+
+async function createResources(config: Config, logger: Logger, given: Partial<AppResources>): Promise<AppResources> {
+  const keys = given.keys ?? (await createKeyStore({ apiKeys: config.apiKeys, accountsFile: config.accountsFile, reloadIntervalMs: config.reloadIntervalMs, logger }));
+  // Rules first: an invalid rule set stops the start before data is loaded.
+  const rules = given.rules ?? (await loadRuleBook({ config, logger }));
+  const [email, ip] = await Promise.all([
+    given.email ?? createEmailInspector({ config, logger }),
+    given.ip ?? createIpInspector({ config, logger }),
+  ]);
+  return { keys, email, ip, rules };
+}
+
+/**
+ * Builds the whole service from a validated config and returns it ready, listening on nothing.
+ * Rules, keys and data are loaded before it resolves; they are closed with the app.
+ */
+export async function buildApp(config: Config, options: BuildOptions): Promise<FastifyInstance> {
+  const resources = await createResources(config, options.logger, options.resources ?? {});
+  let accepting = true;
+
+  const app = Fastify({
+    loggerInstance: options.logger as FastifyBaseLogger,
+    logController: new OneLinePerRequest(),
+    trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
+    bodyLimit: config.bodyLimitBytes,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    requestTimeout: config.requestTimeoutMs,
+    connectionTimeout: config.requestTimeoutMs,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+  });
+
+  app.decorateRequest('account', null);
+  registerErrorHandling(app, config.bodyLimitBytes);
+  app.addHook('onClose', async () => {
+    accepting = false;
+    await Promise.all(Object.values(resources).map((r: Resource) => r.close()));
+  });
+
+  const sources = () => [...resources.keys.status(), ...resources.rules.status(), ...resources.email.status(), ...resources.ip.status()];
+  app.decorate('sources', sources);
+  registerHealthRoutes(app, { accepting: () => accepting, sources });
+  const openapi = buildOpenApiDocument(version);
+  app.get('/openapi.json', async () => openapi);
+
+  await app.register(async (v1) => {
+    await registerAuthentication(v1, resources.keys);
+    if (config.rateLimit.max > 0) {
+      await v1.register(rateLimit, {
+        // After authentication, so the limit is per account and an anonymous flood costs one hash each.
+        hook: 'preHandler',
+        max: config.rateLimit.max,
+        timeWindow: config.rateLimit.windowMs,
+        keyGenerator: (request) => `account:${request.account?.id ?? request.ip}`,
+        errorResponseBuilder: (_request, context) => problems.rateLimited(Math.max(1, Math.ceil(context.ttl / 1000))),
+      });
+    }
+    const evaluate = createEvaluator({
+      ...resources,
+      deadlineMs: config.dnsTimeoutMs,
+      onStepError: (step, error) => app.log.error({ step, err: error }, 'enrichment step failed'),
+    });
+    registerEvaluateRoute(v1, { evaluate, rules: resources.rules });
+  });
+
+  app.addHook('preClose', async () => {
+    accepting = false;
+  });
+  return app;
+}

@@ -1,0 +1,89 @@
+import { performance } from 'node:perf_hooks';
+import type { EmailFacts, Report } from './facts.js';
+import { evaluationId } from './id.js';
+import type { Account, EmailInspector, EvaluationContext, IpInspector, RuleBook, RuleOutcome } from './ports.js';
+import type { EvaluationRequest } from './request.js';
+import type { EvaluationResponse } from './response.js';
+import { unknownEmail, unknownIp } from './unknown.js';
+
+export interface EvaluatorDependencies {
+  email: EmailInspector;
+  ip: IpInspector;
+  rules: RuleBook;
+  /** One deadline for all enrichment; what is not known by then is reported unavailable. */
+  deadlineMs: number;
+  /** Reports a step that threw, which is a bug: the answer degrades, the request does not fail. */
+  onStepError: (step: string, error: unknown) => void;
+}
+
+export type Evaluation = { response: EvaluationResponse; outcome: RuleOutcome };
+
+/**
+ * Enriches the request (e-mail and IP concurrently, under one deadline), then scores it with the
+ * account's rule set. Returns `undefined` when the account has no rule set for the event type.
+ */
+export function createEvaluator(deps: EvaluatorDependencies) {
+  async function inspectEmail(request: EvaluationRequest): Promise<Report<EmailFacts>> {
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    // The inspector honours the signal; the race is the guarantee that a step can never stall the answer.
+    const deadline = new Promise<Report<EmailFacts>>((resolve) => {
+      timer = setTimeout(() => {
+        controller.abort();
+        resolve(unknownEmail(request.parsedEmail, ['email.mx', 'email.disposable']));
+      }, deps.deadlineMs);
+    });
+    try {
+      return await Promise.race([deps.email.inspect(request.parsedEmail, controller.signal), deadline]);
+    } catch (error) {
+      deps.onStepError('email', error);
+      return unknownEmail(request.parsedEmail, ['email.mx', 'email.disposable', 'email.free_provider', 'email.role_account', 'email.relay']);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  return async function evaluate(request: EvaluationRequest, account: Account): Promise<Evaluation | undefined> {
+    const started = performance.now();
+    const evaluatedAt = new Date();
+    const emailPromise = inspectEmail(request);
+    let ipReport;
+    try {
+      ipReport = deps.ip.inspect(request.parsedIp);
+    } catch (error) {
+      deps.onStepError('ip', error);
+      ipReport = unknownIp(request.parsedIp, ['ip.geo', 'ip.asn', 'ip.tor', 'ip.proxy', 'ip.datacenter', 'ip.vpn', 'ip.bogon']);
+    }
+    const emailReport = await emailPromise;
+
+    const unavailable = new Set([...emailReport.unavailable, ...ipReport.unavailable]);
+    const context: EvaluationContext = {
+      event_type: request.event_type,
+      request,
+      email: emailReport.facts,
+      ip: ipReport.facts,
+      user: request.user ?? null,
+      device_intelligence: request.device_intelligence ?? null,
+      unavailable,
+    };
+    const outcome = deps.rules.evaluate(account, context);
+    if (!outcome) return undefined;
+    for (const name of outcome.unavailable) unavailable.add(name);
+
+    const response: EvaluationResponse = {
+      id: evaluationId(evaluatedAt.getTime()),
+      event_type: request.event_type,
+      score: { details: outcome.details, fraud_score: outcome.fraud_score, state: outcome.state },
+      dry_run: outcome.dry_run,
+      signals: outcome.signals,
+      email: emailReport.facts,
+      ip: ipReport.facts,
+      unavailable: [...unavailable],
+      evaluated_at: evaluatedAt.toISOString(),
+      took_ms: Math.round((performance.now() - started) * 1000) / 1000,
+    };
+    return { response, outcome };
+  };
+}
+
+export type Evaluator = ReturnType<typeof createEvaluator>;

@@ -1,0 +1,74 @@
+import type { FieldError } from '../evaluation/request.js';
+
+/**
+ * Every error the API returns is an RFC 9457 problem (`application/problem+json`) with a stable
+ * `code`. The codes are the contract; titles and details may be reworded.
+ */
+export const problemCodes = {
+  invalid_request: { status: 400, title: 'The request body is invalid' },
+  invalid_json: { status: 400, title: 'The request body is not valid JSON' },
+  unauthorized: { status: 401, title: 'A valid API key is required' },
+  not_found: { status: 404, title: 'No such route' },
+  method_not_allowed: { status: 405, title: 'Method not allowed on this route' },
+  payload_too_large: { status: 413, title: 'The request body is too large' },
+  unsupported_media_type: { status: 415, title: 'The request body must be application/json' },
+  rate_limited: { status: 429, title: 'Too many requests for this API key' },
+  internal_error: { status: 500, title: 'The service failed to answer' },
+  not_ready: { status: 503, title: 'The service is not ready' },
+} as const;
+
+export type ProblemCode = keyof typeof problemCodes;
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ProblemCode;
+  errors?: FieldError[];
+}
+
+export class Problem extends Error {
+  readonly status: number;
+
+  constructor(
+    readonly code: ProblemCode,
+    readonly detail: string,
+    readonly errors?: FieldError[],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+    this.name = 'Problem';
+    this.status = problemCodes[code].status;
+  }
+
+  toBody(): ProblemBody {
+    return {
+      type: `urn:risk-evaluation:problem:${this.code}`,
+      title: problemCodes[this.code].title,
+      status: this.status,
+      detail: this.detail,
+      code: this.code,
+      ...(this.errors ? { errors: this.errors } : {}),
+    };
+  }
+}
+
+export const problems = {
+  invalidRequest: (errors: FieldError[]) =>
+    new Problem('invalid_request', `Invalid field${errors.length > 1 ? 's' : ''}: ${[...new Set(errors.map((e) => e.path))].join(', ')}`, errors),
+  invalidJson: (detail: string) => new Problem('invalid_json', detail, [{ path: '(body)', message: detail }]),
+  unauthorized: (detail: string) => new Problem('unauthorized', detail, undefined, { 'www-authenticate': 'Bearer realm="risk-evaluation"' }),
+  notFound: (method: string, url: string) => new Problem('not_found', `${method} ${url} is not a route of this service`),
+  methodNotAllowed: (method: string, allow: string[]) =>
+    new Problem('method_not_allowed', `${method} is not allowed here; use ${allow.join(', ')}`, undefined, { allow: allow.join(', ') }),
+  payloadTooLarge: (limit: number) => new Problem('payload_too_large', `The body must be at most ${limit} bytes`),
+  unsupportedMediaType: (contentType: string | undefined) =>
+    new Problem('unsupported_media_type', `Content-Type ${contentType ? `"${contentType}"` : '(none)'} is not supported; send application/json`),
+  rateLimited: (retryAfterSeconds: number) =>
+    new Problem('rate_limited', `Rate limit exceeded; retry in ${retryAfterSeconds} s`, undefined, { 'retry-after': String(retryAfterSeconds) }),
+  internal: () => new Problem('internal_error', 'An unexpected error occurred; it has been logged'),
+  notReady: (detail: string) => new Problem('not_ready', detail),
+};

@@ -1,0 +1,78 @@
+import { randomBytes } from 'node:crypto';
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname, basename, join } from 'node:path';
+import { z } from 'zod';
+
+/**
+ * The accounts file: several accounts, each with at most two keys, stored as hashes only.
+ *
+ * { "accounts": [ { "id": "acme", "rules_dir": "/etc/risk/rules-acme",
+ *     "keys": [ { "id": "key_3f2a…", "hash": "sha256:…", "created_at": "2026-11-21T…" } ] } ] }
+ */
+export const MAX_KEYS_PER_ACCOUNT = 2;
+
+const storedKeySchema = z.object({
+  id: z.string().min(1),
+  hash: z.string().regex(/^sha256:[0-9a-f]{64}$/, 'must be "sha256:" followed by 64 hex digits (keys are stored hashed, never in plain text)'),
+  created_at: z.iso.datetime(),
+});
+
+const accountSchema = z.object({
+  id: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1 to 64 letters, digits, "_", "." or "-"'),
+  rules_dir: z.string().min(1).optional(),
+  keys: z.array(storedKeySchema).max(MAX_KEYS_PER_ACCOUNT, `an account has at most ${MAX_KEYS_PER_ACCOUNT} keys`),
+});
+
+export const accountsFileSchema = z
+  .object({ accounts: z.array(accountSchema) })
+  .superRefine((file, ctx) => {
+    const ids = new Set<string>();
+    const hashes = new Set<string>();
+    file.accounts.forEach((account, i) => {
+      if (ids.has(account.id)) ctx.addIssue({ code: 'custom', path: ['accounts', i, 'id'], message: `duplicate account "${account.id}"` });
+      ids.add(account.id);
+      account.keys.forEach((key, j) => {
+        if (hashes.has(key.hash)) ctx.addIssue({ code: 'custom', path: ['accounts', i, 'keys', j, 'hash'], message: 'the same key is listed twice' });
+        hashes.add(key.hash);
+      });
+    });
+  });
+
+export type AccountsFile = z.infer<typeof accountsFileSchema>;
+export type StoredAccount = AccountsFile['accounts'][number];
+
+export class AccountsFileError extends Error {
+  constructor(path: string, detail: string) {
+    super(`${path}: ${detail}`);
+    this.name = 'AccountsFileError';
+  }
+}
+
+export async function readAccountsFile(path: string): Promise<AccountsFile> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new AccountsFileError(path, `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new AccountsFileError(path, `is not valid JSON (${(error as Error).message})`);
+  }
+  const parsed = accountsFileSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new AccountsFileError(path, `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  }
+  return parsed.data;
+}
+
+/** Writes to a temporary file beside the target, then renames: readers never see half a file. */
+export async function writeAccountsFile(path: string, file: AccountsFile): Promise<void> {
+  accountsFileSchema.parse(file);
+  const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(4).toString('hex')}.tmp`);
+  await writeFile(temporary, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+  await rename(temporary, path);
+}

@@ -1,0 +1,97 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { getServers } from 'node:dns';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig, parseDnsServer, type Config, type DnsServer } from './config.js';
+import { generateKey, keyIdOf, hashKey, MIN_KEY_LENGTH } from './keys/key.js';
+import { createLogger } from './logger.js';
+
+/** The only file that touches the process: environment, listening, signals. */
+
+const DEV_KEY_FILE = '.dev-api-key';
+
+function systemResolvers(): DnsServer[] {
+  return getServers().flatMap((s) => parseDnsServer(s) ?? []);
+}
+
+/**
+ * Outside production, a fresh clone with no keys still answers: a development key is made once,
+ * written to `.dev-api-key` (mode 0600, git-ignored) and reused on the next start. It never goes to the log.
+ */
+function developmentKey(): string {
+  if (existsSync(DEV_KEY_FILE)) {
+    const key = readFileSync(DEV_KEY_FILE, 'utf8').trim();
+    if (key.length >= MIN_KEY_LENGTH) return key;
+  }
+  const key = generateKey();
+  writeFileSync(DEV_KEY_FILE, `${key}\n`, { mode: 0o600 });
+  return key;
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const logger = createLogger(config.logLevel);
+  if (config.dnsServers.length === 0) config = { ...config, dnsServers: systemResolvers() };
+
+  if (config.apiKeys.length === 0 && config.accountsFile === undefined) {
+    if (config.env === 'production') {
+      logger.fatal('no API keys: set API_KEYS or ACCOUNTS_FILE (NODE_ENV=production never makes a development key)');
+      process.exit(1);
+    }
+    const key = developmentKey();
+    config = { ...config, apiKeys: [key] };
+    logger.warn({ key_id: keyIdOf(hashKey(key)), file: DEV_KEY_FILE }, `no API keys configured: using the development key in ${DEV_KEY_FILE} (never in production)`);
+  }
+
+  let app: FastifyInstance;
+  try {
+    app = await buildApp(config, { logger });
+  } catch (error) {
+    logger.fatal({ error: (error as Error).message }, 'start-up failed');
+    logger.flush();
+    process.exit(1);
+  }
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal, grace_ms: config.shutdownGraceMs }, 'shutting down: draining in-flight requests');
+    // A request that outlives the grace period must not keep the process alive forever.
+    const force = setTimeout(() => {
+      logger.error('grace period over: exiting with requests still in flight');
+      logger.flush();
+      process.exit(1);
+    }, config.shutdownGraceMs);
+    force.unref();
+    try {
+      await app.close();
+      logger.info('stopped');
+      logger.flush();
+      process.exit(0);
+    } catch (error) {
+      logger.error({ err: error }, 'shutdown failed');
+      logger.flush();
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  await app.listen({ port: config.port, host: config.host });
+  logger.info(
+    { address: app.server.address(), sources: app.sources(), dns_servers: config.dnsServers.map((s) => `${s.host}:${s.port}`), node_env: config.env },
+    'ready',
+  );
+}
+
+void main();
