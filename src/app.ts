@@ -10,6 +10,7 @@ import type { EmailInspector, IpInspector, Resource, RuleBook } from './evaluati
 import { registerAuthentication } from './http/auth.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { buildOpenApiDocument } from './http/openapi.js';
+import { acceptJsonOnly } from './http/json-body.js';
 import { problems } from './http/problem.js';
 import { OneLinePerRequest } from './http/request-log.js';
 import { registerEvaluateRoute } from './http/routes/evaluate.js';
@@ -67,7 +68,8 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
     keepAliveTimeout: config.keepAliveTimeoutMs,
     requestTimeout: config.requestTimeoutMs,
     connectionTimeout: config.requestTimeoutMs,
-    return503OnClosing: true,
+    // Requests arriving on open connections during the drain are still served, not refused.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
@@ -87,6 +89,7 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
   app.get('/openapi.json', async () => openapi);
 
   await app.register(async (v1) => {
+    acceptJsonOnly(v1);
     await registerAuthentication(v1, resources.keys);
     if (config.rateLimit.max > 0) {
       await v1.register(rateLimit, {

@@ -19,6 +19,8 @@ export async function registerAuthentication(scope: FastifyInstance, keys: KeySt
   await scope.register(bearerAuth, {
     addHook: false,
     keys: [],
+    // RFC 9110 §11.1: the scheme is case-insensitive; 'rfc6749' mode accepts `bearer` as well as `Bearer`.
+    specCompliance: 'rfc6749',
     // A failed attempt is routine traffic, not an error of ours; the one log line per request records it.
     verifyErrorLogLevel: 'debug',
     auth(key, request) {

@@ -20,13 +20,7 @@ function toProblem(error: FastifyError, request: FastifyRequest, bodyLimit: numb
     case 'FST_BEARER_AUTH_INVALID_AUTHORIZATION_HEADER':
       return problems.unauthorized('The API key is missing, malformed or not valid');
   }
-  // JSON.parse errors (and secure-json-parse's prototype-poisoning refusal) arrive as 400s.
-  if (error instanceof SyntaxError || error.statusCode === 400) {
-    const detail = /prototype|constructor/i.test(error.message)
-      ? 'The body contains a forbidden "__proto__" or "constructor" key'
-      : 'The body is not valid JSON';
-    return problems.invalidJson(detail);
-  }
+  if (error.statusCode === 400) return problems.invalidJson('The body could not be read');
   return problems.internal();
 }
 
