@@ -30,7 +30,7 @@ export function evaluateRuleSet(context: EvaluationContext, ruleSet: RuleSet): R
   let sum = 0;
   for (const rule of ruleSet.rules) {
     const truth = test(rule.when, scope);
-    if (truth === UNKNOWN) unavailable.push(`rule:${rule.id}`);
+    if (truth === UNKNOWN) unavailable.push(rule.unavailableAs);
     if (truth !== true) continue;
     const detail: ScoreDetail = { rule_name: rule.name, rule_type: 'static', score: rule.score };
     if (rule.mode === 'dry_run') {

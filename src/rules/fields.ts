@@ -25,64 +25,73 @@ export interface Field {
   /** The value, `null` when the service does not know it, `undefined` when it was not sent. */
   read(context: EvaluationContext): Scalar | null | undefined;
   /** The check in `context.unavailable` this fact comes from. */
-  check?: string;
+  check: string | null;
   /** `null` is an answer (nothing found), not a failure. */
-  nullIsAbsent?: boolean;
+  nullIsAbsent: boolean;
 }
 
+/** Every field has the same shape (no optional keys), so V8 keeps property reads on it monomorphic. */
+const field = (type: FieldType, description: string, read: Field['read'], check: string | null = null, nullIsAbsent = false): Field => ({
+  type,
+  description,
+  read,
+  check,
+  nullIsAbsent,
+});
+
 const email = (
-  key: 'address' | 'normalized' | 'domain' | 'canonical' | 'deliverable' | 'disposable' | 'free_provider' | 'role_account' | 'relay' | 'suggested_domain',
+  key: 'address' | 'normalized' | 'domain' | 'canonical' | 'deliverable' | 'disposable' | 'free_provider' | 'role_account' | 'relay',
   type: FieldType,
   description: string,
   check?: string,
-): Field => ({ type, description, read: (c) => c.email[key], ...(check ? { check } : {}) });
+): Field => field(type, description, (c) => c.email[key], check);
 
 const ip = (
   key: Exclude<keyof EvaluationContext['ip'], 'version'>,
   type: FieldType,
   description: string,
   check?: string,
-): Field => ({ type, description, read: (c) => c.ip[key], ...(check ? { check } : {}) });
+): Field => field(type, description, (c) => c.ip[key], check);
 
-const user = (key: 'user_id' | 'first_name' | 'last_name', description: string): Field => ({
-  type: 'text',
-  description,
-  read: (c) => c.user?.[key],
-});
+const user = (key: 'user_id' | 'first_name' | 'last_name', description: string): Field =>
+  field('text', description, (c) => c.user?.[key]);
 
 const device = (
   key: 'device_hash' | 'device_os' | 'device_model' | 'browser_hash' | 'browser_name' | 'browser_version' | 'cookie_enabled',
   type: FieldType,
   description: string,
-): Field => ({ type, description, read: (c) => c.device_intelligence?.[key] });
+): Field => field(type, description, (c) => c.device_intelligence?.[key]);
 
 export const FIELDS = {
-  event_type: { type: 'text', description: 'The event type being evaluated.', read: (c) => c.event_type },
+  event_type: field('text', 'The event type being evaluated.', (c) => c.event_type),
 
   'email.address': email('address', 'text', 'The address as sent.'),
   'email.normalized': email('normalized', 'text', 'Local part as sent, lower-cased punycode domain.'),
-  'email.local_part': { type: 'text', description: 'The part before "@", as sent.', read: (c) => c.request.parsedEmail.local },
+  'email.local_part': field('text', 'The part before "@", as sent.', (c) => c.request.parsedEmail.local),
   'email.domain': email('domain', 'text', 'Lower-cased domain, IDN as punycode, no trailing dot.'),
   'email.canonical': email('canonical', 'text', 'One person\'s many addresses folded to one form.'),
   'email.deliverable': email('deliverable', 'boolean', 'The domain accepts mail (MX look-up).', 'email.mx'),
-  'email.deliverability': {
-    type: 'text',
-    description: '"deliverable" or "undeliverable"; unknown when the MX look-up did not complete.',
+  'email.deliverability': field(
+    'text',
+    '"deliverable" or "undeliverable"; unknown when the MX look-up did not complete.',
     // The enum spells "unknown" as a value; rules must see it as UNKNOWN, never as a string to match.
-    read: (c) => (c.email.deliverability === 'unknown' ? null : c.email.deliverability),
-    check: 'email.mx',
-  },
+    (c) => (c.email.deliverability === 'unknown' ? null : c.email.deliverability),
+    'email.mx',
+  ),
   'email.disposable': email('disposable', 'boolean', 'The domain hands out throw-away addresses.', 'email.disposable'),
   'email.free_provider': email('free_provider', 'boolean', 'A free mailbox provider (gmail.com...).', 'email.free_provider'),
   'email.role_account': email('role_account', 'boolean', 'A role address (admin@, support@...).', 'email.role_account'),
   'email.relay': email('relay', 'boolean', 'A forwarding relay (Apple Hide My Email...).', 'email.relay'),
-  'email.suggested_domain': {
-    ...email('suggested_domain', 'text', 'The domain the user probably meant (a likely typo); absent when none.'),
-    nullIsAbsent: true,
-  },
+  'email.suggested_domain': field(
+    'text',
+    'The domain the user probably meant (a likely typo); absent when none.',
+    (c) => c.email.suggested_domain,
+    null,
+    true,
+  ),
 
   'ip.address': ip('address', 'ip', 'Canonical address; IPv4-mapped IPv6 reads as IPv4.'),
-  'ip.version': { type: 'number', description: '4 or 6.', read: (c) => c.ip.version },
+  'ip.version': field('number', '4 or 6.', (c) => c.ip.version),
   'ip.country_code': ip('country_code', 'text', 'ISO 3166-1 alpha-2, upper case (GB).', 'ip.geo'),
   'ip.country': ip('country', 'text', 'Country name in English.', 'ip.geo'),
   'ip.region': ip('region', 'text', 'First subdivision name.', 'ip.geo'),
@@ -119,7 +128,7 @@ export const FIELD_PATHS = Object.keys(FIELDS) as [FieldPath, ...FieldPath[]];
 
 /** Reads a field as the engine sees it: a value, UNKNOWN or ABSENT. */
 export function readField(field: Field, context: EvaluationContext): Reading {
-  if (field.check !== undefined && context.unavailable.has(field.check)) return UNKNOWN;
+  if (field.check !== null && context.unavailable.has(field.check)) return UNKNOWN;
   const value = field.read(context);
   if (value === undefined) return ABSENT;
   if (value === null) return field.nullIsAbsent ? ABSENT : UNKNOWN;

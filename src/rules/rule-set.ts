@@ -22,6 +22,8 @@ export type Condition =
 
 export interface Rule {
   id: string;
+  /** How the outcome names the rule when its input is unknown: `rule:<id>`. */
+  unavailableAs: string;
   name: string;
   score: number;
   mode: Exclude<Mode, 'off'>;
@@ -52,9 +54,9 @@ export function compileRuleSet(eventType: string, source: string, file: RuleFile
     if (mode === 'off') continue;
     if (input.library !== undefined) {
       const library = libraryRule(input.library)!;
-      rules.push({ id: library.id, name: library.name, score: input.score ?? library.defaultScore, mode, when: libraryCondition(library) });
+      rules.push({ id: library.id, unavailableAs: `rule:${library.id}`, name: library.name, score: input.score ?? library.defaultScore, mode, when: libraryCondition(library) });
     } else {
-      rules.push({ id: input.id!, name: input.name!, score: input.score!, mode, when: compileCondition(input.when!) });
+      rules.push({ id: input.id!, unavailableAs: `rule:${input.id!}`, name: input.name!, score: input.score!, mode, when: compileCondition(input.when!) });
     }
   }
   return {

@@ -12,8 +12,8 @@ describe('addressBytes', () => {
     expect([...addressBytes(text)!]).toEqual(bytes);
   });
 
-  it('is null for text that is not an address', () => {
-    expect(addressBytes('example.com')).toBeNull();
+  it.each(['example.com', '256.1.1.1', '01.2.3.4', '1.2.3', '1.2.3.4.5', '::1::2'])('is null for %s, which is not an address', (text) => {
+    expect(addressBytes(text)).toBeNull();
   });
 });
 
