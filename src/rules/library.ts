@@ -23,7 +23,7 @@ export const LIBRARY: readonly LibraryRule[] = [
   {
     id: 'email_undeliverable',
     name: 'Email is not deliverable',
-    description: 'The domain has no mail server (no MX, no fallback A/AAAA): nobody can receive this mail.',
+    description: 'The domain has no mail server: nobody can receive mail at this address.',
     defaultScore: 30,
     reads: 'email.deliverable',
     when: false,
