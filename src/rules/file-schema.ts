@@ -34,6 +34,9 @@ export interface ConditionInput {
   matches?: string;
 }
 
+/** JSON Schema for "has any of these keys", to say what a shape must not have. */
+const anyKey = (keys: readonly string[]) => ({ anyOf: keys.map((key) => ({ required: [key] })) });
+
 const scalar = z.union([z.string(), z.number(), z.boolean()]);
 const oneOrMany = (description: string) =>
   z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional().meta({ description });
@@ -85,7 +88,7 @@ export const conditionSchema: z.ZodType<ConditionInput> = z.lazy(() =>
       // Editors learn the "exactly one" shape from this; the loader checks it in checkCondition.
       oneOf: [
         ...COMBINATORS.map((c) => ({ required: [c], maxProperties: 1 })),
-        { required: ['field'], minProperties: 2, maxProperties: 2 },
+        { required: ['field'], minProperties: 2, maxProperties: 2, not: anyKey(COMBINATORS) },
       ],
     });
 
@@ -157,7 +160,10 @@ export const ruleSchema = z
   })
   .meta({
     id: 'rule',
-    oneOf: [{ required: ['library'] }, { required: ['id', 'name', 'score', 'when'], not: { required: ['library'] } }],
+    oneOf: [
+      { required: ['library'], not: anyKey(['id', 'name', 'description', 'when']) },
+      { required: ['id', 'name', 'score', 'when'], not: anyKey(['library']) },
+    ],
   });
 
 export const DEFAULT_THRESHOLDS = { review: 20, decline: 40 } as const;

@@ -1,5 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { FIELD_PATHS } from '../../src/rules/fields.js';
 import { ruleFileSchemaJson } from '../../src/rules/json-schema.js';
 import { LIBRARY_IDS } from '../../src/rules/library.js';
@@ -21,5 +23,30 @@ describe('rules/schema.json', () => {
     for (const file of files) {
       expect(readFileSync(`rules/${file}`, 'utf8').split('\n')[0], file).toBe('# yaml-language-server: $schema=./schema.json');
     }
+  });
+});
+
+describe('rules/schema.json, read by a JSON Schema validator as an editor would', () => {
+  // allowUnionTypes: zod writes `type: [string, number, boolean]`, which draft-07 allows.
+  const validate = new Ajv({ allErrors: true, allowUnionTypes: true }).compile(JSON.parse(ruleFileSchemaJson()) as object);
+
+  it('accepts the shipped rule files', () => {
+    for (const file of readdirSync('rules').filter((f) => f.endsWith('.yaml'))) {
+      expect(validate(parse(readFileSync(`rules/${file}`, 'utf8'))), `${file}: ${JSON.stringify(validate.errors)}`).toBe(true);
+    }
+  });
+
+  it.each([
+    ['an unknown field', { field: 'email.domian', equals: 'x' }],
+    ['two operators', { field: 'ip.asn', equals: 1, in: [1] }],
+    ['no operator', { field: 'ip.asn' }],
+    ['a combinator with a field', { all: [{ field: 'ip.asn', equals: 1 }], field: 'ip.asn' }],
+  ])('flags %s', (_name, when) => {
+    expect(validate({ rules: [{ id: 'r', name: 'R', score: 1, when }] })).toBe(false);
+  });
+
+  it('flags a library rule with a condition, and a custom rule without a score', () => {
+    expect(validate({ rules: [{ library: 'ip_tor', when: { field: 'ip.asn', equals: 1 } }] })).toBe(false);
+    expect(validate({ rules: [{ id: 'r', name: 'R', when: { field: 'ip.asn', equals: 1 } }] })).toBe(false);
   });
 });
