@@ -29,6 +29,8 @@ export class RuleDirectory {
     const result = readRuleDirectory(dir);
     if (strict) {
       if (result.error !== undefined) throw new Error(result.error);
+      // No event type at all is a wrong path or an unmounted volume, not a choice.
+      if (result.files.length === 0) throw new Error(`no rule files (<event_type>.yaml) in rules directory ${dir}`);
       const problems = result.files.flatMap((f) => f.problems ?? []);
       if (problems.length > 0) throw new RuleSetError(problems);
     }

@@ -66,6 +66,11 @@ describe('loadRuleBook at start-up', () => {
     await expect(open(join(dir, 'nowhere'))).rejects.toThrow(/cannot read rules directory .*nowhere/);
   });
 
+  it('refuses to start when the directory holds no rule file', async () => {
+    write('account_login.json', '{}');
+    await expect(open()).rejects.toThrow(/no rule files \(<event_type>\.yaml\) in rules directory .*rules/);
+  });
+
   it('refuses to start when an account directory given up front is invalid', async () => {
     write('account_login.yaml', torRule(10));
     mkdirSync(join(dir, 'acme'));
