@@ -1,4 +1,5 @@
-import { stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 
 /**
  * Calls `onChange(path)` when a file appears, disappears or changes (size, mtime or inode: tools such
@@ -28,17 +29,58 @@ export async function watchFiles(
   onChange: (path: string) => Promise<void> | void,
   intervalMs: number,
 ): Promise<FileWatcher> {
+  return poll(
+    paths.map((path) => ({ key: path, signature: () => signatureOf(path) })),
+    onChange,
+    intervalMs,
+  );
+}
+
+/**
+ * Calls `onChange(dir)` when a file whose name passes `include` appears in `dir`, disappears, or
+ * changes; also when the directory itself appears or disappears. Renaming a file in counts.
+ */
+export async function watchDirectory(
+  dir: string,
+  include: (name: string) => boolean,
+  onChange: (dir: string) => Promise<void> | void,
+  intervalMs: number,
+): Promise<FileWatcher> {
+  return poll([{ key: dir, signature: () => directorySignature(dir, include) }], onChange, intervalMs);
+}
+
+async function directorySignature(dir: string, include: (name: string) => boolean): Promise<Signature> {
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter(include).sort();
+  } catch {
+    return 'absent';
+  }
+  const parts = await Promise.all(names.map(async (name) => `${name}=${await signatureOf(join(dir, name))}`));
+  return parts.join('/');
+}
+
+interface Target {
+  key: string;
+  signature: () => Promise<Signature>;
+}
+
+async function poll(
+  targets: Target[],
+  onChange: (key: string) => Promise<void> | void,
+  intervalMs: number,
+): Promise<FileWatcher> {
   const seen = new Map<string, Signature>();
-  for (const path of paths) seen.set(path, await signatureOf(path));
+  for (const target of targets) seen.set(target.key, await target.signature());
   let running: Promise<void> | null = null;
 
   const checkOnce = async (): Promise<void> => {
-    for (const path of paths) {
-      const now = await signatureOf(path);
-      if (now === seen.get(path)) continue;
-      seen.set(path, now);
+    for (const target of targets) {
+      const now = await target.signature();
+      if (now === seen.get(target.key)) continue;
+      seen.set(target.key, now);
       try {
-        await onChange(path);
+        await onChange(target.key);
       } catch {
         // The callback owns its error reporting; a watcher must keep watching.
       }

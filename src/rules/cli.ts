@@ -1,0 +1,11 @@
+import { loadConfig } from '../config.js';
+import { checkRuleDirectory } from './check.js';
+
+/**
+ * `npm run rules:check [dir]`: validates a rules directory (default RULES_DIR) the way the service
+ * loads it, prints each file's result, and exits 1 on any problem, for users' own CI.
+ */
+const dir = process.argv[2] ?? loadConfig(process.env).rulesDir;
+const { ok, lines } = checkRuleDirectory(dir);
+for (const line of lines) (line.startsWith('error') ? console.error : console.log)(line);
+process.exitCode = ok ? 0 : 1;

@@ -1,0 +1,118 @@
+import type { EvaluationContext, RuleOutcome, ScoreDetail, State } from '../evaluation/ports.js';
+import { addressBytes, cidrContains } from './cidr.js';
+import { ABSENT, UNKNOWN, readField, type Reading } from './fields.js';
+import type { Condition, RuleSet, Thresholds } from './rule-set.js';
+import { MAX_REGEX_INPUT } from './safe-regex.js';
+
+/**
+ * The engine: a pure function from (enriched context, rule set) to outcome. No I/O, no clock.
+ *
+ * Conditions use three-valued logic. A leaf reading an UNKNOWN fact is unknown; `all` is false as
+ * soon as one part is false, `any` true as soon as one is true, otherwise unknown wins; `not` keeps
+ * unknown. A rule whose condition is unknown does not fire and is named `rule:<id>` in `unavailable`,
+ * so "could not check" never reads as "clean". An ABSENT field (not sent) is a known answer: `exists`
+ * says false and every other comparison is false.
+ */
+
+type Truth = boolean | typeof UNKNOWN;
+
+/** Per-evaluation memo: the address bytes are parsed once, not once per CIDR rule. */
+interface Scope {
+  context: EvaluationContext;
+  address?: Uint8Array | null;
+}
+
+export function evaluateRuleSet(context: EvaluationContext, ruleSet: RuleSet): RuleOutcome {
+  const scope: Scope = { context };
+  const details: ScoreDetail[] = [];
+  const dryRun: ScoreDetail[] = [];
+  const unavailable: string[] = [];
+  let sum = 0;
+  for (const rule of ruleSet.rules) {
+    const truth = test(rule.when, scope);
+    if (truth === UNKNOWN) unavailable.push(rule.unavailableAs);
+    if (truth !== true) continue;
+    const detail: ScoreDetail = { rule_name: rule.name, rule_type: 'static', score: rule.score };
+    if (rule.mode === 'dry_run') {
+      dryRun.push(detail);
+    } else {
+      details.push(detail);
+      sum += rule.score;
+    }
+  }
+  const signals = ruleSet.signals.filter((signal) => test(signal.when, scope) === true).map((signal) => signal.id);
+  const fraudScore = Math.min(100, Math.max(0, sum));
+  return { details, fraud_score: fraudScore, state: stateFor(fraudScore, ruleSet.thresholds), dry_run: dryRun, signals, unavailable };
+}
+
+/** Half-open bands: approve below `review`, review from `review`, decline from `decline` (PRODUCT.md "Scores and states"). */
+export function stateFor(score: number, thresholds: Thresholds): State {
+  if (score >= thresholds.decline) return 'decline';
+  if (score >= thresholds.review) return 'review';
+  return 'approve';
+}
+
+function test(condition: Condition, scope: Scope): Truth {
+  switch (condition.kind) {
+    case 'all': {
+      let result: Truth = true;
+      for (const part of condition.of) {
+        const truth = test(part, scope);
+        if (truth === false) return false;
+        if (truth === UNKNOWN) result = UNKNOWN;
+      }
+      return result;
+    }
+    case 'any': {
+      let result: Truth = false;
+      for (const part of condition.of) {
+        const truth = test(part, scope);
+        if (truth === true) return true;
+        if (truth === UNKNOWN) result = UNKNOWN;
+      }
+      return result;
+    }
+    case 'not': {
+      const truth = test(condition.of, scope);
+      return truth === UNKNOWN ? UNKNOWN : !truth;
+    }
+    case 'exists': {
+      const value = readField(condition.field, scope.context);
+      if (value === UNKNOWN) return UNKNOWN;
+      return (value !== ABSENT) === condition.value;
+    }
+    default:
+      return compare(condition, readField(condition.field, scope.context), scope);
+  }
+}
+
+function compare(condition: Exclude<Condition, { kind: 'all' | 'any' | 'not' | 'exists' }>, value: Reading, scope: Scope): Truth {
+  if (value === UNKNOWN) return UNKNOWN;
+  if (value === ABSENT) return false;
+  switch (condition.kind) {
+    case 'equals':
+      return (value === condition.value) !== condition.negate;
+    case 'in':
+      return condition.values.has(value) !== condition.negate;
+    case 'compare': {
+      const n = value as number;
+      if (condition.op === 'gt') return n > condition.value;
+      if (condition.op === 'gte') return n >= condition.value;
+      if (condition.op === 'lt') return n < condition.value;
+      return n <= condition.value;
+    }
+    case 'ends_with':
+      return condition.suffixes.some((suffix) => (value as string).endsWith(suffix));
+    case 'cidr': {
+      if (scope.address === undefined) scope.address = addressBytes(value as string);
+      const address = scope.address;
+      return address !== null && condition.ranges.some((range) => cidrContains(range, address));
+    }
+    case 'matches': {
+      const text = value as string;
+      // Longer than any request field allows: not tested rather than risk a slow match.
+      if (text.length > MAX_REGEX_INPUT) return UNKNOWN;
+      return condition.pattern.test(text);
+    }
+  }
+}

@@ -1,0 +1,136 @@
+import type { EvaluationContext } from '../evaluation/ports.js';
+
+/**
+ * The facts a condition can read, by the dotted path rule files use. Each field knows its type (so a
+ * rule file that compares a number with text is refused at load, not silently false at run time),
+ * how to read it, and which check in `context.unavailable` it depends on.
+ *
+ * Three readings (see docs/rules.md, "Unknown and absent"):
+ * - a value;
+ * - UNKNOWN: the check could not run (its name is in `unavailable`) or the fact is `null`;
+ * - ABSENT: an optional field the caller did not send (`user.*`, `device_intelligence.*`), or
+ *   `email.suggested_domain` when no typo was found. Absent is a known answer, not a failure.
+ */
+export type FieldType = 'text' | 'number' | 'boolean' | 'ip';
+
+export type Scalar = string | number | boolean;
+
+export const UNKNOWN = Symbol('unknown');
+export const ABSENT = Symbol('absent');
+export type Reading = Scalar | typeof UNKNOWN | typeof ABSENT;
+
+export interface Field {
+  type: FieldType;
+  description: string;
+  /** The value, `null` when the service does not know it, `undefined` when it was not sent. */
+  read(context: EvaluationContext): Scalar | null | undefined;
+  /** The check in `context.unavailable` this fact comes from. */
+  check: string | null;
+  /** `null` is an answer (nothing found), not a failure. */
+  nullIsAbsent: boolean;
+}
+
+/** Every field has the same shape (no optional keys), so V8 keeps property reads on it monomorphic. */
+const field = (type: FieldType, description: string, read: Field['read'], check: string | null = null, nullIsAbsent = false): Field => ({
+  type,
+  description,
+  read,
+  check,
+  nullIsAbsent,
+});
+
+const email = (
+  key: 'address' | 'normalized' | 'domain' | 'canonical' | 'deliverable' | 'disposable' | 'free_provider' | 'role_account' | 'relay',
+  type: FieldType,
+  description: string,
+  check?: string,
+): Field => field(type, description, (c) => c.email[key], check);
+
+const ip = (
+  key: Exclude<keyof EvaluationContext['ip'], 'version'>,
+  type: FieldType,
+  description: string,
+  check?: string,
+): Field => field(type, description, (c) => c.ip[key], check);
+
+const user = (key: 'user_id' | 'first_name' | 'last_name', description: string): Field =>
+  field('text', description, (c) => c.user?.[key]);
+
+const device = (
+  key: 'device_hash' | 'device_os' | 'device_model' | 'browser_hash' | 'browser_name' | 'browser_version' | 'cookie_enabled',
+  type: FieldType,
+  description: string,
+): Field => field(type, description, (c) => c.device_intelligence?.[key]);
+
+export const FIELDS = {
+  event_type: field('text', 'The event type being evaluated.', (c) => c.event_type),
+
+  'email.address': email('address', 'text', 'The address as sent.'),
+  'email.normalized': email('normalized', 'text', 'Local part as sent, lower-cased punycode domain.'),
+  'email.local_part': field('text', 'The part before "@", as sent.', (c) => c.request.parsedEmail.local),
+  'email.domain': email('domain', 'text', 'Lower-cased domain, IDN as punycode, no trailing dot.'),
+  'email.canonical': email('canonical', 'text', 'One person\'s many addresses folded to one form.'),
+  'email.deliverable': email('deliverable', 'boolean', 'The domain accepts mail (MX look-up).', 'email.mx'),
+  'email.deliverability': field(
+    'text',
+    '"deliverable" or "undeliverable"; unknown when the MX look-up did not complete.',
+    // The enum spells "unknown" as a value; rules must see it as UNKNOWN, never as a string to match.
+    (c) => (c.email.deliverability === 'unknown' ? null : c.email.deliverability),
+    'email.mx',
+  ),
+  'email.disposable': email('disposable', 'boolean', 'The domain hands out throw-away addresses.', 'email.disposable'),
+  'email.free_provider': email('free_provider', 'boolean', 'A free mailbox provider (gmail.com...).', 'email.free_provider'),
+  'email.role_account': email('role_account', 'boolean', 'A role address (admin@, support@...).', 'email.role_account'),
+  'email.relay': email('relay', 'boolean', 'A forwarding relay (Apple Hide My Email...).', 'email.relay'),
+  'email.suggested_domain': field(
+    'text',
+    'The domain the user probably meant (a likely typo); absent when none.',
+    (c) => c.email.suggested_domain,
+    null,
+    true,
+  ),
+
+  'ip.address': ip('address', 'ip', 'Canonical address; IPv4-mapped IPv6 reads as IPv4.'),
+  'ip.version': field('number', '4 or 6.', (c) => c.ip.version),
+  'ip.country_code': ip('country_code', 'text', 'ISO 3166-1 alpha-2, upper case (GB).', 'ip.geo'),
+  'ip.country': ip('country', 'text', 'Country name in English.', 'ip.geo'),
+  'ip.region': ip('region', 'text', 'First subdivision name.', 'ip.geo'),
+  'ip.city': ip('city', 'text', 'City name.', 'ip.geo'),
+  'ip.postal_code': ip('postal_code', 'text', 'Postal code.', 'ip.geo'),
+  'ip.latitude': ip('latitude', 'number', 'Latitude in degrees.', 'ip.geo'),
+  'ip.longitude': ip('longitude', 'number', 'Longitude in degrees.', 'ip.geo'),
+  'ip.accuracy_radius_km': ip('accuracy_radius_km', 'number', 'Accuracy radius in kilometres.', 'ip.geo'),
+  'ip.time_zone': ip('time_zone', 'text', 'IANA time zone (Europe/London).', 'ip.geo'),
+  'ip.asn': ip('asn', 'number', 'Autonomous system number.', 'ip.asn'),
+  'ip.as_organization': ip('as_organization', 'text', 'Organisation of the autonomous system.', 'ip.asn'),
+  'ip.is_tor': ip('is_tor', 'boolean', 'A Tor exit node.', 'ip.tor'),
+  'ip.is_proxy': ip('is_proxy', 'boolean', 'A known open or anonymising proxy.', 'ip.proxy'),
+  'ip.is_datacenter': ip('is_datacenter', 'boolean', 'A hosting or cloud provider range.', 'ip.datacenter'),
+  'ip.is_vpn': ip('is_vpn', 'boolean', 'A commercial VPN exit.', 'ip.vpn'),
+  'ip.is_bogon': ip('is_bogon', 'boolean', 'Private, reserved or otherwise unroutable.'),
+
+  'user.user_id': user('user_id', "The caller's identifier of the user; absent when not sent."),
+  'user.first_name': user('first_name', 'First name; absent when not sent.'),
+  'user.last_name': user('last_name', 'Last name; absent when not sent.'),
+
+  'device_intelligence.device_hash': device('device_hash', 'text', 'Device fingerprint; absent when not sent.'),
+  'device_intelligence.device_os': device('device_os', 'text', 'Operating system; absent when not sent.'),
+  'device_intelligence.device_model': device('device_model', 'text', 'Device model; absent when not sent.'),
+  'device_intelligence.browser_hash': device('browser_hash', 'text', 'Browser fingerprint; absent when not sent.'),
+  'device_intelligence.browser_name': device('browser_name', 'text', 'Browser name; absent when not sent.'),
+  'device_intelligence.browser_version': device('browser_version', 'text', 'Browser version; absent when not sent.'),
+  'device_intelligence.cookie_enabled': device('cookie_enabled', 'boolean', 'Cookies enabled; absent when not sent.'),
+} satisfies Record<string, Field>;
+
+export type FieldPath = keyof typeof FIELDS;
+
+export const FIELD_PATHS = Object.keys(FIELDS) as [FieldPath, ...FieldPath[]];
+
+/** Reads a field as the engine sees it: a value, UNKNOWN or ABSENT. */
+export function readField(field: Field, context: EvaluationContext): Reading {
+  if (field.check !== null && context.unavailable.has(field.check)) return UNKNOWN;
+  const value = field.read(context);
+  if (value === undefined) return ABSENT;
+  if (value === null) return field.nullIsAbsent ? ABSENT : UNKNOWN;
+  return value;
+}

@@ -1,0 +1,198 @@
+import { z } from 'zod';
+import { parseCidr } from './cidr.js';
+import { FIELDS, FIELD_PATHS, type FieldPath, type FieldType, type Scalar } from './fields.js';
+import { LIBRARY_IDS } from './library.js';
+import { regexProblem } from './safe-regex.js';
+
+/**
+ * The rule file format, written once: it validates files on load and in `rules:check`, types the
+ * compiler, and is published as `rules/schema.json` (scripts/rules-schema.ts) for editors.
+ */
+
+export const OPERATORS = [
+  'equals', 'not_equals', 'in', 'not_in', 'gt', 'gte', 'lt', 'lte', 'exists', 'ends_with', 'cidr', 'matches',
+] as const;
+export type Operator = (typeof OPERATORS)[number];
+const COMBINATORS = ['all', 'any', 'not'] as const;
+
+export interface ConditionInput {
+  all?: ConditionInput[];
+  any?: ConditionInput[];
+  not?: ConditionInput;
+  field?: FieldPath;
+  equals?: Scalar;
+  not_equals?: Scalar;
+  in?: Scalar[];
+  not_in?: Scalar[];
+  gt?: number;
+  gte?: number;
+  lt?: number;
+  lte?: number;
+  exists?: boolean;
+  ends_with?: string | string[];
+  cidr?: string | string[];
+  matches?: string;
+}
+
+/** JSON Schema for "has any of these keys", to say what a shape must not have. */
+const anyKey = (keys: readonly string[]) => ({ anyOf: keys.map((key) => ({ required: [key] })) });
+
+const scalar = z.union([z.string(), z.number(), z.boolean()]);
+const oneOrMany = (description: string) =>
+  z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional().meta({ description });
+
+/** Which operators each field type accepts, and the value type they compare with. */
+const VALUE_TYPE: Record<FieldType, 'string' | 'number' | 'boolean'> = { text: 'string', ip: 'string', number: 'number', boolean: 'boolean' };
+const TYPE_NAME: Record<FieldType, string> = { text: 'text', ip: 'an IP address', number: 'a number', boolean: 'a boolean' };
+const ACCEPTS: Record<Operator, (type: FieldType) => boolean> = {
+  equals: () => true,
+  not_equals: () => true,
+  in: () => true,
+  not_in: () => true,
+  gt: (t) => t === 'number',
+  gte: (t) => t === 'number',
+  lt: (t) => t === 'number',
+  lte: (t) => t === 'number',
+  exists: () => true,
+  ends_with: (t) => t === 'text' || t === 'ip',
+  matches: (t) => t === 'text' || t === 'ip',
+  cidr: (t) => t === 'ip',
+};
+
+export const conditionSchema: z.ZodType<ConditionInput> = z.lazy(() =>
+  z
+    .strictObject({
+      all: z.array(conditionSchema).min(1).optional().meta({ description: 'True when every condition is true.' }),
+      any: z.array(conditionSchema).min(1).optional().meta({ description: 'True when at least one condition is true.' }),
+      not: conditionSchema.optional().meta({ description: 'True when the condition is false (unknown stays unknown).' }),
+      field: z.enum(FIELD_PATHS, { error: (issue) => `unknown field ${JSON.stringify(issue.input)} (docs/rules.md lists the fields)` }).optional().meta({ description: 'The fact to compare, e.g. email.domain, ip.asn, user.user_id.' }),
+      equals: scalar.optional().meta({ description: 'The field equals this value (same type as the field).' }),
+      not_equals: scalar.optional().meta({ description: 'The field is present and differs from this value.' }),
+      in: z.array(scalar).min(1).optional().meta({ description: 'The field is one of these values.' }),
+      not_in: z.array(scalar).min(1).optional().meta({ description: 'The field is present and none of these values.' }),
+      gt: z.number().optional().meta({ description: 'Numeric field greater than.' }),
+      gte: z.number().optional().meta({ description: 'Numeric field greater than or equal to.' }),
+      lt: z.number().optional().meta({ description: 'Numeric field less than.' }),
+      lte: z.number().optional().meta({ description: 'Numeric field less than or equal to.' }),
+      exists: z.boolean().optional().meta({ description: 'true: the field was sent / found; false: it was not.' }),
+      ends_with: oneOrMany('Text field ends with this suffix (or one of these), case-sensitive.'),
+      cidr: oneOrMany('ip.address is inside this CIDR range (or one of these), IPv4 or IPv6.'),
+      matches: z.string().optional().meta({
+        description: 'Text field matches this regular expression (JavaScript syntax, u flag; no back-references, look-arounds or nested repetition).',
+      }),
+    })
+    .superRefine(checkCondition),
+).meta({
+      id: 'condition',
+      description: 'Either one of all / any / not, or a field with exactly one operator.',
+      // Editors learn the "exactly one" shape from this; the loader checks it in checkCondition.
+      oneOf: [
+        ...COMBINATORS.map((c) => ({ required: [c], maxProperties: 1 })),
+        { required: ['field'], minProperties: 2, maxProperties: 2, not: anyKey(COMBINATORS) },
+      ],
+    });
+
+function checkCondition(condition: ConditionInput, ctx: z.RefinementCtx): void {
+  const keys = Object.keys(condition);
+  const combinators = keys.filter((k) => (COMBINATORS as readonly string[]).includes(k));
+  const operators = keys.filter((k): k is Operator => (OPERATORS as readonly string[]).includes(k));
+  const issue = (message: string, path: (string | number)[] = []) => ctx.addIssue({ code: 'custom', message, path });
+  if (combinators.length > 0) {
+    if (keys.length > 1) issue(`a condition with "${combinators[0]}" takes no other key (found ${keys.join(', ')})`);
+    return;
+  }
+  if (condition.field === undefined) return issue(`a condition needs "field" and one operator, or one of ${COMBINATORS.join(', ')}`);
+  if (operators.length !== 1) {
+    return issue(`a condition on a field needs exactly one operator (${OPERATORS.join(', ')}); found ${operators.length === 0 ? 'none' : operators.join(', ')}`);
+  }
+  const operator = operators[0]!;
+  const type = FIELDS[condition.field].type;
+  if (!ACCEPTS[operator](type)) return issue(`"${operator}" does not apply to ${condition.field}, which is ${TYPE_NAME[type]}`, [operator]);
+  checkValues(condition, operator, type, issue);
+}
+
+function checkValues(condition: ConditionInput, operator: Operator, type: FieldType, issue: (m: string, p?: (string | number)[]) => void): void {
+  const expected = VALUE_TYPE[type];
+  if (operator === 'equals' || operator === 'not_equals') {
+    if (typeof condition[operator] !== expected) issue(`${condition.field} is ${TYPE_NAME[type]}: compare it with a ${expected}`, [operator]);
+  } else if (operator === 'in' || operator === 'not_in') {
+    condition[operator]!.forEach((value, i) => {
+      if (typeof value !== expected) issue(`${condition.field} is ${TYPE_NAME[type]}: list ${expected} values`, [operator, i]);
+    });
+  } else if (operator === 'cidr') {
+    const ranges = condition.cidr!;
+    (Array.isArray(ranges) ? ranges : [ranges]).forEach((range, i) => {
+      if (parseCidr(range) === null) issue(`"${range}" is not an IP address or CIDR range`, Array.isArray(ranges) ? ['cidr', i] : ['cidr']);
+    });
+  } else if (operator === 'matches') {
+    const problem = regexProblem(condition.matches!);
+    if (problem !== null) issue(problem, ['matches']);
+  }
+}
+
+export const MODES = ['live', 'dry_run', 'off'] as const;
+export type Mode = (typeof MODES)[number];
+
+const score = z.number().int().min(-100).max(100);
+const mode = z.enum(MODES).optional().meta({ description: 'live (default): counted; dry_run: evaluated and reported apart, not counted; off: not evaluated.' });
+
+export const ruleSchema = z
+  .strictObject({
+    library: z.enum(LIBRARY_IDS, { error: (issue) => `unknown library rule ${JSON.stringify(issue.input)} (one of ${LIBRARY_IDS.join(', ')})` }).optional().meta({ description: 'Enable a built-in rule by id (see docs/rules.md).' }),
+    id: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'lower-case letters, digits and _, starting with a letter').optional()
+      .meta({ description: 'A custom rule\'s stable id, unique in the file; reported as rule:<id> when its input is unknown.' }),
+    name: z.string().min(1).max(200).optional().meta({ description: 'The name the response shows in score.details.' }),
+    description: z.string().max(2000).optional(),
+    score: score.optional().meta({ description: 'Points added when the rule fires, -100..100; negative lowers the risk. Library rules default to their own score.' }),
+    mode,
+    when: conditionSchema.optional(),
+  })
+  .superRefine((rule, ctx) => {
+    if (rule.library !== undefined) {
+      for (const key of ['id', 'name', 'description', 'when'] as const) {
+        if (rule[key] !== undefined) ctx.addIssue({ code: 'custom', message: `a library rule takes only score and mode`, path: [key] });
+      }
+      return;
+    }
+    for (const key of ['id', 'name', 'score', 'when'] as const) {
+      if (rule[key] === undefined) ctx.addIssue({ code: 'custom', message: `a custom rule needs "${key}" (or "library" to enable a built-in rule)` });
+    }
+  })
+  .meta({
+    id: 'rule',
+    oneOf: [
+      { required: ['library'], not: anyKey(['id', 'name', 'description', 'when']) },
+      { required: ['id', 'name', 'score', 'when'], not: anyKey(['library']) },
+    ],
+  });
+
+export const DEFAULT_THRESHOLDS = { review: 20, decline: 40 } as const;
+
+const threshold = z.number().int().min(0).max(100);
+export const ruleFileSchema = z
+  .strictObject({
+    $schema: z.string().optional(),
+    description: z.string().optional(),
+    thresholds: z
+      .strictObject({
+        review: threshold.default(DEFAULT_THRESHOLDS.review).meta({ description: 'Scores from here (inclusive) are review.' }),
+        decline: threshold.default(DEFAULT_THRESHOLDS.decline).meta({ description: 'Scores from here (inclusive) are decline.' }),
+      })
+      .refine((t) => t.review <= t.decline, { message: 'review must not be above decline' })
+      .optional()
+      .meta({ description: 'Band edges, half-open: approve below review, review from review up to decline, decline from decline. Defaults 20 and 40.' }),
+    rules: z.array(ruleSchema).meta({ description: 'Evaluated and reported in this order.' }),
+  })
+  .superRefine((file, ctx) => {
+    const seen = new Set<string>();
+    file.rules.forEach((rule, i) => {
+      const id = rule.library ?? rule.id;
+      if (id === undefined) return;
+      if (seen.has(id)) ctx.addIssue({ code: 'custom', message: `rule "${id}" appears twice`, path: ['rules', i] });
+      seen.add(id);
+    });
+  })
+  .meta({ title: 'Risk evaluation rule file', description: 'One event type\'s rules. See docs/rules.md.' });
+
+export type RuleFile = z.output<typeof ruleFileSchema>;
+export type RuleInput = z.output<typeof ruleSchema>;

@@ -1,0 +1,80 @@
+import { isMap, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { ruleFileSchema } from './file-schema.js';
+import { compileRuleSet, type RuleSet } from './rule-set.js';
+
+/** One problem in a rule file: the file, the path inside it (`rules[2].when.field`) and, where known, the line. */
+export interface RuleFileProblem {
+  file: string;
+  path: string;
+  line: number | null;
+  column: number | null;
+  message: string;
+}
+
+export function formatProblem(p: RuleFileProblem): string {
+  const where = p.line === null ? p.file : `${p.file}:${p.line}:${p.column}`;
+  return `${where} ${p.path === '' ? '(file)' : p.path}: ${p.message}`;
+}
+
+/** A rule set that could not be loaded; the message lists every problem with file, line and path. */
+export class RuleSetError extends Error {
+  constructor(readonly problems: RuleFileProblem[]) {
+    super(`Invalid rule set:\n${problems.map((p) => `  - ${formatProblem(p)}`).join('\n')}`);
+    this.name = 'RuleSetError';
+  }
+}
+
+/**
+ * Parses and validates one rule file. YAML (a superset of JSON), so people can comment their scores
+ * and errors can point at a line.
+ */
+export function parseRuleFile(eventType: string, file: string, text: string): { ruleSet: RuleSet } | { problems: RuleFileProblem[] } {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const at = (offset: number | undefined) => {
+    if (offset === undefined) return { line: null, column: null };
+    const { line, col } = lineCounter.linePos(offset);
+    return { line, column: col };
+  };
+  if (doc.errors.length > 0) {
+    return { problems: doc.errors.map((e) => ({ file, path: '', ...at(e.pos[0]), message: e.message.split('\n')[0]! })) };
+  }
+  const parsed = ruleFileSchema.safeParse(doc.toJS() ?? {});
+  if (!parsed.success) {
+    return {
+      problems: parsed.error.issues.map((issue) => {
+        // An unknown key is pointed at the key itself, not at the object holding it.
+        const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]!] : issue.path;
+        return { file, path: formatPath(path), ...at(locate(doc, path as (string | number)[])), message: issue.message };
+      }),
+    };
+  }
+  return { ruleSet: compileRuleSet(eventType, file, parsed.data) };
+}
+
+/** `rules[2].when.field` */
+export function formatPath(path: PropertyKey[]): string {
+  return path.map((key, i) => (typeof key === 'number' ? `[${key}]` : `${i === 0 ? '' : '.'}${String(key)}`)).join('');
+}
+
+/** The offset of the deepest node along `path` that exists in the document (a missing key points at its parent). */
+function locate(doc: Document, path: (string | number)[]): number | undefined {
+  let node = doc.contents as Node | null;
+  let offset = node?.range?.[0];
+  for (const key of path) {
+    if (isMap(node)) {
+      const pair = node.items.find((p) => (p.key as { value?: unknown } | null)?.value === key);
+      if (!pair) break;
+      // Point at the key, not its value: that is where a reader looks for `field:` or `score:`.
+      offset = (pair.key as Node).range?.[0] ?? offset;
+      node = pair.value as Node | null;
+    } else if (isSeq(node) && typeof key === 'number') {
+      node = node.items[key] as Node | null;
+      if (!node) break;
+      offset = node.range?.[0] ?? offset;
+    } else {
+      break;
+    }
+  }
+  return offset;
+}

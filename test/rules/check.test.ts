@@ -1,0 +1,44 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { checkRuleDirectory } from '../../src/rules/check.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'rules-check-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('checkRuleDirectory', () => {
+  it('passes the shipped rules', () => {
+    const { ok, lines } = checkRuleDirectory('rules');
+    expect(ok).toBe(true);
+    expect(lines).toContain('ok    rules/account_register.yaml (account_register: 5 rules)');
+  });
+
+  it('fails with one line per problem, naming the file, the line and the path', () => {
+    writeFileSync(join(dir, 'account_login.yaml'), 'rules: []\n');
+    writeFileSync(join(dir, 'password_reset.yaml'), 'rules:\n  - library: ip_tor\n    mode: loud\n');
+    const { ok, lines } = checkRuleDirectory(dir);
+    expect(ok).toBe(false);
+    expect(lines).toEqual([
+      `ok    ${dir}/account_login.yaml (account_login: 0 rules)`,
+      expect.stringMatching(new RegExp(`^error ${dir}/password_reset\\.yaml:3:5 rules\\[0\\]\\.mode: Invalid option`)),
+    ]);
+  });
+
+  it('fails on a directory without rule files', () => {
+    expect(checkRuleDirectory(dir)).toEqual({ ok: false, lines: [`error: no rule files (<event_type>.yaml) in ${dir}`] });
+  });
+});
+
+describe('npm run rules:check', () => {
+  it('exits non-zero and prints the problem on stderr', async () => {
+    writeFileSync(join(dir, 'account_login.yaml'), 'rules: [ { library: ip_tor, score: high } ]\n');
+    const run = promisify(execFile)('node_modules/.bin/tsx', ['src/rules/cli.ts', dir]);
+    await expect(run).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining(`${dir}/account_login.yaml:1:`) });
+  });
+});

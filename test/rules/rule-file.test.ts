@@ -1,0 +1,85 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readRuleDirectory } from '../../src/rules/directory.js';
+import { formatProblem } from '../../src/rules/rule-file.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'rules-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Writes one file, reads the directory as the service does, returns the problems as printed. */
+function problemsOf(text: string, name = 'account_register.yaml'): string[] {
+  writeFileSync(join(dir, name), text);
+  const result = readRuleDirectory(dir);
+  if (result.error !== undefined) throw new Error(result.error);
+  return result.files.flatMap((f) => f.problems ?? []).map((p) => formatProblem(p).replace(`${dir}/`, ''));
+}
+
+const custom = (when: string) => `rules:\n  - id: r\n    name: R\n    score: 10\n    when: ${when}\n`;
+
+describe('an invalid rule file is refused with the file, the line and the path inside it', () => {
+  it.each([
+    ['YAML syntax', 'rules:\n  - id: x\n   bad: indent\n', /^account_register\.yaml:3:\d+ \(file\): /],
+    ['a duplicate key', 'rules: []\nrules: []\n', /^account_register\.yaml:2:1 \(file\): Map keys must be unique/],
+    ['no rules list', 'thresholds: { review: 10, decline: 20 }\n', /^account_register\.yaml:1:1 rules: .*expected array, received undefined/],
+    ['an unknown key, pointed at', 'rules:\n  - library: ip_tor\n    scroe: 10\n', /^account_register\.yaml:3:5 rules\[0\]\.scroe: Unrecognized key: "scroe"$/],
+    ['an unknown library rule', 'rules:\n  - library: ip_teleport\n', /^account_register\.yaml:2:5 rules\[0\]\.library: unknown library rule "ip_teleport"/],
+    ['a library rule with a condition', 'rules:\n  - library: ip_tor\n    when: { field: ip.asn, equals: 1 }\n', /rules\[0\]\.when: a library rule takes only score and mode/],
+    ['a custom rule without a score', 'rules:\n  - id: r\n    name: R\n    when: { field: ip.asn, equals: 1 }\n', /:2:5 rules\[0\]: a custom rule needs "score"/],
+    ['a score out of range', 'rules:\n  - library: ip_tor\n    score: 101\n', /:3:5 rules\[0\]\.score: Too big/],
+    ['a fractional score', 'rules:\n  - library: ip_tor\n    score: 2.5\n', /rules\[0\]\.score: .*expected int/],
+    ['an unknown mode', 'rules:\n  - library: ip_tor\n    mode: shadow\n', /rules\[0\]\.mode: Invalid option/],
+    ['an unknown field', custom('{ field: email.domian, equals: x }'), /:5:13 rules\[0\]\.when\.field: unknown field "email\.domian"/],
+    ['no operator', custom('{ field: email.domain }'), /rules\[0\]\.when: a condition on a field needs exactly one operator .* found none/],
+    ['two operators', custom('{ field: email.domain, equals: a, in: [a] }'), /found equals, in/],
+    ['a combinator with a field', custom('{ all: [{ field: ip.asn, equals: 1 }], field: ip.asn }'), /rules\[0\]\.when: a condition with "all" takes no other key/],
+    ['an empty all', custom('{ all: [] }'), /rules\[0\]\.when\.all: Too small/],
+    ['a value of the wrong type', custom('{ field: ip.asn, equals: "64501" }'), /rules\[0\]\.when\.equals: ip\.asn is a number: compare it with a number/],
+    ['a list value of the wrong type', custom('{ field: ip.country_code, in: [GB, 1] }'), /rules\[0\]\.when\.in\[1\]: ip\.country_code is text: list string values/],
+    ['an operator that does not fit the field', custom('{ field: ip.asn, ends_with: "1" }'), /rules\[0\]\.when\.ends_with: "ends_with" does not apply to ip\.asn, which is a number/],
+    ['cidr on a text field', custom('{ field: email.domain, cidr: 10.0.0.0/8 }'), /"cidr" does not apply to email\.domain/],
+    ['a malformed CIDR', custom('{ field: ip.address, cidr: [10.0.0.0/8, 10.0.0.0/33] }'), /rules\[0\]\.when\.cidr\[1\]: "10\.0\.0\.0\/33" is not an IP address or CIDR range/],
+    ['an unsafe regex', custom('{ field: email.local_part, matches: "(a+)+$" }'), /rules\[0\]\.when\.matches: a repeated group must not contain/],
+    ['an invalid regex', custom('{ field: email.local_part, matches: "[" }'), /rules\[0\]\.when\.matches: not a valid regular expression/],
+    ['a nested problem', custom('{ any: [{ not: { field: ip.asn, gt: x } }] }'), /rules\[0\]\.when\.any\[0\]\.not\.gt: /],
+    ['thresholds out of order', 'thresholds: { review: 50, decline: 40 }\nrules: []\n', /^account_register\.yaml:1:1 thresholds: review must not be above decline/],
+    ['the same rule twice', 'rules:\n  - library: ip_tor\n  - library: ip_tor\n', /:3:5 rules\[1\]: rule "ip_tor" appears twice/],
+  ])('%s', (_name, text, expected) => {
+    const problems = problemsOf(text);
+    expect(problems.length).toBeGreaterThan(0);
+    expect(problems[0]).toMatch(expected);
+  });
+
+  it('refuses a file name that cannot be an event type', () => {
+    expect(problemsOf('rules: []\n', 'account register.yaml')).toEqual([
+      'account register.yaml (file): the file name is the event type: 1 to 64 letters, digits, _ or -',
+    ]);
+  });
+
+  it('refuses two files for one event type', () => {
+    writeFileSync(join(dir, 'account_login.yaml'), 'rules: []\n');
+    expect(problemsOf('rules: []\n', 'account_login.yml')).toEqual([
+      `account_login.yml (file): event type "account_login" is already defined by ${dir}/account_login.yaml`,
+    ]);
+  });
+
+  it('reports every problem of a file, not only the first', () => {
+    expect(problemsOf('rules:\n  - library: nope\n  - id: r\n    name: R\n    score: 1\n    when: { field: nope, equals: 1 }\n')).toHaveLength(2);
+  });
+
+  it('does not take other files for rule files', () => {
+    writeFileSync(join(dir, 'schema.json'), '{ "not": "a rule file" }');
+    writeFileSync(join(dir, 'README.md'), '# rules');
+    writeFileSync(join(dir, 'account_login.yaml'), 'rules: []\n');
+    const result = readRuleDirectory(dir);
+    expect(result.files?.map((f) => f.eventType)).toEqual(['account_login']);
+  });
+
+  it('says when the directory cannot be read', () => {
+    expect(readRuleDirectory(join(dir, 'missing')).error).toMatch(/cannot read rules directory .*missing/);
+  });
+});
