@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import type { DnsServer } from '../config.js';
 import { DnsFailure } from './failure.js';
+import { afterPendingIo } from './timeout.js';
 import { answersQuery, decodeReply, type DecodedPacket, type Query } from './message.js';
 
 /** Largest DNS message: the TCP length prefix is 16 bits (RFC 1035 §4.2.2). */
@@ -27,7 +28,7 @@ export function queryTcp(server: DnsServer, query: Query, timeoutMs: number, sig
     };
     const onAbort = (): void => finish(new DnsFailure('aborted'));
     const where = `${server.host}:${server.port} over TCP`;
-    const timer = setTimeout(() => finish(new DnsFailure('timeout', where)), timeoutMs);
+    const timer = setTimeout(() => afterPendingIo(() => finish(new DnsFailure('timeout', where))), timeoutMs);
     signal.addEventListener('abort', onAbort, { once: true });
     if (signal.aborted) return onAbort();
 

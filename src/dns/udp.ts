@@ -2,6 +2,7 @@ import { createSocket } from 'node:dgram';
 import { isIP } from 'node:net';
 import type { DnsServer } from '../config.js';
 import { DnsFailure } from './failure.js';
+import { afterPendingIo } from './timeout.js';
 import { answersQuery, decodeReply, type DecodedPacket, type Query } from './message.js';
 
 /**
@@ -24,7 +25,7 @@ export function queryUdp(server: DnsServer, query: Query, timeoutMs: number, sig
       else resolve(reply!);
     };
     const onAbort = (): void => finish(new DnsFailure('aborted'));
-    const timer = setTimeout(() => finish(new DnsFailure('timeout', `${server.host}:${server.port} over UDP`)), timeoutMs);
+    const timer = setTimeout(() => afterPendingIo(() => finish(new DnsFailure('timeout', `${server.host}:${server.port} over UDP`))), timeoutMs);
     signal.addEventListener('abort', onAbort, { once: true });
     if (signal.aborted) return onAbort();
 

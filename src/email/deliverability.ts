@@ -29,7 +29,7 @@ export async function checkDeliverability(resolver: Resolver, domain: string, si
     case 'records': {
       const records = mx.records
         .flatMap((r) => (r.type === 'MX' ? [{ exchange: exchangeOf(r.data.exchange), priority: r.data.preference ?? 0 }] : []))
-        .sort((a, b) => a.priority - b.priority || a.exchange.localeCompare(b.exchange));
+        .sort((a, b) => a.priority - b.priority || (a.exchange < b.exchange ? -1 : a.exchange > b.exchange ? 1 : 0));
       const real = records.filter((r) => r.exchange !== '.');
       // RFC 7505 §3: a null MX is the only MX; mixed with real ones, the real ones still take mail.
       return real.length > 0 ? deliverable(real) : undeliverable(records);

@@ -1,16 +1,16 @@
 import type { MxRecord } from '../evaluation/facts.js';
-import type { DomainList } from './domain-list.js';
+import type { DomainMatcher } from './domain-list.js';
 
 export interface DisposableData {
   /** Bundled lists plus `DATA_DIR/disposable-domains.txt`. */
-  listed: DomainList;
+  listed: DomainMatcher;
   /** `DATA_DIR/disposable-allowlist.txt`: the operator's word beats every list and the MX check. */
-  allowed: DomainList;
+  allowed: DomainMatcher;
   /** Mail hosts of disposable services (built in plus `DATA_DIR/disposable-mx-hosts.txt`). */
-  mxHosts: DomainList;
-  relays: DomainList;
+  mxHosts: DomainMatcher;
+  relays: DomainMatcher;
   /** Big mainstream providers not on any disposable list: known not disposable without DNS. */
-  mainstream: DomainList;
+  mainstream: DomainMatcher;
 }
 
 /** Whether the domain is on a disposable list (and not allowed). No DNS: usable on its own. */

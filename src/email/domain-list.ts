@@ -24,12 +24,15 @@ export class DomainList {
   /** The entry covering `domain` (itself or a parent), or `null`. Expects a normalised domain. */
   match(domain: string): string | null {
     if (this.entries.has(domain)) return domain;
-    const labels = domain.split('.');
-    // Parents only, and never a bare TLD.
-    for (let i = 1; i < labels.length - 1; i += 1) {
-      const parent = labels.slice(i).join('.');
-      if (i === labels.length - 2 && SHARED_SECOND_LEVEL.has(labels[i]!)) continue;
-      if (this.entries.has(parent)) return parent;
+    // Walk up the parents by slicing at each dot (no arrays: this runs several times per request).
+    let from = domain.indexOf('.') + 1;
+    while (from > 0) {
+      const next = domain.indexOf('.', from);
+      if (next < 0) return null; // never a bare TLD
+      const parent = domain.slice(from);
+      const sharedSuffix = domain.indexOf('.', next + 1) < 0 && SHARED_SECOND_LEVEL.has(domain.slice(from, next));
+      if (!sharedSuffix && this.entries.has(parent)) return parent;
+      from = next + 1;
     }
     return null;
   }
@@ -39,4 +42,29 @@ export class DomainList {
     for (const list of lists) for (const d of list instanceof DomainList ? list.entries : list) all.add(d);
     return new DomainList(all);
   }
+}
+
+/** What a check needs from a list: exact membership and the covering entry. */
+export interface DomainMatcher {
+  readonly size: number;
+  has(domain: string): boolean;
+  match(domain: string): string | null;
+}
+
+/**
+ * Several lists read as one, without copying: a small DATA_DIR file reloaded next to the 130k
+ * bundled entries must not rebuild (and make the collector free) a 130k-entry set each time.
+ */
+export function combine(lists: DomainMatcher[]): DomainMatcher {
+  return {
+    size: lists.reduce((n, l) => n + l.size, 0),
+    has: (domain) => lists.some((l) => l.has(domain)),
+    match(domain) {
+      for (const list of lists) {
+        const hit = list.match(domain);
+        if (hit !== null) return hit;
+      }
+      return null;
+    },
+  };
 }

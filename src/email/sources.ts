@@ -6,7 +6,7 @@ import { watchFiles, type FileWatcher } from '../files/watch.js';
 import { loadBundledLists, type BundledList } from './bundled.js';
 import type { DisposableData } from './disposable.js';
 import { DISPOSABLE_MX_HOSTS } from './disposable-mx-hosts.js';
-import { DomainList } from './domain-list.js';
+import { combine, DomainList } from './domain-list.js';
 import { MAX_LIST_BYTES, parseDomainList } from './list-file.js';
 import { RELAY_DOMAINS } from './relay.js';
 
@@ -42,10 +42,7 @@ export const DATA_FILES = {
 export async function openEmailSources(options: { dataDir: string; reloadIntervalMs: number; logger: Logger }): Promise<EmailSources> {
   const { logger } = options;
   const bundled = loadBundledLists();
-  const bundledDisposable = DomainList.union(...bundled.disposable.map((l) => l.domains));
-  const relays = new DomainList(RELAY_DOMAINS);
-  const freeList = new DomainList(bundled.freeProviders.domains);
-  const mainstream = new DomainList(bundled.majorFree.domains.filter((d) => bundledDisposable.match(d) === null));
+  const { bundledDisposable, relays, freeList, mainstream, builtInMxHosts } = bundledMatchers(bundled);
   const files = {
     additions: dataFile('email.disposable.additions', join(options.dataDir, DATA_FILES.additions)),
     allowlist: dataFile('email.disposable.allowlist', join(options.dataDir, DATA_FILES.allowlist)),
@@ -54,9 +51,9 @@ export async function openEmailSources(options: { dataDir: string; reloadInterva
 
   const build = (): EmailData => ({
     disposable: {
-      listed: DomainList.union(bundledDisposable, files.additions.domains ?? []),
+      listed: combine([bundledDisposable, new DomainList(files.additions.domains ?? [])]),
       allowed: new DomainList(files.allowlist.domains ?? []),
-      mxHosts: new DomainList([...DISPOSABLE_MX_HOSTS, ...(files.mxHosts.domains ?? [])]),
+      mxHosts: combine([builtInMxHosts, new DomainList(files.mxHosts.domains ?? [])]),
       relays,
       mainstream,
     },
@@ -119,6 +116,25 @@ export async function openEmailSources(options: { dataDir: string; reloadInterva
     ],
     refresh: () => watcher.check(),
     close: () => watcher.close(),
+  };
+}
+
+let matchers: ReturnType<typeof buildMatchers> | undefined;
+
+/** The bundled sets never change while the process runs: built once, shared by every inspector. */
+function bundledMatchers(bundled: ReturnType<typeof loadBundledLists>): ReturnType<typeof buildMatchers> {
+  matchers ??= buildMatchers(bundled);
+  return matchers;
+}
+
+function buildMatchers(bundled: ReturnType<typeof loadBundledLists>) {
+  const bundledDisposable = DomainList.union(...bundled.disposable.map((l) => l.domains));
+  return {
+    bundledDisposable,
+    relays: new DomainList(RELAY_DOMAINS),
+    freeList: new DomainList(bundled.freeProviders.domains),
+    mainstream: new DomainList(bundled.majorFree.domains.filter((d) => bundledDisposable.match(d) === null)),
+    builtInMxHosts: new DomainList(DISPOSABLE_MX_HOSTS),
   };
 }
 

@@ -35,13 +35,23 @@ const MIN_LENGTH = 8;
 /**
  * The major provider the domain was probably meant to be, or `null`. One edit (insert, delete,
  * substitute, or swap two neighbours: gmial.com → gmail.com) and a single best candidate; a domain
- * that is itself a major provider, or one of the given known ones, is never corrected.
+ * that is itself a major provider is never corrected.
  */
-export function suggestDomain(domain: string, isKnown: (domain: string) => boolean = () => false): string | null {
-  if (MAJOR_PROVIDERS.includes(domain) || isKnown(domain)) return null;
-  const candidates = MAJOR_PROVIDERS.filter((p) => p.length >= MIN_LENGTH && editDistance(domain, p, 1) <= 1);
-  return candidates.length === 1 ? candidates[0]! : null;
+export function suggestDomain(domain: string): string | null {
+  const known = remembered.get(domain);
+  if (known !== undefined) return known;
+  const candidates = MAJOR_PROVIDERS.includes(domain)
+    ? []
+    : MAJOR_PROVIDERS.filter((p) => p.length >= MIN_LENGTH && editDistance(domain, p, 1) <= 1);
+  const suggestion = candidates.length === 1 ? candidates[0]! : null;
+  // Traffic repeats a small set of domains: remember answers, forgetting all at the bound.
+  if (remembered.size >= REMEMBERED_MAX) remembered.clear();
+  remembered.set(domain, suggestion);
+  return suggestion;
 }
+
+const REMEMBERED_MAX = 10_000;
+const remembered = new Map<string, string | null>();
 
 /** Optimal string alignment distance, stopping early once it exceeds `limit`. */
 export function editDistance(a: string, b: string, limit: number): number {

@@ -114,6 +114,20 @@ describe('deliverability (RFC 5321 §5.1, RFC 7505)', () => {
     expect(report.unavailable).toEqual(['email.mx', 'email.disposable']);
   });
 
+  it('is unknown when the implicit-MX address lookup fails and the other finds nothing', async () => {
+    await open();
+    dns.setZone('half.test', { AAAA: [] });
+    dns.setFault('half.test/A', { kind: 'servfail' });
+    const report = await inspect('x@half.test');
+    expect(report.facts).toMatchObject({ deliverability: 'unknown', deliverable: null });
+  });
+
+  it('is deliverable when one address family answers even if the other fails', async () => {
+    await open();
+    dns.setFault('implicit.test/AAAA', { kind: 'refused' });
+    expect((await inspect('x@implicit.test')).facts).toMatchObject({ deliverability: 'deliverable', deliverable: true });
+  });
+
   it('honours the evaluation’s signal', async () => {
     await open();
     const controller = new AbortController();
@@ -240,5 +254,24 @@ describe('the other facts', () => {
       free_provider: false,
       relay: false,
     });
+  });
+});
+
+describe('the deadline', () => {
+  it('bounds the whole e-mail lookup by DNS_TIMEOUT_MS, implicit-MX lookups included', async () => {
+    await open();
+    dns.setZone('late-address.test', {});
+    dns.setFault('late-address.test/MX', { kind: 'delay', ms: 150 });
+    dns.setFault('late-address.test/A', { kind: 'drop' });
+    dns.setFault('late-address.test/AAAA', { kind: 'drop' });
+    // MX says NODATA at 150 ms; each address lookup alone could run to 150 + 600 ms.
+    const pending = inspect('x@late-address.test');
+    await dns.waitForQueries(1);
+    await vi.advanceTimersByTimeAsync(150);
+    await dns.waitForQueries(3);
+    await vi.advanceTimersByTimeAsync(450);
+    const report = await pending;
+    expect(report.facts.deliverability).toBe('unknown');
+    expect(report.unavailable).toContain('email.mx');
   });
 });

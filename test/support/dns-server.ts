@@ -49,12 +49,14 @@ export interface ReceivedQuery {
 
 export interface DnsServerOptions {
   zone: Zone;
-  /** Keyed by lower-case name; applies to every record type asked for that name. */
+  /** Keyed by lower-case name (every record type) or `name/TYPE` (that type only, e.g. `x.test/A`). */
   faults?: Record<string, Fault>;
   /** SOA sent with negative answers: min(ttl, minimum) is the negative TTL (RFC 2308). */
   soa?: { ttl: number; minimum: number };
   /** When false, CNAME targets are left for the client to ask about. */
   chaseCnames?: boolean;
+  /** Added before every reply (ms), e.g. to model a resolver's round trip in benchmarks. */
+  latencyMs?: () => number;
 }
 
 export interface TestDnsServer {
@@ -74,12 +76,14 @@ const HOST = '127.0.0.1';
 
 export async function startDnsServer(options: DnsServerOptions): Promise<TestDnsServer> {
   const zone = new Map(Object.entries(options.zone).map(([name, entry]) => [lower(name), entry]));
-  const faults = new Map(Object.entries(options.faults ?? {}).map(([name, fault]) => [lower(name), fault]));
+  const faults = new Map(Object.entries(options.faults ?? {}).map(([name, fault]) => [faultKey(name), fault]));
   const soa = options.soa ?? { ttl: 300, minimum: 60 };
   const chase = options.chaseCnames ?? true;
   const queries: ReceivedQuery[] = [];
   const waiters: Array<{ count: number; resolve: () => void }> = [];
   const timers = new Set<NodeJS.Timeout>();
+
+  const faultFor = (name: string, type: string): Fault | undefined => faults.get(`${name}/${type}`) ?? faults.get(name);
 
   const record = (query: ReceivedQuery): void => {
     queries.push(query);
@@ -103,12 +107,13 @@ export async function startDnsServer(options: DnsServerOptions): Promise<TestDns
     if (question === undefined) return [];
     const name = lower(question.name);
     record({ name, type: question.type, transport });
-    const fault = faults.get(name);
+    const fault = faultFor(name, question.type);
     const answer = (): Buffer => dnsPacket.encode(answerFor(query, zone, soa, chase));
     switch (fault?.kind) {
       case 'drop':
-      case 'delay':
         return [];
+      case 'delay':
+        return [answer()];
       case 'servfail':
       case 'refused':
         return [dnsPacket.encode(reply(query, { rcode: fault.kind === 'servfail' ? 2 : 5 }))];
@@ -129,8 +134,10 @@ export async function startDnsServer(options: DnsServerOptions): Promise<TestDns
   };
 
   const delayOf = (query: DecodedPacket): number | null => {
-    const fault = faults.get(lower(query.questions?.[0]?.name ?? ''));
-    return fault?.kind === 'delay' ? fault.ms : null;
+    const question = query.questions?.[0];
+    const fault = question && faultFor(lower(question.name), question.type);
+    if (fault?.kind === 'delay') return fault.ms;
+    return options.latencyMs?.() ?? null;
   };
 
   const udp = createSocket('udp4');
@@ -143,7 +150,7 @@ export async function startDnsServer(options: DnsServerOptions): Promise<TestDns
     const replies = respond(query, 'udp');
     const delay = delayOf(query);
     if (delay === null) send(replies);
-    else later(delay, () => send([dnsPacket.encode(answerFor(query, zone, soa, chase))]));
+    else later(delay, () => send(replies));
   });
 
   const sockets = new Set<Socket>();
@@ -165,7 +172,7 @@ export async function startDnsServer(options: DnsServerOptions): Promise<TestDns
         const replies = respond(query, 'tcp');
         const delay = delayOf(query);
         if (delay === null) send(replies);
-        else later(delay, () => send([dnsPacket.encode(answerFor(query, zone, soa, chase))]));
+        else later(delay, () => send(replies));
       }
     });
   });
@@ -177,8 +184,9 @@ export async function startDnsServer(options: DnsServerOptions): Promise<TestDns
     address: { host: HOST, port },
     queries,
     setFault(name, fault) {
-      if (fault === null) faults.delete(lower(name));
-      else faults.set(lower(name), fault);
+      const key = faultKey(name);
+      if (fault === null) faults.delete(key);
+      else faults.set(key, fault);
     },
     setZone(name, entry) {
       if (entry === null) zone.delete(lower(name));
@@ -302,6 +310,11 @@ function safeDecode(bytes: Buffer): DecodedPacket | null {
   } catch {
     return null;
   }
+}
+
+function faultKey(key: string): string {
+  const [name, type] = key.split('/');
+  return type === undefined ? lower(name!) : `${lower(name!)}/${type.toUpperCase()}`;
 }
 
 function lower(name: string): string {
