@@ -74,9 +74,10 @@ export async function openEmailSources(options: { dataDir: string; reloadInterva
     else logger.info({ file: file.path, entries: read.domains.length }, `Loaded ${file.path}`);
   };
 
-  for (const file of Object.values(files)) await reload(file);
-  let data = build();
+  // Watch first, then read: a change landing between the two is read now and again at the next
+  // poll, never missed.
   const byPath = new Map(Object.values(files).map((f) => [f.path, f]));
+  let data = build(); // bundled lists only, until the files are read below
   const watcher: FileWatcher = await watchFiles(
     [...byPath.keys()],
     async (path) => {
@@ -85,6 +86,8 @@ export async function openEmailSources(options: { dataDir: string; reloadInterva
     },
     options.reloadIntervalMs,
   );
+  for (const file of Object.values(files)) await reload(file);
+  data = build();
 
   const bundledStatus = (list: BundledList, entries = list.domains.length): SourceStatus => ({
     name: list.name,
