@@ -19,7 +19,8 @@ const deliverable = (mx: MxRecord[]): DeliverabilityResult => ({ deliverability:
  * undeliverable; no MX but an A or AAAA → deliverable (the implicit MX); neither → undeliverable.
  * A lookup that could not complete is `unknown`: not being able to ask is not a "no".
  */
-export async function checkDeliverability(resolver: Resolver, domain: string, signal: AbortSignal): Promise<DeliverabilityResult> {
+export async function checkDeliverability(resolver: Resolver, domain: string, signal: AbortSignal, timeoutMs: number): Promise<DeliverabilityResult> {
+  const started = Date.now();
   const mx = await resolver.lookup(domain, 'MX', signal);
   switch (mx.kind) {
     case 'failure':
@@ -34,8 +35,28 @@ export async function checkDeliverability(resolver: Resolver, domain: string, si
       // RFC 7505 §3: a null MX is the only MX; mixed with real ones, the real ones still take mail.
       return real.length > 0 ? deliverable(real) : undeliverable(records);
     }
-    case 'nodata':
-      return implicitMx(resolver, domain, signal);
+    case 'nodata': {
+      // MX and the address lookups share one deadline (DNS_TIMEOUT_MS): what the MX step used is
+      // gone. Timers only on this path, so a cached MX answer costs no timer at all.
+      const remaining = timeoutMs - (Date.now() - started);
+      if (remaining <= 0) return unknown(`address of ${domain}: no time left after the MX lookup`);
+      return withDeadline(signal, remaining, (deadline) => implicitMx(resolver, domain, deadline));
+    }
+  }
+}
+
+/** Aborts at `ms` or when `signal` does; nothing stays attached to `signal` afterwards. */
+async function withDeadline<T>(signal: AbortSignal, ms: number, work: (deadline: AbortSignal) => Promise<T>): Promise<T> {
+  const deadline = new AbortController();
+  const stop = (): void => deadline.abort();
+  const timer = setTimeout(stop, ms);
+  if (signal.aborted) stop();
+  else signal.addEventListener('abort', stop, { once: true });
+  try {
+    return await work(deadline.signal);
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', stop);
   }
 }
 

@@ -45,7 +45,7 @@ export async function createEmailInspector(options: EmailInspectorOptions): Prom
   async function inspect(email: ParsedEmail, signal: AbortSignal): Promise<Report<EmailFacts>> {
     const { domain } = email;
     const data = sources.current();
-    const mx = await withDeadline(signal, config.dnsTimeoutMs, (deadline) => checkDeliverability(resolver, domain, deadline));
+    const mx = await checkDeliverability(resolver, domain, signal, config.dnsTimeoutMs);
     if (mx.detail !== null) logger.debug({ domain, detail: mx.detail }, 'deliverability unknown');
 
     const relay = data.disposable.relays.match(domain) !== null;
@@ -85,21 +85,3 @@ export async function createEmailInspector(options: EmailInspectorOptions): Prom
   };
 }
 
-/**
- * The e-mail's DNS work (MX, then A/AAAA for an implicit MX) shares one `DNS_TIMEOUT_MS` deadline,
- * and stops earlier if the evaluation's own signal fires.
- */
-async function withDeadline<T>(signal: AbortSignal, ms: number, work: (deadline: AbortSignal) => Promise<T>): Promise<T> {
-  // Hand-rolled rather than AbortSignal.any: nothing stays attached to the caller's signal afterwards.
-  const deadline = new AbortController();
-  const stop = (): void => deadline.abort();
-  const timer = setTimeout(stop, ms);
-  if (signal.aborted) stop();
-  else signal.addEventListener('abort', stop, { once: true });
-  try {
-    return await work(deadline.signal);
-  } finally {
-    clearTimeout(timer);
-    signal.removeEventListener('abort', stop);
-  }
-}
