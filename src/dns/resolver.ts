@@ -157,6 +157,7 @@ export function createResolver(options: ResolverOptions): Resolver {
       const key = `${type} ${canonicalName(name)}`;
       const cached = cache.get(key);
       if (cached !== undefined) return Promise.resolve(cached);
+      if (signal?.aborted) return Promise.resolve(ABORTED);
       let shared = pending.get(key);
       if (shared === undefined) {
         // Concurrent lookups of one name share one query; each caller still stops at its own deadline.
@@ -180,11 +181,11 @@ export function createResolver(options: ResolverOptions): Resolver {
   };
 }
 
+const ABORTED: LookupResult = { kind: 'failure', reason: 'aborted', detail: 'the caller stopped waiting' };
+
 function untilAborted(result: Promise<LookupResult>, signal: AbortSignal): Promise<LookupResult> {
-  const aborted: LookupResult = { kind: 'failure', reason: 'aborted', detail: 'the caller stopped waiting' };
-  if (signal.aborted) return Promise.resolve(aborted);
   return new Promise((resolve) => {
-    const onAbort = (): void => resolve(aborted);
+    const onAbort = (): void => resolve(ABORTED);
     signal.addEventListener('abort', onAbort, { once: true });
     void result.then((r) => {
       signal.removeEventListener('abort', onAbort);
