@@ -233,6 +233,21 @@ describe('limits', () => {
     expect(r.backingOff).toBe(false);
   });
 
+  it('frees the probe slot when the probing lookup runs out of time', async () => {
+    const s = await server({ faults: { 'refused.test': { kind: 'refused' }, 'dropped.test': { kind: 'drop' } } });
+    // Attempts outlast the deadline, so the probe below ends by its deadline, not by a failure.
+    const r = resolverFor([s.address], { attemptTimeoutMs: 2 * TIMEOUT, attemptsPerServer: 1, backoff: { threshold: 1, initialMs: 1_000 } });
+    expect(await r.lookup('refused.test', 'MX')).toMatchObject({ reason: 'refused' });
+    expect(r.backingOff).toBe(true);
+    vi.advanceTimersByTime(1_000);
+    const probe = r.lookup('dropped.test', 'MX');
+    await s.waitForQueries(2);
+    await vi.advanceTimersByTimeAsync(TIMEOUT);
+    expect(await probe).toMatchObject({ reason: 'timeout' });
+    // The next lookup may probe again instead of being refused for ever.
+    expect(exchanges(await r.lookup('web.test', 'A'))).toEqual(['192.0.2.1']);
+  });
+
   it('caps the queries in flight', async () => {
     const s = await server({ faults: { 'slow.test': { kind: 'delay', ms: 100 } } });
     const r = resolverFor([s.address], { maxInFlight: 1 });
