@@ -26,18 +26,27 @@ export function parseEmail(address: string): ParsedEmail | { error: string } {
   const rawDomain = address.slice(at + 1);
   if (local.length === 0 || local.length > 64) return { error: 'local part must be 1 to 64 characters' };
   if (/[\s\x00-\x1f\x7f]/.test(local)) return { error: 'local part must not contain spaces or control characters' };
+  // RFC 5321 §4.1.2 dot-string: dots only between characters (a quoted local part may have any).
+  if (!isQuoted(local) && /^\.|\.\.|\.$/.test(local)) return { error: 'local part must not start or end with a dot or have two in a row' };
   const domain = normalizeDomain(rawDomain);
   if (domain === null) return { error: 'domain is not a valid host name' };
   return { address, local, domain, normalized: `${local}@${domain}` };
 }
 
+function isQuoted(local: string): boolean {
+  return local.length >= 2 && local.startsWith('"') && local.endsWith('"');
+}
+
+const PLAIN_ASCII = /^[a-z0-9.-]+$/;
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
 /** Lower-cases, converts IDN to punycode (UTS #46), strips one trailing dot; `null` when not a host name. */
 export function normalizeDomain(raw: string): string | null {
   const trimmed = raw.endsWith('.') ? raw.slice(0, -1) : raw;
   if (trimmed.length === 0 || /[\s\x00-\x1f\x7f]/.test(trimmed)) return null;
-  const ascii = domainToASCII(trimmed.toLowerCase());
+  const lower = trimmed.toLowerCase();
+  // Plain ASCII without punycode labels is its own ASCII form: skip the UTS #46 pass (hot when loading lists).
+  const ascii = PLAIN_ASCII.test(lower) && !lower.includes('xn--') ? lower : domainToASCII(lower);
   if (ascii === '' || ascii.length > 253) return null;
   const labels = ascii.split('.');
   if (labels.length < 2 || !labels.every((l) => LABEL.test(l))) return null;

@@ -1,0 +1,75 @@
+import { randomInt } from 'node:crypto';
+import dnsPacket from 'dns-packet';
+import type { Answer, DecodedPacket } from 'dns-packet';
+
+/** The record types the service asks for. */
+export type RecordType = 'MX' | 'A' | 'AAAA';
+
+export interface Query {
+  id: number;
+  name: string;
+  type: RecordType;
+  bytes: Buffer;
+}
+
+/**
+ * EDNS0 payload size of the DNS Flag Day 2020 recommendation: large enough for MX sets, small
+ * enough not to fragment; anything bigger comes back truncated and is fetched over TCP.
+ */
+const UDP_PAYLOAD_SIZE = 1232;
+
+/**
+ * A recursive query with a random ID from the CSPRNG (RFC 5452 §9.2: predictable IDs make
+ * spoofed replies easy to land).
+ */
+export function buildQuery(name: string, type: RecordType): Query {
+  const id = randomInt(0, 65_536);
+  const bytes = dnsPacket.encode({
+    type: 'query',
+    id,
+    flags: dnsPacket.RECURSION_DESIRED,
+    questions: [{ type, name, class: 'IN' }],
+    additionals: [{ type: 'OPT', name: '.', udpPayloadSize: UDP_PAYLOAD_SIZE, extendedRcode: 0, ednsVersion: 0, flags: 0, flag_do: false, options: [] }],
+  });
+  return { id, name, type, bytes };
+}
+
+/** Bytes from the network are data, not code paths: a packet that does not decode is `null`. */
+export function decodeReply(bytes: Buffer): DecodedPacket | null {
+  try {
+    return dnsPacket.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+/** DNS names compare case-insensitively (RFC 1035 §2.3.3, RFC 4343) and without the root dot. */
+export function sameName(a: string, b: string): boolean {
+  return canonicalName(a) === canonicalName(b);
+}
+
+export function canonicalName(name: string): string {
+  const lower = name.toLowerCase();
+  return lower.endsWith('.') ? lower.slice(0, -1) : lower;
+}
+
+/**
+ * A reply is ours only if it is a response with our ID and echoes our one question exactly
+ * (RFC 5452 §4.1-4.3); anything else is ignored as a stray or a spoofing attempt.
+ */
+export function answersQuery(reply: DecodedPacket, query: Query): boolean {
+  if (reply.type !== 'response' || reply.id !== query.id) return false;
+  const questions = reply.questions ?? [];
+  if (questions.length !== 1) return false;
+  const q = questions[0]!;
+  return q.type === query.type && (q.class ?? 'IN') === 'IN' && sameName(q.name, query.name);
+}
+
+export type Rcode = 'NOERROR' | 'NXDOMAIN' | 'SERVFAIL' | 'REFUSED' | string;
+
+/** dns-packet decodes the rcode but its types omit it. */
+export function rcodeOf(reply: DecodedPacket): Rcode {
+  return (reply as DecodedPacket & { rcode?: string }).rcode ?? 'NOERROR';
+}
+
+export type { Answer, DecodedPacket };

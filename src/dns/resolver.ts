@@ -1,0 +1,195 @@
+import type { DnsServer } from '../config.js';
+import { MAX_CNAME_HOPS, readOutcome } from './answer.js';
+import { TtlCache } from './cache.js';
+import { DnsFailure, type FailureReason } from './failure.js';
+import { DEFAULT_BACKOFF, ServerHealth, type BackoffOptions } from './health.js';
+import { InFlightLimit } from './limiter.js';
+import { buildQuery, canonicalName, rcodeOf, type Answer, type DecodedPacket, type RecordType } from './message.js';
+import { queryTcp } from './tcp.js';
+import { queryUdp } from './udp.js';
+
+/** The answer to "what records of this type does this name have?" */
+export type LookupResult =
+  | { kind: 'records'; records: Answer[] }
+  | { kind: 'nxdomain' }
+  | { kind: 'nodata' }
+  | { kind: 'failure'; reason: FailureReason; detail: string };
+
+/** Seconds; TTLs outside are clamped so one record can neither pin an entry for days nor defeat the cache. */
+export interface TtlBounds {
+  positiveMin: number;
+  positiveMax: number;
+  negativeMin: number;
+  negativeMax: number;
+  /** For a negative answer without an SOA to read the TTL from. */
+  negativeDefault: number;
+}
+
+export interface ResolverOptions {
+  /** Tried in order, like resolv.conf. */
+  servers: DnsServer[];
+  /** One overall deadline per lookup, CNAME hops and retries included (`DNS_TIMEOUT_MS`). */
+  timeoutMs: number;
+  /** Per query sent; defaults to a third of the deadline, so there is time to try another server. */
+  attemptTimeoutMs?: number;
+  /** Tries per server within the deadline. */
+  attemptsPerServer?: number;
+  maxInFlight?: number;
+  cacheEntries?: number;
+  ttl?: Partial<TtlBounds>;
+  backoff?: Partial<BackoffOptions>;
+  /** Milliseconds clock for cache expiry and back-off; injected by tests. */
+  now?: () => number;
+}
+
+export interface Resolver {
+  /** Never rejects: a lookup that cannot be answered is a `failure` with its reason. */
+  lookup(name: string, type: RecordType, signal?: AbortSignal): Promise<LookupResult>;
+  readonly cacheSize: number;
+  readonly cacheCapacity: number;
+  readonly inFlight: number;
+  /** Whether every server is currently in its back-off window. */
+  readonly backingOff: boolean;
+}
+
+export const RESOLVER_DEFAULTS = {
+  attemptsPerServer: 2,
+  maxInFlight: 256,
+  cacheEntries: 10_000,
+  ttl: { positiveMin: 5, positiveMax: 3_600, negativeMin: 5, negativeMax: 900, negativeDefault: 60 } satisfies TtlBounds,
+};
+
+type Answered = Exclude<LookupResult, { kind: 'failure' }>;
+
+export function createResolver(options: ResolverOptions): Resolver {
+  if (options.servers.length === 0) throw new Error('createResolver: no DNS servers given');
+  const now = options.now ?? Date.now;
+  const ttl: TtlBounds = { ...RESOLVER_DEFAULTS.ttl, ...options.ttl };
+  const attemptTimeoutMs = options.attemptTimeoutMs ?? Math.max(20, Math.floor(options.timeoutMs / 3));
+  const attemptsPerServer = options.attemptsPerServer ?? RESOLVER_DEFAULTS.attemptsPerServer;
+  const backoff: BackoffOptions = { ...DEFAULT_BACKOFF, ...options.backoff };
+  const servers = options.servers.map((server) => ({ server, health: new ServerHealth(backoff, now) }));
+  const cache = new TtlCache<Answered>(options.cacheEntries ?? RESOLVER_DEFAULTS.cacheEntries, now);
+  const limit = new InFlightLimit(options.maxInFlight ?? RESOLVER_DEFAULTS.maxInFlight);
+  const pending = new Map<string, Promise<LookupResult>>();
+
+  /** One question to one server: UDP, then TCP when the reply is truncated (RFC 7766 §5). */
+  async function ask(server: DnsServer, name: string, type: RecordType, deadline: AbortSignal): Promise<DecodedPacket> {
+    const query = buildQuery(name, type);
+    const reply = await queryUdp(server, query, attemptTimeoutMs, deadline);
+    return reply.flag_tc ? queryTcp(server, query, attemptTimeoutMs, deadline) : reply;
+  }
+
+  /** Bounded retries across the servers, skipping those backing off. */
+  async function exchange(name: string, type: RecordType, deadline: AbortSignal): Promise<{ reply: DecodedPacket; rcode: string }> {
+    let last: DnsFailure | null = null;
+    const attempts = servers.length * attemptsPerServer;
+    for (let attempt = 0; attempt < attempts && !deadline.aborted; attempt += 1) {
+      const { server, health } = servers[attempt % servers.length]!;
+      if (!health.tryUse()) continue;
+      const where = `${server.host}:${server.port}`;
+      try {
+        const reply = await limit.run(deadline, () => ask(server, name, type, deadline));
+        const rcode = rcodeOf(reply);
+        if (rcode === 'NOERROR' || rcode === 'NXDOMAIN') {
+          health.succeeded();
+          return { reply, rcode };
+        }
+        if (rcode === 'REFUSED') {
+          health.failed();
+          last = new DnsFailure('refused', where);
+        } else {
+          // SERVFAIL is about the name (e.g. its own servers are down), not about this server.
+          health.succeeded();
+          last = new DnsFailure('servfail', `${rcode} from ${where}`);
+        }
+      } catch (error) {
+        const failure = error instanceof DnsFailure ? error : new DnsFailure('network', String(error));
+        if (failure.reason === 'aborted') {
+          health.abandoned();
+          break;
+        }
+        health.failed();
+        last = failure;
+      }
+    }
+    if (deadline.aborted) throw new DnsFailure('timeout', `no answer within ${options.timeoutMs} ms${last ? ` (last: ${last.message})` : ''}`);
+    throw last ?? new DnsFailure('backoff', 'every DNS server failed recently');
+  }
+
+  function cacheFor(key: string, result: Answered, seconds: number | null, capSeconds: number): void {
+    const positive = result.kind === 'records';
+    const raw = seconds ?? ttl.negativeDefault;
+    const [min, max] = positive ? [ttl.positiveMin, ttl.positiveMax] : [ttl.negativeMin, ttl.negativeMax];
+    const clamped = Math.min(Math.max(Math.min(raw, capSeconds), min), max);
+    cache.set(key, result, clamped * 1000);
+  }
+
+  async function resolve(name: string, type: RecordType, key: string): Promise<LookupResult> {
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), options.timeoutMs);
+    try {
+      let current = name;
+      let chainTtl = Number.POSITIVE_INFINITY;
+      for (let hop = 0; hop <= MAX_CNAME_HOPS; hop += 1) {
+        const { reply, rcode } = await exchange(current, type, deadline.signal);
+        const outcome = readOutcome(reply, current, type, rcode);
+        if (outcome.kind === 'alias') {
+          chainTtl = Math.min(chainTtl, outcome.ttl);
+          current = outcome.target;
+          continue;
+        }
+        const result: Answered = outcome.kind === 'records' ? { kind: 'records', records: outcome.records } : { kind: outcome.kind };
+        cacheFor(key, result, outcome.ttl, chainTtl);
+        return result;
+      }
+      return { kind: 'failure', reason: 'malformed', detail: `CNAME chain from ${name} longer than ${MAX_CNAME_HOPS}` };
+    } catch (error) {
+      const failure = error instanceof DnsFailure ? error : new DnsFailure('network', String(error));
+      return { kind: 'failure', reason: failure.reason, detail: failure.message };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  return {
+    lookup(name, type, signal) {
+      const key = `${type} ${canonicalName(name)}`;
+      const cached = cache.get(key);
+      if (cached !== undefined) return Promise.resolve(cached);
+      if (signal?.aborted) return Promise.resolve(ABORTED);
+      let shared = pending.get(key);
+      if (shared === undefined) {
+        // Concurrent lookups of one name share one query; each caller still stops at its own deadline.
+        shared = resolve(name, type, key).finally(() => pending.delete(key));
+        pending.set(key, shared);
+      }
+      return signal === undefined ? shared : untilAborted(shared, signal);
+    },
+    get cacheSize() {
+      return cache.size;
+    },
+    get cacheCapacity() {
+      return cache.maxEntries;
+    },
+    get inFlight() {
+      return limit.inFlight;
+    },
+    get backingOff() {
+      return servers.every((s) => s.health.backingOff);
+    },
+  };
+}
+
+const ABORTED: LookupResult = { kind: 'failure', reason: 'aborted', detail: 'the caller stopped waiting' };
+
+function untilAborted(result: Promise<LookupResult>, signal: AbortSignal): Promise<LookupResult> {
+  return new Promise((resolve) => {
+    const onAbort = (): void => resolve(ABORTED);
+    signal.addEventListener('abort', onAbort, { once: true });
+    void result.then((r) => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(r);
+    });
+  });
+}

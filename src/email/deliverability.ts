@@ -1,0 +1,77 @@
+import type { Resolver } from '../dns/resolver.js';
+import type { Deliverability, MxRecord } from '../evaluation/facts.js';
+
+export interface DeliverabilityResult {
+  deliverability: Deliverability;
+  /** `null` when unknown; `[]` when the domain has no MX (none, or an implicit MX from A/AAAA). */
+  mx_records: MxRecord[] | null;
+  /** Why it is unknown, for logs. */
+  detail: string | null;
+}
+
+const unknown = (detail: string): DeliverabilityResult => ({ deliverability: 'unknown', mx_records: null, detail });
+const undeliverable = (mx: MxRecord[]): DeliverabilityResult => ({ deliverability: 'undeliverable', mx_records: mx, detail: null });
+const deliverable = (mx: MxRecord[]): DeliverabilityResult => ({ deliverability: 'deliverable', mx_records: mx, detail: null });
+
+/**
+ * Whether mail to `domain` has somewhere to go, per RFC 5321 §5.1 and RFC 7505:
+ * MX records → deliverable; a null MX (one MX with exchange ".") → undeliverable; NXDOMAIN →
+ * undeliverable; no MX but an A or AAAA → deliverable (the implicit MX); neither → undeliverable.
+ * A lookup that could not complete is `unknown`: not being able to ask is not a "no".
+ */
+export async function checkDeliverability(resolver: Resolver, domain: string, signal: AbortSignal, timeoutMs: number): Promise<DeliverabilityResult> {
+  const started = Date.now();
+  const mx = await resolver.lookup(domain, 'MX', signal);
+  switch (mx.kind) {
+    case 'failure':
+      return unknown(`MX ${domain}: ${mx.detail}`);
+    case 'nxdomain':
+      return undeliverable([]);
+    case 'records': {
+      const records = mx.records
+        .flatMap((r) => (r.type === 'MX' ? [{ exchange: exchangeOf(r.data.exchange), priority: r.data.preference ?? 0 }] : []))
+        .sort((a, b) => a.priority - b.priority || (a.exchange < b.exchange ? -1 : a.exchange > b.exchange ? 1 : 0));
+      const real = records.filter((r) => r.exchange !== '.');
+      // RFC 7505 §3: a null MX is the only MX; mixed with real ones, the real ones still take mail.
+      return real.length > 0 ? deliverable(real) : undeliverable(records);
+    }
+    case 'nodata': {
+      // MX and the address lookups share one deadline (DNS_TIMEOUT_MS): what the MX step used is
+      // gone. Timers only on this path, so a cached MX answer costs no timer at all.
+      const remaining = timeoutMs - (Date.now() - started);
+      if (remaining <= 0) return unknown(`address of ${domain}: no time left after the MX lookup`);
+      return withDeadline(signal, remaining, (deadline) => implicitMx(resolver, domain, deadline));
+    }
+  }
+}
+
+/** Aborts at `ms` or when `signal` does; nothing stays attached to `signal` afterwards. */
+async function withDeadline<T>(signal: AbortSignal, ms: number, work: (deadline: AbortSignal) => Promise<T>): Promise<T> {
+  const deadline = new AbortController();
+  const stop = (): void => deadline.abort();
+  const timer = setTimeout(stop, ms);
+  if (signal.aborted) stop();
+  else signal.addEventListener('abort', stop, { once: true });
+  try {
+    return await work(deadline.signal);
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', stop);
+  }
+}
+
+/** RFC 5321 §5.1: with no MX, the domain's own address records are its mail host. */
+async function implicitMx(resolver: Resolver, domain: string, signal: AbortSignal): Promise<DeliverabilityResult> {
+  const [a, aaaa] = await Promise.all([resolver.lookup(domain, 'A', signal), resolver.lookup(domain, 'AAAA', signal)]);
+  if (a.kind === 'records' || aaaa.kind === 'records') return deliverable([]);
+  const failed = [a, aaaa].find((r) => r.kind === 'failure');
+  if (failed?.kind === 'failure') return unknown(`address of ${domain}: ${failed.detail}`);
+  return undeliverable([]);
+}
+
+/** The root, written "" or "." on the wire, is the null MX's exchange. */
+function exchangeOf(name: string): string {
+  if (name === '' || name === '.') return '.';
+  const lower = name.toLowerCase();
+  return lower.endsWith('.') ? lower.slice(0, -1) : lower;
+}

@@ -1,0 +1,173 @@
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { SourceStatus } from '../evaluation/facts.js';
+import { watchFiles, type FileWatcher } from '../files/watch.js';
+import { loadBundledLists, type BundledList } from './bundled.js';
+import type { DisposableData } from './disposable.js';
+import { DISPOSABLE_MX_HOSTS } from './disposable-mx-hosts.js';
+import { combine, DomainList } from './domain-list.js';
+import { MAX_LIST_BYTES, parseDomainList } from './list-file.js';
+import { RELAY_DOMAINS } from './relay.js';
+
+/** The lists one inspection reads, swapped as a whole when a file changes. */
+export interface EmailData {
+  disposable: DisposableData;
+  freeProviders: DomainList;
+}
+
+export interface EmailSources {
+  current(): EmailData;
+  status(): SourceStatus[];
+  /** Checks the DATA_DIR files now, as the poller does every `reloadIntervalMs`. */
+  refresh(): Promise<void>;
+  close(): void;
+}
+
+/** An operator's file in DATA_DIR. `domains` is the last good copy; `null` when there is none. */
+interface DataFile {
+  name: string;
+  path: string;
+  domains: string[] | null;
+  modified: string | null;
+  error: string | null;
+}
+
+export const DATA_FILES = {
+  additions: 'disposable-domains.txt',
+  allowlist: 'disposable-allowlist.txt',
+  mxHosts: 'disposable-mx-hosts.txt',
+} as const;
+
+export async function openEmailSources(options: { dataDir: string; reloadIntervalMs: number; logger: Logger }): Promise<EmailSources> {
+  const { logger } = options;
+  const bundled = loadBundledLists();
+  const { bundledDisposable, relays, freeList, mainstream, builtInMxHosts } = bundledMatchers(bundled);
+  const files = {
+    additions: dataFile('email.disposable.additions', join(options.dataDir, DATA_FILES.additions)),
+    allowlist: dataFile('email.disposable.allowlist', join(options.dataDir, DATA_FILES.allowlist)),
+    mxHosts: dataFile('email.disposable.mx_hosts.additions', join(options.dataDir, DATA_FILES.mxHosts)),
+  };
+
+  const build = (): EmailData => ({
+    disposable: {
+      listed: combine([bundledDisposable, new DomainList(files.additions.domains ?? [])]),
+      allowed: new DomainList(files.allowlist.domains ?? []),
+      mxHosts: combine([builtInMxHosts, new DomainList(files.mxHosts.domains ?? [])]),
+      relays,
+      mainstream,
+    },
+    freeProviders: freeList,
+  });
+
+  const reload = async (file: DataFile): Promise<void> => {
+    const read = await readDataFile(file.path);
+    if ('error' in read) {
+      file.error = read.error;
+      logger.error({ file: file.path, err: read.error }, `Refused ${file.path}; ${file.domains ? 'the last good copy stays' : 'no copy loaded'}`);
+      return;
+    }
+    file.error = null;
+    file.domains = read.domains;
+    file.modified = read.modified;
+    if (read.domains === null) logger.info({ file: file.path }, `${file.path} is absent`);
+    else logger.info({ file: file.path, entries: read.domains.length }, `Loaded ${file.path}`);
+  };
+
+  // Watch first, then read: a change landing between the two is read now and again at the next
+  // poll, never missed.
+  const byPath = new Map(Object.values(files).map((f) => [f.path, f]));
+  let data = build(); // bundled lists only, until the files are read below
+  const watcher: FileWatcher = await watchFiles(
+    [...byPath.keys()],
+    async (path) => {
+      await reload(byPath.get(path)!);
+      data = build();
+    },
+    options.reloadIntervalMs,
+  );
+  for (const file of Object.values(files)) await reload(file);
+  data = build();
+
+  const bundledStatus = (list: BundledList, entries = list.domains.length): SourceStatus => ({
+    name: list.name,
+    source: list.source,
+    type: 'list',
+    loaded: true,
+    build_date: null,
+    entries,
+    error: null,
+  });
+  const builtIn = (name: string, entries: number): SourceStatus => ({
+    name,
+    source: 'built-in',
+    type: 'list',
+    loaded: true,
+    build_date: null,
+    entries,
+    error: null,
+  });
+
+  return {
+    current: () => data,
+    status: () => [
+      ...bundled.disposable.map((l) => bundledStatus(l)),
+      ...Object.values(files).map(fileStatus),
+      builtIn('email.disposable.mx_hosts', DISPOSABLE_MX_HOSTS.length),
+      builtIn('email.relay', RELAY_DOMAINS.length),
+      bundledStatus(bundled.freeProviders),
+    ],
+    refresh: () => watcher.check(),
+    close: () => watcher.close(),
+  };
+}
+
+let matchers: ReturnType<typeof buildMatchers> | undefined;
+
+/** The bundled sets never change while the process runs: built once, shared by every inspector. */
+function bundledMatchers(bundled: ReturnType<typeof loadBundledLists>): ReturnType<typeof buildMatchers> {
+  matchers ??= buildMatchers(bundled);
+  return matchers;
+}
+
+function buildMatchers(bundled: ReturnType<typeof loadBundledLists>) {
+  const bundledDisposable = DomainList.union(...bundled.disposable.map((l) => l.domains));
+  return {
+    bundledDisposable,
+    relays: new DomainList(RELAY_DOMAINS),
+    freeList: new DomainList(bundled.freeProviders.domains),
+    mainstream: new DomainList(bundled.majorFree.domains.filter((d) => bundledDisposable.match(d) === null)),
+    builtInMxHosts: new DomainList(DISPOSABLE_MX_HOSTS),
+  };
+}
+
+function dataFile(name: string, path: string): DataFile {
+  return { name, path, domains: null, modified: null, error: null };
+}
+
+function fileStatus(file: DataFile): SourceStatus {
+  return {
+    name: file.name,
+    source: file.path,
+    type: 'list',
+    loaded: file.domains !== null,
+    build_date: file.modified,
+    entries: file.domains?.length ?? null,
+    error: file.error,
+  };
+}
+
+type FileRead = { domains: string[] | null; modified: string | null } | { error: string };
+
+/** Absent is fine (every DATA_DIR file is optional); unreadable, oversized or malformed is refused. */
+async function readDataFile(path: string): Promise<FileRead> {
+  try {
+    const info = await stat(path);
+    if (info.size > MAX_LIST_BYTES) return { error: `${path}: larger than ${MAX_LIST_BYTES} bytes` };
+    const parsed = parseDomainList(await readFile(path, 'utf8'), path);
+    return 'error' in parsed ? parsed : { domains: parsed.domains, modified: info.mtime.toISOString() };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { domains: null, modified: null };
+    return { error: `${path}: ${(error as Error).message}` };
+  }
+}

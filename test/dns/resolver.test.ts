@@ -1,0 +1,263 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createResolver, type ResolverOptions } from '../../src/dns/resolver.js';
+import { closedPort, startDnsServer, type TestDnsServer, type Zone } from '../support/dns-server.js';
+
+const zone: Zone = {
+  'mail.test': { MX: [{ exchange: 'mx1.mail.test', priority: 10 }, { exchange: 'mx2.mail.test', priority: 20 }], ttl: 120 },
+  'web.test': { A: ['192.0.2.1'] },
+  'alias.test': { CNAME: 'hop.test' },
+  'hop.test': { CNAME: 'mail.test' },
+  'short-ttl.test': { MX: [{ exchange: 'mx.short-ttl.test', priority: 1 }], ttl: 1 },
+  'slow.test': { MX: [{ exchange: 'mx.slow.test', priority: 1 }] },
+  'big.test': { MX: [{ exchange: 'mx.big.test', priority: 1 }] },
+  'spoofed.test': { MX: [{ exchange: 'mx.spoofed.test', priority: 1 }] },
+};
+
+const TIMEOUT = 900;
+const ATTEMPT = 300;
+
+let servers: TestDnsServer[] = [];
+
+async function server(overrides: Partial<Parameters<typeof startDnsServer>[0]> = {}): Promise<TestDnsServer> {
+  const s = await startDnsServer({ zone, ...overrides });
+  servers.push(s);
+  return s;
+}
+
+function resolverFor(list: Array<{ host: string; port: number }>, options: Partial<ResolverOptions> = {}) {
+  return createResolver({ servers: list, timeoutMs: TIMEOUT, attemptTimeoutMs: ATTEMPT, ...options });
+}
+
+const exchanges = (result: Awaited<ReturnType<ReturnType<typeof createResolver>['lookup']>>) =>
+  result.kind === 'records' ? result.records.map((r) => (r.type === 'MX' ? r.data.exchange : r.type === 'A' ? r.data : r.type)) : result.kind;
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+});
+
+afterEach(async () => {
+  vi.useRealTimers();
+  await Promise.all(servers.map((s) => s.close()));
+  servers = [];
+});
+
+describe('answers', () => {
+  it('returns MX records', async () => {
+    const s = await server();
+    const result = await resolverFor([s.address]).lookup('mail.test', 'MX');
+    expect(exchanges(result)).toEqual(['mx1.mail.test', 'mx2.mail.test']);
+  });
+
+  it('tells NXDOMAIN from NODATA', async () => {
+    const s = await server();
+    const r = resolverFor([s.address]);
+    expect(await r.lookup('missing.test', 'MX')).toEqual({ kind: 'nxdomain' });
+    expect(await r.lookup('web.test', 'MX')).toEqual({ kind: 'nodata' });
+  });
+
+  it('matches names case-insensitively and without the root dot', async () => {
+    const s = await server();
+    expect(exchanges(await resolverFor([s.address]).lookup('MAIL.Test.', 'MX'))).toEqual(['mx1.mail.test', 'mx2.mail.test']);
+  });
+
+  it('follows a CNAME chain inside the answer', async () => {
+    const s = await server();
+    expect(exchanges(await resolverFor([s.address]).lookup('alias.test', 'MX'))).toEqual(['mx1.mail.test', 'mx2.mail.test']);
+    expect(s.queries).toHaveLength(1);
+  });
+
+  it('asks for the CNAME target when the server did not chase it', async () => {
+    const s = await server({ chaseCnames: false });
+    expect(exchanges(await resolverFor([s.address]).lookup('alias.test', 'MX'))).toEqual(['mx1.mail.test', 'mx2.mail.test']);
+    expect(s.queries.map((q) => q.name)).toEqual(['alias.test', 'hop.test', 'mail.test']);
+  });
+
+  it('retries over TCP when the UDP reply is truncated', async () => {
+    const s = await server({ faults: { 'big.test': { kind: 'truncate' } } });
+    expect(exchanges(await resolverFor([s.address]).lookup('big.test', 'MX'))).toEqual(['mx.big.test']);
+    expect(s.queries.map((q) => q.transport)).toEqual(['udp', 'tcp']);
+  });
+
+  it('skips a forged reply with the wrong ID and takes the real one', async () => {
+    const s = await server({ faults: { 'spoofed.test': { kind: 'spoof-then-answer' } } });
+    expect(exchanges(await resolverFor([s.address]).lookup('spoofed.test', 'MX'))).toEqual(['mx.spoofed.test']);
+  });
+});
+
+describe('faults', () => {
+  it.each([
+    ['SERVFAIL', { kind: 'servfail' }, 'servfail'],
+    ['REFUSED', { kind: 'refused' }, 'refused'],
+  ] as const)('reports %s as a failure, not an answer', async (_label, fault, reason) => {
+    const s = await server({ faults: { 'mail.test': fault } });
+    expect(await resolverFor([s.address]).lookup('mail.test', 'MX')).toMatchObject({ kind: 'failure', reason });
+  });
+
+  it.each([
+    ['a dropped query', { kind: 'drop' }],
+    ['a reply with the wrong ID', { kind: 'wrong-id' }],
+    ['a reply to a different question', { kind: 'wrong-question' }],
+    ['garbage bytes', { kind: 'garbage' }],
+    ['a server slower than the deadline', { kind: 'delay', ms: 5_000 }],
+  ] as const)('times out at the deadline on %s', async (_label, fault) => {
+    const s = await server({ faults: { 'mail.test': fault } });
+    const pending = resolverFor([s.address]).lookup('mail.test', 'MX');
+    await s.waitForQueries(1);
+    await vi.advanceTimersByTimeAsync(TIMEOUT);
+    expect(await pending).toMatchObject({ kind: 'failure', reason: 'timeout' });
+  });
+
+  it.each([
+    ['SERVFAIL', { kind: 'servfail' }],
+    ['REFUSED', { kind: 'refused' }],
+  ] as const)('moves on to the next server after %s', async (_label, fault) => {
+    const bad = await server({ faults: { 'mail.test': fault } });
+    const good = await server();
+    expect(exchanges(await resolverFor([bad.address, good.address]).lookup('mail.test', 'MX'))).toHaveLength(2);
+  });
+
+  it.each([
+    ['drops', { kind: 'drop' }],
+    ['answers with the wrong ID', { kind: 'wrong-id' }],
+    ['answers another question', { kind: 'wrong-question' }],
+    ['sends garbage', { kind: 'garbage' }],
+  ] as const)('answers from the second server within the deadline when the first %s', async (_label, fault) => {
+    const bad = await server({ faults: { 'mail.test': fault } });
+    const good = await server();
+    const pending = resolverFor([bad.address, good.address]).lookup('mail.test', 'MX');
+    await bad.waitForQueries(1);
+    await vi.advanceTimersByTimeAsync(ATTEMPT);
+    expect(exchanges(await pending)).toEqual(['mx1.mail.test', 'mx2.mail.test']);
+  });
+
+  it('fails fast on a closed port and uses the next server', async () => {
+    const closed = await closedPort();
+    expect(await resolverFor([closed]).lookup('mail.test', 'MX')).toMatchObject({ kind: 'failure', reason: 'network' });
+    const good = await server();
+    expect(exchanges(await resolverFor([closed, good.address]).lookup('mail.test', 'MX'))).toHaveLength(2);
+  });
+
+  it('waits for a slow server that answers within the attempt timeout', async () => {
+    const s = await server({ faults: { 'slow.test': { kind: 'delay', ms: ATTEMPT - 50 } } });
+    const pending = resolverFor([s.address]).lookup('slow.test', 'MX');
+    await s.waitForQueries(1);
+    await vi.advanceTimersByTimeAsync(ATTEMPT - 50);
+    expect(exchanges(await pending)).toEqual(['mx.slow.test']);
+  });
+
+  it('stops at the caller’s signal', async () => {
+    const s = await server({ faults: { 'mail.test': { kind: 'drop' } } });
+    const controller = new AbortController();
+    const pending = resolverFor([s.address]).lookup('mail.test', 'MX', controller.signal);
+    await s.waitForQueries(1);
+    controller.abort();
+    expect(await pending).toMatchObject({ kind: 'failure', reason: 'aborted' });
+  });
+});
+
+describe('cache', () => {
+  it('keeps an answer for its TTL, clamped to the minimum', async () => {
+    const s = await server();
+    const r = resolverFor([s.address], { ttl: { positiveMin: 30 } });
+    await r.lookup('mail.test', 'MX');
+    await r.lookup('short-ttl.test', 'MX');
+    vi.advanceTimersByTime(29_000);
+    await r.lookup('mail.test', 'MX');
+    await r.lookup('short-ttl.test', 'MX');
+    expect(s.queries).toHaveLength(2);
+    vi.advanceTimersByTime(2_000);
+    await r.lookup('short-ttl.test', 'MX'); // 1 s TTL, clamped up to 30 s: expired now
+    await r.lookup('mail.test', 'MX'); // 120 s TTL: still fresh
+    expect(s.queries.map((q) => q.name)).toEqual(['mail.test', 'short-ttl.test', 'short-ttl.test']);
+  });
+
+  it('keeps a negative answer for the SOA minimum', async () => {
+    const s = await server({ soa: { ttl: 3600, minimum: 40 } });
+    const r = resolverFor([s.address]);
+    await r.lookup('missing.test', 'MX');
+    vi.advanceTimersByTime(39_000);
+    await r.lookup('missing.test', 'MX');
+    expect(s.queries).toHaveLength(1);
+    vi.advanceTimersByTime(2_000);
+    await r.lookup('missing.test', 'MX');
+    expect(s.queries).toHaveLength(2);
+  });
+
+  it('never caches a failure', async () => {
+    const s = await server({ faults: { 'mail.test': { kind: 'servfail' } } });
+    const r = resolverFor([s.address], { attemptsPerServer: 1 });
+    await r.lookup('mail.test', 'MX');
+    s.setFault('mail.test', null);
+    expect(exchanges(await r.lookup('mail.test', 'MX'))).toHaveLength(2);
+  });
+
+  it('evicts the least recently used entry at its bound', async () => {
+    const s = await server();
+    const r = resolverFor([s.address], { cacheEntries: 2 });
+    await r.lookup('mail.test', 'MX');
+    await r.lookup('web.test', 'A');
+    await r.lookup('mail.test', 'MX'); // mail.test is now the most recent
+    await r.lookup('slow.test', 'MX'); // evicts web.test
+    expect(r.cacheSize).toBe(2);
+    await r.lookup('mail.test', 'MX');
+    await r.lookup('web.test', 'A');
+    expect(s.queries.map((q) => q.name)).toEqual(['mail.test', 'web.test', 'slow.test', 'web.test']);
+  });
+
+  it('shares one query between concurrent lookups of a name', async () => {
+    const s = await server();
+    const r = resolverFor([s.address]);
+    const results = await Promise.all([r.lookup('mail.test', 'MX'), r.lookup('mail.test', 'MX'), r.lookup('MAIL.test', 'MX')]);
+    expect(results.map(exchanges)).toEqual(Array(3).fill(['mx1.mail.test', 'mx2.mail.test']));
+    expect(s.queries).toHaveLength(1);
+  });
+});
+
+describe('limits', () => {
+  it('backs off when every server is failing instead of waiting out each timeout', async () => {
+    const s = await server({ faults: { 'mail.test': { kind: 'drop' } } });
+    const r = resolverFor([s.address], { attemptsPerServer: 1, backoff: { threshold: 2, initialMs: 10_000 } });
+    for (let i = 1; i <= 2; i += 1) {
+      const pending = r.lookup('mail.test', 'MX');
+      await s.waitForQueries(i);
+      await vi.advanceTimersByTimeAsync(ATTEMPT);
+      expect(await pending).toMatchObject({ kind: 'failure', reason: 'timeout' });
+    }
+    expect(r.backingOff).toBe(true);
+    // No timer advanced: the answer comes at once, and nothing is sent.
+    expect(await r.lookup('web.test', 'A')).toMatchObject({ kind: 'failure', reason: 'backoff' });
+    expect(s.queries).toHaveLength(2);
+    // After the window one probe goes out; its success restores the server.
+    vi.advanceTimersByTime(10_000);
+    expect(exchanges(await r.lookup('web.test', 'A'))).toEqual(['192.0.2.1']);
+    expect(r.backingOff).toBe(false);
+  });
+
+  it('frees the probe slot when the probing lookup runs out of time', async () => {
+    const s = await server({ faults: { 'refused.test': { kind: 'refused' }, 'dropped.test': { kind: 'drop' } } });
+    // Attempts outlast the deadline, so the probe below ends by its deadline, not by a failure.
+    const r = resolverFor([s.address], { attemptTimeoutMs: 2 * TIMEOUT, attemptsPerServer: 1, backoff: { threshold: 1, initialMs: 1_000 } });
+    expect(await r.lookup('refused.test', 'MX')).toMatchObject({ reason: 'refused' });
+    expect(r.backingOff).toBe(true);
+    vi.advanceTimersByTime(1_000);
+    const probe = r.lookup('dropped.test', 'MX');
+    await s.waitForQueries(2);
+    await vi.advanceTimersByTimeAsync(TIMEOUT);
+    expect(await probe).toMatchObject({ reason: 'timeout' });
+    // The next lookup may probe again instead of being refused for ever.
+    expect(exchanges(await r.lookup('web.test', 'A'))).toEqual(['192.0.2.1']);
+  });
+
+  it('caps the queries in flight', async () => {
+    const s = await server({ faults: { 'slow.test': { kind: 'delay', ms: 100 } } });
+    const r = resolverFor([s.address], { maxInFlight: 1 });
+    const slow = r.lookup('slow.test', 'MX');
+    await s.waitForQueries(1);
+    const next = r.lookup('mail.test', 'MX');
+    expect(r.inFlight).toBe(1);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(exchanges(await slow)).toEqual(['mx.slow.test']);
+    expect(exchanges(await next)).toHaveLength(2);
+    expect(s.queries.map((q) => q.name)).toEqual(['slow.test', 'mail.test']);
+  });
+});

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { normalizeDomain, parseEmail } from '../../src/email/address.js';
+
+describe('parseEmail', () => {
+  it('keeps the address as sent and normalises the domain', () => {
+    expect(parseEmail('Jane.Doe+news@Example.COM.')).toEqual({
+      address: 'Jane.Doe+news@Example.COM.',
+      local: 'Jane.Doe+news',
+      domain: 'example.com',
+      normalized: 'Jane.Doe+news@example.com',
+    });
+  });
+
+  it('turns an internationalised domain into punycode', () => {
+    expect(parseEmail('jose@correo.españa.es')).toMatchObject({ domain: 'correo.xn--espaa-rta.es' });
+    expect(parseEmail('user@BÜCHER.de')).toMatchObject({ domain: 'xn--bcher-kva.de' });
+  });
+
+  it.each([
+    ['no @', 'jane.example.com'],
+    ['two @', 'a@b@example.com'],
+    ['an empty local part', '@example.com'],
+    ['a local part over 64 characters', `${'a'.repeat(65)}@example.com`],
+    ['a space', 'jane doe@example.com'],
+    ['a leading dot', '.jane@example.com'],
+    ['two dots in a row', 'jane..doe@example.com'],
+    ['a single-label domain', 'jane@localhost'],
+    ['an IP literal', 'jane@[192.0.2.1]'],
+    ['a numeric TLD', 'jane@192.0.2.1'],
+    ['a label starting with a hyphen', 'jane@-example.com'],
+    ['an empty domain', 'jane@'],
+    ['over 254 characters', `jane@${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.com`],
+  ])('rejects %s', (_label, address) => {
+    expect(parseEmail(address)).toHaveProperty('error');
+  });
+
+  it('accepts a quoted local part with dots anywhere', () => {
+    expect(parseEmail('"jane..doe"@example.com')).toMatchObject({ local: '"jane..doe"' });
+  });
+});
+
+describe('normalizeDomain', () => {
+  it('lower-cases and removes one trailing dot', () => {
+    expect(normalizeDomain('Mail.Example.ORG.')).toBe('mail.example.org');
+  });
+  it('refuses what DNS could not resolve', () => {
+    expect(normalizeDomain('exa mple.com')).toBeNull();
+    expect(normalizeDomain(`${'a'.repeat(64)}.com`)).toBeNull();
+  });
+});

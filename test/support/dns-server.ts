@@ -1,0 +1,323 @@
+import { createSocket, type RemoteInfo, type Socket as UdpSocket } from 'node:dgram';
+import { createServer, type Server, type Socket } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import dnsPacket from 'dns-packet';
+import type { Answer, DecodedPacket, Packet } from 'dns-packet';
+
+/**
+ * A real DNS server on 127.0.0.1, UDP and TCP on the same port, answering from an in-memory zone
+ * as a recursive resolver would (CNAME chains included in the answer). Names can be given a fault
+ * to exercise a client's failure handling. Delays use `setTimeout`, so tests drive them with fake
+ * timers instead of waiting.
+ */
+
+export interface ZoneEntry {
+  MX?: Array<{ exchange: string; priority: number }>;
+  A?: string[];
+  AAAA?: string[];
+  CNAME?: string;
+  /** Seconds; 300 unless given. */
+  ttl?: number;
+}
+
+/** Lower-case names without the trailing dot. A name not in the zone is NXDOMAIN. */
+export type Zone = Record<string, ZoneEntry>;
+
+export type Fault =
+  /** No reply at all. */
+  | { kind: 'drop' }
+  | { kind: 'servfail' }
+  | { kind: 'refused' }
+  /** A reply whose ID is not the query's (and nothing else). */
+  | { kind: 'wrong-id' }
+  /** A reply echoing a different question (and nothing else). */
+  | { kind: 'wrong-question' }
+  /** A forged NXDOMAIN with a wrong ID, then the real answer: a client must skip the first. */
+  | { kind: 'spoof-then-answer' }
+  /** Over UDP an empty reply with the TC bit; over TCP the full answer. */
+  | { kind: 'truncate' }
+  /** Random bytes that are not a DNS message. */
+  | { kind: 'garbage' }
+  /** The right answer, `ms` later. */
+  | { kind: 'delay'; ms: number };
+
+export interface ReceivedQuery {
+  name: string;
+  type: string;
+  transport: 'udp' | 'tcp';
+}
+
+export interface DnsServerOptions {
+  zone: Zone;
+  /** Keyed by lower-case name (every record type) or `name/TYPE` (that type only, e.g. `x.test/A`). */
+  faults?: Record<string, Fault>;
+  /** SOA sent with negative answers: min(ttl, minimum) is the negative TTL (RFC 2308). */
+  soa?: { ttl: number; minimum: number };
+  /** When false, CNAME targets are left for the client to ask about. */
+  chaseCnames?: boolean;
+  /** Added before every reply (ms), e.g. to model a resolver's round trip in benchmarks. */
+  latencyMs?: () => number;
+}
+
+export interface TestDnsServer {
+  host: '127.0.0.1';
+  port: number;
+  /** `{ host, port }` as the resolver's config takes it. */
+  address: { host: string; port: number };
+  queries: ReceivedQuery[];
+  setFault(name: string, fault: Fault | null): void;
+  setZone(name: string, entry: ZoneEntry | null): void;
+  /** Resolves once `count` queries in total have arrived (real I/O, so tests need no sleeps). */
+  waitForQueries(count: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+const HOST = '127.0.0.1';
+
+export async function startDnsServer(options: DnsServerOptions): Promise<TestDnsServer> {
+  const zone = new Map(Object.entries(options.zone).map(([name, entry]) => [lower(name), entry]));
+  const faults = new Map(Object.entries(options.faults ?? {}).map(([name, fault]) => [faultKey(name), fault]));
+  const soa = options.soa ?? { ttl: 300, minimum: 60 };
+  const chase = options.chaseCnames ?? true;
+  const queries: ReceivedQuery[] = [];
+  const waiters: Array<{ count: number; resolve: () => void }> = [];
+  const timers = new Set<NodeJS.Timeout>();
+
+  const faultFor = (name: string, type: string): Fault | undefined => faults.get(`${name}/${type}`) ?? faults.get(name);
+
+  const record = (query: ReceivedQuery): void => {
+    queries.push(query);
+    for (const w of waiters.filter((w) => queries.length >= w.count)) {
+      waiters.splice(waiters.indexOf(w), 1);
+      w.resolve();
+    }
+  };
+
+  const later = (ms: number, fn: () => void): void => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      fn();
+    }, ms);
+    timers.add(timer);
+  };
+
+  /** The replies to send for one query, in order. */
+  const respond = (query: DecodedPacket, transport: 'udp' | 'tcp'): Buffer[] => {
+    const question = query.questions?.[0];
+    if (question === undefined) return [];
+    const name = lower(question.name);
+    record({ name, type: question.type, transport });
+    const fault = faultFor(name, question.type);
+    const answer = (): Buffer => dnsPacket.encode(answerFor(query, zone, soa, chase));
+    switch (fault?.kind) {
+      case 'drop':
+        return [];
+      case 'delay':
+        return [answer()];
+      case 'servfail':
+      case 'refused':
+        return [dnsPacket.encode(reply(query, { rcode: fault.kind === 'servfail' ? 2 : 5 }))];
+      case 'wrong-id':
+        return [dnsPacket.encode({ ...reply(query, {}), id: ((query.id ?? 0) + 1) % 65_536 })];
+      case 'wrong-question':
+        return [dnsPacket.encode({ ...reply(query, {}), questions: [{ ...question, name: `other.${name}` }] })];
+      case 'spoof-then-answer':
+        // The forgery says NXDOMAIN, so a client that took it would visibly give the wrong answer.
+        return [dnsPacket.encode({ ...reply(query, { rcode: 3 }), id: ((query.id ?? 0) + 7) % 65_536 }), answer()];
+      case 'truncate':
+        return [transport === 'udp' ? dnsPacket.encode(reply(query, { truncated: true })) : answer()];
+      case 'garbage':
+        return [randomBytes(29)];
+      default:
+        return [answer()];
+    }
+  };
+
+  const delayOf = (query: DecodedPacket): number | null => {
+    const question = query.questions?.[0];
+    const fault = question && faultFor(lower(question.name), question.type);
+    if (fault?.kind === 'delay') return fault.ms;
+    return options.latencyMs?.() ?? null;
+  };
+
+  const udp = createSocket('udp4');
+  udp.on('message', (bytes: Buffer, from: RemoteInfo) => {
+    const query = safeDecode(bytes);
+    if (query === null) return;
+    const send = (replies: Buffer[]): void => {
+      for (const r of replies) udp.send(r, from.port, from.address);
+    };
+    const replies = respond(query, 'udp');
+    const delay = delayOf(query);
+    if (delay === null) send(replies);
+    else later(delay, () => send(replies));
+  });
+
+  const sockets = new Set<Socket>();
+  const tcp = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+    let buffered = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      while (buffered.length >= 2 && buffered.length >= 2 + buffered.readUInt16BE(0)) {
+        const length = buffered.readUInt16BE(0);
+        const query = safeDecode(buffered.subarray(2, 2 + length));
+        buffered = buffered.subarray(2 + length);
+        if (query === null) continue;
+        const send = (replies: Buffer[]): void => {
+          for (const r of replies) if (!socket.destroyed) socket.write(frame(r));
+        };
+        const replies = respond(query, 'tcp');
+        const delay = delayOf(query);
+        if (delay === null) send(replies);
+        else later(delay, () => send(replies));
+      }
+    });
+  });
+
+  const port = await bindBoth(udp, tcp);
+  return {
+    host: HOST,
+    port,
+    address: { host: HOST, port },
+    queries,
+    setFault(name, fault) {
+      const key = faultKey(name);
+      if (fault === null) faults.delete(key);
+      else faults.set(key, fault);
+    },
+    setZone(name, entry) {
+      if (entry === null) zone.delete(lower(name));
+      else zone.set(lower(name), entry);
+    },
+    waitForQueries(count) {
+      if (queries.length >= count) return Promise.resolve();
+      return new Promise((resolve) => waiters.push({ count, resolve }));
+    },
+    async close() {
+      for (const t of timers) clearTimeout(t);
+      for (const s of sockets) s.destroy();
+      await Promise.all([
+        new Promise<void>((resolve) => udp.close(() => resolve())),
+        new Promise<void>((resolve) => tcp.close(() => resolve())),
+      ]);
+    },
+  };
+}
+
+/** UDP on an ephemeral port, then TCP on the same number; retried if another process holds it. */
+async function bindBoth(udp: UdpSocket, tcp: Server): Promise<number> {
+  for (let tries = 0; tries < 20; tries += 1) {
+    await new Promise<void>((resolve, reject) => {
+      udp.once('error', reject);
+      udp.bind(0, HOST, () => {
+        udp.off('error', reject);
+        resolve();
+      });
+    });
+    const port = udp.address().port;
+    const listening = await new Promise<boolean>((resolve) => {
+      tcp.once('error', () => resolve(false));
+      tcp.listen(port, HOST, () => resolve(true));
+    });
+    if (listening) return port;
+    await new Promise<void>((resolve) => udp.close(() => resolve()));
+    udp = createSocket('udp4');
+  }
+  throw new Error('could not bind UDP and TCP on one port');
+}
+
+/** A port with nothing listening on it: for the "closed port" case. */
+export async function closedPort(): Promise<{ host: string; port: number }> {
+  const probe = createSocket('udp4');
+  await new Promise<void>((resolve) => probe.bind(0, HOST, () => resolve()));
+  const port = probe.address().port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return { host: HOST, port };
+}
+
+function answerFor(query: DecodedPacket, zone: Map<string, ZoneEntry>, soa: { ttl: number; minimum: number }, chase: boolean): Packet {
+  const question = query.questions![0]!;
+  const answers: Answer[] = [];
+  let name = lower(question.name);
+  for (let hop = 0; hop < 16; hop += 1) {
+    const entry = zone.get(name);
+    if (entry === undefined) {
+      return reply(query, { rcode: 3, answers, authorities: [soaRecord(name, soa)] });
+    }
+    const ttl = entry.ttl ?? 300;
+    if (entry.CNAME !== undefined) {
+      answers.push({ type: 'CNAME', name, ttl, data: entry.CNAME });
+      if (!chase) return reply(query, { answers });
+      name = lower(entry.CNAME);
+      continue;
+    }
+    const records = recordsOf(name, entry, question.type, ttl);
+    if (records.length === 0) return reply(query, { answers, authorities: [soaRecord(name, soa)] });
+    return reply(query, { answers: [...answers, ...records] });
+  }
+  return reply(query, { rcode: 2 });
+}
+
+function recordsOf(name: string, entry: ZoneEntry, type: string, ttl: number): Answer[] {
+  if (type === 'MX') return (entry.MX ?? []).map((mx) => ({ type: 'MX', name, ttl, data: { preference: mx.priority, exchange: mx.exchange } }));
+  if (type === 'A') return (entry.A ?? []).map((ip) => ({ type: 'A', name, ttl, data: ip }));
+  if (type === 'AAAA') return (entry.AAAA ?? []).map((ip) => ({ type: 'AAAA', name, ttl, data: ip }));
+  return [];
+}
+
+function soaRecord(name: string, soa: { ttl: number; minimum: number }): Answer {
+  const apex = name.split('.').slice(-2).join('.');
+  return {
+    type: 'SOA',
+    name: apex,
+    ttl: soa.ttl,
+    data: { mname: `ns.${apex}`, rname: `hostmaster.${apex}`, serial: 1, refresh: 3600, retry: 600, expire: 86400, minimum: soa.minimum },
+  };
+}
+
+interface ReplyParts {
+  rcode?: number;
+  truncated?: boolean;
+  answers?: Answer[];
+  authorities?: Answer[];
+}
+
+function reply(query: DecodedPacket, parts: ReplyParts): Packet {
+  // dns-packet takes the RCODE in the low four bits of `flags`.
+  const flags = dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE | (parts.truncated ? dnsPacket.TRUNCATED_RESPONSE : 0) | (parts.rcode ?? 0);
+  return {
+    type: 'response',
+    id: query.id ?? 0,
+    flags,
+    questions: query.questions ?? [],
+    answers: parts.answers ?? [],
+    authorities: parts.authorities ?? [],
+  };
+}
+
+function frame(message: Buffer): Buffer {
+  const prefix = Buffer.alloc(2);
+  prefix.writeUInt16BE(message.length);
+  return Buffer.concat([prefix, message]);
+}
+
+function safeDecode(bytes: Buffer): DecodedPacket | null {
+  try {
+    return dnsPacket.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+function faultKey(key: string): string {
+  const [name, type] = key.split('/');
+  return type === undefined ? lower(name!) : `${lower(name!)}/${type.toUpperCase()}`;
+}
+
+function lower(name: string): string {
+  const l = name.toLowerCase();
+  return l.endsWith('.') ? l.slice(0, -1) : l;
+}
