@@ -1,29 +1,92 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { IpInspector } from '../evaluation/ports.js';
+import { watchFiles } from '../files/watch.js';
+import { factsOf } from './facts.js';
+import { bundledOpenData, type OpenDataFiles } from './open-data.js';
+import { createSources, watchedFiles, type IpSources } from './sources.js';
 
 export interface IpInspectorOptions {
   config: Config;
   logger: Logger;
+  /**
+   * The open data fallback: `undefined` for the bundled npm packages, `null` to go without
+   * (tests; deployments that want MaxMind only), or other files in the same formats.
+   */
+  openData?: OpenDataFiles | null;
 }
 
-/** Seam: until IP intelligence lands, every IP check is reported as unavailable, never as clean. */
-export async function createIpInspector(_options: IpInspectorOptions): Promise<IpInspector> {
-  return {
-    inspect(ip) {
-      return {
-        facts: {
-          address: ip.address,
-          version: ip.version,
-          country_code: null, country: null, region: null, city: null, postal_code: null,
-          latitude: null, longitude: null, accuracy_radius_km: null, time_zone: null,
-          asn: null, as_organization: null,
-          is_tor: null, is_proxy: null, is_datacenter: null, is_vpn: null, is_bogon: null,
-        },
-        unavailable: ['ip.geo', 'ip.asn', 'ip.tor', 'ip.proxy', 'ip.datacenter', 'ip.vpn', 'ip.bogon'],
-      };
-    },
-    status: () => [],
-    close: async () => {},
+export interface ReloadingIpInspector extends IpInspector {
+  /** Checks `DATA_DIR` now and reloads what changed (the watcher does this every `reloadIntervalMs`). */
+  reload(): Promise<void>;
+}
+
+/**
+ * Loads every IP data source found (each optional), logs its provenance, then watches `DATA_DIR`:
+ * a changed file is loaded, checked and swapped in, or refused while the last good copy serves.
+ */
+export async function createIpInspector(options: IpInspectorOptions): Promise<ReloadingIpInspector> {
+  const logger = options.logger.child({ component: 'ip' });
+  const openData = options.openData === undefined ? await bundledOpenData() : options.openData;
+  if (openData === null && options.openData === undefined) {
+    logger.warn('bundled open IP data (@ip-location-db) not found: country and ASN need MaxMind files');
+  }
+  const sources = createSources(options.config.dataDir, openData, logger);
+  const files: IpSources[keyof IpSources][] = [sources.city, sources.asn, sources.anonymous, sources.tor, sources.datacenter, sources.proxy];
+  await Promise.all(files.map((s) => s?.reload()));
+  await loadOpenDataWhereNeeded(sources);
+
+  const errors = new Set<string>();
+  const onLookupError = (source: string, error: unknown) => {
+    // Once per source: a reader that fails on one address likely fails on many.
+    if (errors.has(source)) return;
+    errors.add(source);
+    logger.error({ source, err: (error as Error).message }, `ip look-up failed in ${source}: answering without it`);
   };
+
+  const watcher = await watchFiles(
+    watchedFiles(sources),
+    async (path) => {
+      const owners = files.filter((s) => s?.files.includes(path));
+      for (const source of owners) await source?.reload();
+      await loadOpenDataWhereNeeded(sources);
+      errors.clear();
+    },
+    options.config.reloadIntervalMs,
+  );
+
+  return {
+    inspect: (ip) =>
+      factsOf(
+        ip,
+        {
+          city: sources.city.current,
+          asn: sources.asn.current,
+          anonymous: sources.anonymous.current,
+          tor: sources.tor.current,
+          datacenter: sources.datacenter.current,
+          proxy: sources.proxy.current,
+          openCountry: sources.openCountry?.current ?? null,
+          openAsn: sources.openAsn?.current ?? null,
+        },
+        onLookupError,
+      ),
+    status: () =>
+      [...files, sources.openCountry, sources.openAsn].flatMap((s) => (s ? [s.status()] : [])),
+    reload: () => watcher.check(),
+    close: async () => watcher.close(),
+  };
+}
+
+/**
+ * The open data is loaded only for what no MaxMind file covers: with both City and ASN databases in
+ * `DATA_DIR` it costs neither start-up time nor memory. Once loaded it stays, ready for a MaxMind
+ * file that is removed or is IPv4-only.
+ */
+async function loadOpenDataWhereNeeded(sources: IpSources): Promise<void> {
+  const needed = [
+    sources.city.current === null || sources.city.current.ipVersion === 4 ? sources.openCountry : null,
+    sources.asn.current === null || sources.asn.current.ipVersion === 4 ? sources.openAsn : null,
+  ];
+  await Promise.all(needed.map((s) => (s && s.current === null ? s.reload() : undefined)));
 }
