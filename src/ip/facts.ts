@@ -6,7 +6,7 @@ import { isBogon } from './bogon.js';
 import { isHostingAsn } from './hosting-asns.js';
 import type { AddressList } from './lists.js';
 import type { MmdbDatabase } from './maxmind.js';
-import { keyOf } from './numeric.js';
+import { keyOf, type IpKey } from './numeric.js';
 import { countryName } from './open-data.js';
 
 /** The sources loaded at the moment of a look-up; `null` for one that is not. */
@@ -25,10 +25,27 @@ export interface LoadedSources {
 type Answer = boolean | undefined;
 
 /** True if any source says so, false if some source answered and none did, null (unknown) if none could answer. */
-function signal(...answers: Answer[]): boolean | null {
-  if (answers.includes(true)) return true;
-  return answers.includes(false) ? false : null;
+function signal(a: Answer, b: Answer = undefined, c: Answer = undefined): boolean | null {
+  if (a === true || b === true || c === true) return true;
+  return a === false || b === false || c === false ? false : null;
 }
+
+type OnError = (source: string, error: unknown) => void;
+
+/** A source's look-up, where a failure (a corrupt region of a database) means "cannot answer". */
+function guarded<S, A, T>(source: S | null, name: string, lookup: (source: S, arg: A) => T, arg: A, onError: OnError): T | undefined {
+  if (source === null) return undefined;
+  try {
+    return lookup(source, arg);
+  } catch (error) {
+    onError(name, error);
+    return undefined;
+  }
+}
+
+const inList = (list: AddressList, key: IpKey) => list.has(key);
+const inMmdb = <T extends object>(db: MmdbDatabase<T>, ip: ParsedIp) => db.lookup(ip);
+const inAsnTable = (table: AsnTable, key: IpKey) => table.lookup(key);
 
 /**
  * Everything the local data says about an address. Each signal is separate (hosting, VPN and proxy
@@ -40,79 +57,82 @@ function signal(...answers: Answer[]): boolean | null {
  * the country is known and `ip.geo` is not listed; the finer fields (region, city, postal code,
  * coordinates, time zone) are `null`, which a rule must read as unknown.
  */
-export function factsOf(ip: ParsedIp, sources: LoadedSources, onError: (source: string, error: unknown) => void): Report<IpFacts> {
+export function factsOf(ip: ParsedIp, sources: LoadedSources, onError: OnError): Report<IpFacts> {
   const key = keyOf(ip);
-  const guarded = <T>(name: string, lookup: () => T | undefined): T | undefined => {
-    try {
-      return lookup();
-    } catch (error) {
-      onError(name, error);
-      return undefined;
-    }
-  };
-  const has = (name: string, list: AddressList | null): Answer => (list ? guarded(name, () => list.has(key)) : undefined);
-
-  const facts: IpFacts = {
-    address: ip.address, version: ip.version,
-    country_code: null, country: null, region: null, city: null, postal_code: null,
-    latitude: null, longitude: null, accuracy_radius_km: null, time_zone: null,
-    asn: null, as_organization: null,
-    is_tor: null, is_proxy: null, is_datacenter: null, is_vpn: null,
-    is_bogon: isBogon(key),
-  };
   const unavailable: string[] = [];
 
-  const city = sources.city ? guarded('ip.maxmind.city', () => sources.city!.lookup(ip)) : undefined;
+  let geo: Geo = NO_GEO;
+  const city = guarded(sources.city, 'ip.maxmind.city', inMmdb, ip, onError);
   if (city !== undefined) {
-    Object.assign(facts, geoOf(city));
+    geo = geoOf(city);
   } else {
-    const open = sources.openCountry ? guarded('ip.open.country', () => sources.openCountry!.lookup(ip)) : undefined;
+    const open = guarded(sources.openCountry, 'ip.open.country', inMmdb, ip, onError);
     if (open === undefined) unavailable.push('ip.geo');
     const code = open?.country_code ?? null;
-    facts.country_code = code;
-    facts.country = code === null ? null : countryName(code);
+    if (code !== null) geo = { ...NO_GEO, country_code: code, country: countryName(code) };
   }
 
-  const asnRecord = sources.asn ? guarded('ip.maxmind.asn', () => sources.asn!.lookup(ip)) : undefined;
+  let asn: number | null = null;
+  let organization: string | null = null;
+  const asnRecord = guarded(sources.asn, 'ip.maxmind.asn', inMmdb, ip, onError);
   let asnAnswered = asnRecord !== undefined;
   if (asnRecord) {
-    facts.asn = asnRecord.autonomous_system_number ?? null;
-    facts.as_organization = asnRecord.autonomous_system_organization ?? null;
-  } else if (asnRecord === undefined && sources.openAsn) {
-    const open = guarded('ip.open.asn', () => sources.openAsn!.lookup(key));
+    asn = asnRecord.autonomous_system_number ?? null;
+    organization = asnRecord.autonomous_system_organization ?? null;
+  } else if (asnRecord === undefined) {
+    const open = guarded(sources.openAsn, 'ip.open.asn', inAsnTable, key, onError);
     asnAnswered = open !== undefined;
-    facts.asn = open?.asn ?? null;
-    facts.as_organization = open?.organization ?? null;
+    asn = open?.asn ?? null;
+    organization = open?.organization ?? null;
   }
   if (!asnAnswered) unavailable.push('ip.asn');
 
   // The Anonymous-IP database lists only anonymous networks: an address it does not hold has every flag false.
-  const anon = sources.anonymous ? guarded('ip.maxmind.anonymous_ip', () => sources.anonymous!.lookup(ip)) : undefined;
-  const flag = (read: (r: AnonymousIPResponse) => boolean | undefined): Answer =>
-    anon === undefined ? undefined : anon === null ? false : read(anon) === true;
+  const anon = guarded(sources.anonymous, 'ip.maxmind.anonymous_ip', inMmdb, ip, onError);
+  const flagged = anon === undefined ? undefined : anon ?? NOT_ANONYMOUS;
 
-  facts.is_tor = signal(has('ip.list.tor', sources.tor), flag((r) => r.is_tor_exit_node));
-  facts.is_proxy = signal(
-    has('ip.list.proxy', sources.proxy),
-    flag((r) => r.is_public_proxy === true || r.is_residential_proxy === true),
+  const is_tor = signal(guarded(sources.tor, 'ip.list.tor', inList, key, onError), flagged && flagged.is_tor_exit_node === true);
+  const is_proxy = signal(
+    guarded(sources.proxy, 'ip.list.proxy', inList, key, onError),
+    flagged && (flagged.is_public_proxy === true || flagged.is_residential_proxy === true),
   );
-  facts.is_datacenter = signal(
-    has('ip.list.datacenter', sources.datacenter),
-    asnAnswered ? facts.asn !== null && isHostingAsn(facts.asn) : undefined,
-    flag((r) => r.is_hosting_provider),
+  const is_datacenter = signal(
+    guarded(sources.datacenter, 'ip.list.datacenter', inList, key, onError),
+    asnAnswered ? asn !== null && isHostingAsn(asn) : undefined,
+    flagged && flagged.is_hosting_provider === true,
   );
-  facts.is_vpn = signal(flag((r) => r.is_anonymous_vpn));
+  const is_vpn = signal(flagged && flagged.is_anonymous_vpn === true);
+  if (is_tor === null) unavailable.push('ip.tor');
+  if (is_proxy === null) unavailable.push('ip.proxy');
+  if (is_datacenter === null) unavailable.push('ip.datacenter');
+  if (is_vpn === null) unavailable.push('ip.vpn');
 
-  for (const [name, value] of [
-    ['ip.tor', facts.is_tor], ['ip.proxy', facts.is_proxy], ['ip.datacenter', facts.is_datacenter], ['ip.vpn', facts.is_vpn],
-  ] as const) {
-    if (value === null) unavailable.push(name);
-  }
-  return { facts, unavailable };
+  return {
+    facts: {
+      address: ip.address,
+      version: ip.version,
+      ...geo,
+      asn,
+      as_organization: organization,
+      is_tor,
+      is_proxy,
+      is_datacenter,
+      is_vpn,
+      is_bogon: isBogon(key),
+    },
+    unavailable,
+  };
 }
+
+const NOT_ANONYMOUS: AnonymousIPResponse = {};
 
 type Geo = Pick<IpFacts,
   'country_code' | 'country' | 'region' | 'city' | 'postal_code' | 'latitude' | 'longitude' | 'accuracy_radius_km' | 'time_zone'>;
+
+const NO_GEO: Geo = {
+  country_code: null, country: null, region: null, city: null, postal_code: null,
+  latitude: null, longitude: null, accuracy_radius_km: null, time_zone: null,
+};
 
 /** City schema to response fields (https://dev.maxmind.com/geoip/docs/databases/city-and-country). */
 function geoOf(r: CityResponse | null): Geo {

@@ -35,6 +35,8 @@ export async function createIpInspector(options: IpInspectorOptions): Promise<Re
   const files: IpSources[keyof IpSources][] = [sources.city, sources.asn, sources.anonymous, sources.tor, sources.datacenter, sources.proxy];
   await Promise.all(files.map((s) => s?.reload()));
   await loadOpenDataWhereNeeded(sources);
+  const status = () => [...files, sources.openCountry, sources.openAsn].flatMap((s) => (s ? [s.status()] : []));
+  logger.info({ sources: status() }, 'ip data sources');
 
   const errors = new Set<string>();
   const onLookupError = (source: string, error: unknown) => {
@@ -71,8 +73,7 @@ export async function createIpInspector(options: IpInspectorOptions): Promise<Re
         },
         onLookupError,
       ),
-    status: () =>
-      [...files, sources.openCountry, sources.openAsn].flatMap((s) => (s ? [s.status()] : [])),
+    status,
     reload: () => watcher.check(),
     close: async () => watcher.close(),
   };

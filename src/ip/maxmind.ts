@@ -38,7 +38,7 @@ export function openMmdb<T extends object>(buffer: Buffer, kind: MmdbKind): Mmdb
   // The schema is the caller's to name: the reader only decodes what the file holds.
   let reader: Reader<Response>;
   try {
-    reader = new Reader<Response>(buffer);
+    reader = new Reader<Response>(buffer, { cache: new RecordCache(4096) });
   } catch (error) {
     throw new MmdbError(`not a MaxMind DB file: ${(error as Error).message}`);
   }
@@ -68,6 +68,24 @@ export function openMmdb<T extends object>(buffer: Buffer, kind: MmdbKind): Mmdb
     nodeCount: meta.nodeCount,
     lookup: (ip) => (ip.version === 6 && ipVersion === 4 ? undefined : (reader.get(ip.address) as T | null)),
   };
+}
+
+/**
+ * Decoded records by data-section offset. Many networks share one record (a country database has
+ * some 250), so decoding each once makes look-ups several times faster. Bounded: when full it
+ * starts over, which costs a few re-decodes and needs no bookkeeping on the hot path.
+ * Records are shared between look-ups, so callers must not mutate them (we only read).
+ */
+class RecordCache {
+  private readonly records = new Map<string | number, unknown>();
+  constructor(private readonly max: number) {}
+  get(key: string | number): unknown {
+    return this.records.get(key);
+  }
+  set(key: string | number, value: unknown): void {
+    if (this.records.size >= this.max) this.records.clear();
+    this.records.set(key, value);
+  }
 }
 
 export async function loadMmdb<T extends object>(path: string, kind: MmdbKind): Promise<MmdbDatabase<T>> {

@@ -58,13 +58,22 @@ export async function bundledOpenData(): Promise<OpenDataFiles | null> {
 }
 
 const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
+/** ICU takes about a microsecond per name; there are some 250 codes, so remember them. */
+const namesByCode = new Map<string, string | null>();
 
 /**
  * English name of an ISO 3166-1 alpha-2 code, from the ICU data built into Node: the open country
  * data carries codes only. `null` for codes ICU does not know (it answers "Unknown Region").
  */
 export function countryName(code: string): string | null {
-  if (!/^[A-Z]{2}$/.test(code)) return null;
+  const known = namesByCode.get(code);
+  if (known !== undefined) return known;
+  const name = /^[A-Z]{2}$/.test(code) ? icuName(code) : null;
+  if (namesByCode.size < 1000) namesByCode.set(code, name);
+  return name;
+}
+
+function icuName(code: string): string | null {
   try {
     const name = regionNames.of(code);
     return name === undefined || name === code || name === 'Unknown Region' ? null : name;
