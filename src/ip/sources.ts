@@ -25,6 +25,21 @@ const mmdb = <T extends object>(kind: Parameters<typeof loadMmdb>[1]) =>
     return { value: db, type: db.type, buildDate: db.buildDate, entries: db.nodeCount };
   };
 
+/**
+ * The bundled files never change while the process runs, so every inspector in the process (the
+ * app, and each test that builds one) shares one load of each. A failed load is not remembered.
+ */
+const sharedLoads = new Map<string, Promise<unknown>>();
+function shared<T>(key: string, load: () => Promise<T>): Promise<T> {
+  let pending = sharedLoads.get(key) as Promise<T> | undefined;
+  if (pending === undefined) {
+    pending = load();
+    sharedLoads.set(key, pending);
+    pending.catch(() => sharedLoads.delete(key));
+  }
+  return pending;
+}
+
 const list = async (file: string): Promise<Loaded<AddressList>> => {
   const value = await loadAddressList(file);
   return { value, type: 'list', buildDate: value.modified, entries: value.entries, malformed: value.malformed };
@@ -45,7 +60,7 @@ export function createSources(dataDir: string, openData: OpenDataFiles | null, l
       'ip.open.country',
       [openData.countryMmdb],
       async (file) => {
-        const loaded = await mmdb<{ country_code?: string }>('country')(file);
+        const loaded = await shared(file, () => mmdb<{ country_code?: string }>('country')(file));
         return { ...loaded, type: `open data: ${loaded.type}` };
       },
       logger,
@@ -55,7 +70,8 @@ export function createSources(dataDir: string, openData: OpenDataFiles | null, l
       'ip.open.asn',
       [openData.asnIpv4NumCsv, openData.asnIpv6Csv],
       async () => {
-        const table = await loadAsnCsv({ ipv4Num: openData.asnIpv4NumCsv, ipv6: openData.asnIpv6Csv });
+        const table = await shared(`${openData.asnIpv4NumCsv}|${openData.asnIpv6Csv}`, () =>
+          loadAsnCsv({ ipv4Num: openData.asnIpv4NumCsv, ipv6: openData.asnIpv6Csv }));
         if (table.entries === 0) throw new Error('no ASN ranges read');
         return { value: table, type: 'open data: asn', buildDate: openData.asnBuildDate, entries: table.entries, malformed: table.malformed };
       },
