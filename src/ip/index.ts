@@ -4,7 +4,7 @@ import type { IpInspector } from '../evaluation/ports.js';
 import { watchFiles } from '../files/watch.js';
 import { factsOf } from './facts.js';
 import { bundledOpenData, type OpenDataFiles } from './open-data.js';
-import { createSources, watchedFiles, type IpSources } from './sources.js';
+import { createSources, dataDirSources, type IpSources } from './sources.js';
 
 export interface IpInspectorOptions {
   config: Config;
@@ -32,8 +32,8 @@ export async function createIpInspector(options: IpInspectorOptions): Promise<Re
     logger.warn('bundled open IP data (@ip-location-db) not found: country and ASN need MaxMind files');
   }
   const sources = createSources(options.config.dataDir, openData, logger);
-  const files: IpSources[keyof IpSources][] = [sources.city, sources.asn, sources.anonymous, sources.tor, sources.datacenter, sources.proxy];
-  await Promise.all(files.map((s) => s?.reload()));
+  const files = dataDirSources(sources);
+  await Promise.all(files.map((s) => s.reload()));
   await loadOpenDataWhereNeeded(sources);
   const status = () => [...files, sources.openCountry, sources.openAsn].flatMap((s) => (s ? [s.status()] : []));
   logger.info({ sources: status() }, 'ip data sources');
@@ -47,10 +47,9 @@ export async function createIpInspector(options: IpInspectorOptions): Promise<Re
   };
 
   const watcher = await watchFiles(
-    watchedFiles(sources),
+    files.flatMap((s) => s.files),
     async (path) => {
-      const owners = files.filter((s) => s?.files.includes(path));
-      for (const source of owners) await source?.reload();
+      for (const source of files.filter((s) => s.files.includes(path))) await source.reload();
       await loadOpenDataWhereNeeded(sources);
       errors.clear();
     },

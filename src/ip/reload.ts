@@ -40,28 +40,41 @@ export class ReloadableSource<T> {
     return this.loaded?.value ?? null;
   }
 
-  /** Loads the preferred file present now; resolves whatever happens (errors are reported, not thrown). */
+  /**
+   * Loads the preferred file present now. If it is refused, the last good copy of it keeps serving;
+   * if it was not serving, the next candidate present is tried. Resolves whatever happens: errors
+   * are reported (log, status), not thrown.
+   */
   async reload(): Promise<void> {
-    const file = await firstPresent(this.files);
-    if (file === null) {
+    const present = await presentFiles(this.files);
+    if (present.length === 0) {
       if (this.loaded !== null) this.logger.warn({ source: this.name, file: this.loaded.file }, 'ip data file removed: source unloaded');
       this.loaded = null;
       this.error = null;
       return;
     }
-    let candidate: Loaded<T>;
-    try {
-      candidate = await this.load(file);
-    } catch (error) {
-      this.error = `${file}: ${(error as Error).message}`;
-      this.logger.error(
-        { source: this.name, file, err: (error as Error).message, serving: this.loaded?.file ?? null },
-        `ip data file refused: ${file}`,
-      );
-      return;
+    const refusals: string[] = [];
+    for (const file of present) {
+      try {
+        const candidate = await this.load(file);
+        this.swapIn(file, candidate);
+        this.error = refusals.length > 0 ? refusals.join('; ') : null;
+        return;
+      } catch (error) {
+        refusals.push(`${file}: ${(error as Error).message}`);
+        this.logger.error(
+          { source: this.name, file, err: (error as Error).message, serving: this.loaded?.file ?? null },
+          `ip data file refused: ${file}`,
+        );
+        // The last good copy of this very file beats a less preferred one.
+        if (this.loaded?.file === file) break;
+      }
     }
+    this.error = refusals.join('; ');
+  }
+
+  private swapIn(file: string, candidate: Loaded<T>): void {
     this.loaded = { ...candidate, file };
-    this.error = null;
     this.logger.info({ ...this.status(), file }, `ip data source loaded: ${this.name}`);
     if (candidate.malformed) {
       this.logger.warn({ source: this.name, file, malformed: candidate.malformed }, `ip data file has malformed lines: ${file}`);
@@ -83,14 +96,15 @@ export class ReloadableSource<T> {
   }
 }
 
-async function firstPresent(files: readonly string[]): Promise<string | null> {
+async function presentFiles(files: readonly string[]): Promise<string[]> {
+  const present: string[] = [];
   for (const file of files) {
     try {
       await access(file);
-      return file;
+      present.push(file);
     } catch {
-      // absent: try the next candidate
+      // absent: not a candidate
     }
   }
-  return null;
+  return present;
 }

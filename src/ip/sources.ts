@@ -81,7 +81,7 @@ export function createSources(dataDir: string, openData: OpenDataFiles | null, l
   };
 }
 
-/** Files to watch for changes: every candidate in `DATA_DIR` (the bundled open data does not change while running). */
-export function watchedFiles(sources: IpSources): string[] {
-  return [sources.city, sources.asn, sources.anonymous, sources.tor, sources.datacenter, sources.proxy].flatMap((s) => [...s.files]);
+/** The sources read from `DATA_DIR`, which are watched (the bundled open data does not change while running). */
+export function dataDirSources(sources: IpSources): ReloadableSource<unknown>[] {
+  return [sources.city, sources.asn, sources.anonymous, sources.tor, sources.datacenter, sources.proxy];
 }

@@ -123,3 +123,24 @@ describe('reloading data files while serving', () => {
     expect(inspector.inspect(ip('34.64.0.1')).facts.is_datacenter).toBe(true);
   });
 });
+
+describe('preferred and fallback files', () => {
+  it('serves GeoLite2 when GeoIP2 is refused at start, and keeps a serving GeoIP2 when its replacement is bad', async () => {
+    const paid = join(dir, 'GeoIP2-City.mmdb');
+    const free = join(dir, 'GeoLite2-City.mmdb');
+    await writeFile(paid, 'corrupt');
+    await writeFile(free, city('GB', 'United Kingdom'));
+    const { inspector } = await start();
+    expect(inspector.inspect(ip('81.2.69.1')).facts.country_code).toBe('GB');
+    expect(inspector.status().find((s) => s.name === 'ip.maxmind.city')).toMatchObject({ source: free, error: expect.stringContaining(paid) });
+
+    await replaceFile(paid, cityDatabase(6, [{ network: '81.2.69.0/24', data: cityRecord({ countryCode: 'IE', country: 'Ireland' }) }], 'GeoIP2-City'));
+    await inspector.reload();
+    expect(inspector.inspect(ip('81.2.69.1')).facts.country_code).toBe('IE');
+
+    await replaceFile(paid, 'corrupt again');
+    await inspector.reload();
+    expect(inspector.inspect(ip('81.2.69.1')).facts.country_code).toBe('IE');
+    expect(inspector.status().find((s) => s.name === 'ip.maxmind.city')).toMatchObject({ source: paid, error: expect.stringContaining(paid) });
+  });
+});
