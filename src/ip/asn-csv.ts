@@ -1,11 +1,13 @@
 import { readFile } from 'node:fs/promises';
-import { ipv6ToWords, type IpKey, type IpRange } from './numeric.js';
+import { isIP } from 'node:net';
+import { ipv6ToWords, type IpKey } from './numeric.js';
 import { IpRangeTable, type IpRangeTableBuilder } from './ranges.js';
 
 /**
  * The ip-location-db ASN CSV (https://github.com/sapics/ip-location-db/tree/main/asn):
  * `range_start,range_end,asn,"organisation"`, inclusive ranges, one file per IP version. The
- * IPv4 `-num` file gives starts and ends as integers, which parse faster than dotted quads.
+ * IPv4 `-num` file gives starts and ends as integers. Some 515,000 rows are read at start, so they
+ * are parsed from the file's bytes: no 30 MB string, no string per field.
  */
 export interface AsnTable {
   lookup(ip: IpKey): { asn: number; organization: string | null } | null;
@@ -18,19 +20,8 @@ export interface AsnTable {
 export async function loadAsnCsv(files: { ipv4Num: string; ipv6: string }): Promise<AsnTable> {
   const builder = IpRangeTable.builder<number>();
   const organizations = new Map<number, string>();
-  const [v4, v6] = await Promise.all([readFile(files.ipv4Num, 'latin1'), readFile(files.ipv6, 'latin1')]);
-  let malformed = readRows(v4, builder, organizations, (start, end) => {
-    const s = Number(start);
-    const e = Number(end);
-    const ok = Number.isInteger(s) && Number.isInteger(e) && s >= 0 && e <= 0xffffffff && s <= e && start !== '' && end !== '';
-    return ok ? { version: 4, start: s, end: e } : null;
-  });
-  malformed += readRows(v6, builder, organizations, (start, end) => {
-    // A cheap shape check: `net.isIP` on 200,000 addresses would double the start-up time of
-    // data that comes from a package, not from a caller.
-    if (!IPV6_SHAPE.test(start) || !IPV6_SHAPE.test(end)) return null;
-    return { version: 6, start: ipv6ToWords(start), end: ipv6ToWords(end) };
-  });
+  const [v4, v6] = await Promise.all([readFile(files.ipv4Num), readFile(files.ipv6)]);
+  const malformed = readRows(v4, 4, builder, organizations) + readRows(v6, 6, builder, organizations);
   const table = builder.build('first');
   return {
     lookup(ip) {
@@ -42,46 +33,125 @@ export async function loadAsnCsv(files: { ipv4Num: string; ipv6: string }): Prom
   };
 }
 
-const IPV6_SHAPE = /^[0-9a-fA-F:.]{2,45}$/;
+const COMMA = 44;
+const NEWLINE = 10;
+const RETURN = 13;
 
 /** Reads every row into the builder; returns the number of malformed rows. */
 function readRows(
-  text: string,
+  csv: Buffer,
+  version: 4 | 6,
   builder: IpRangeTableBuilder<number>,
   organizations: Map<number, string>,
-  rangeOf: (start: string, end: string) => IpRange | null,
 ): number {
   let malformed = 0;
+  const start6 = new Uint32Array(4);
+  const end6 = new Uint32Array(4);
   let at = 0;
-  while (at < text.length) {
-    let eol = text.indexOf('\n', at);
-    if (eol === -1) eol = text.length;
-    const c1 = text.indexOf(',', at);
-    const c2 = c1 === -1 ? -1 : text.indexOf(',', c1 + 1);
-    const c3 = c2 === -1 ? -1 : text.indexOf(',', c2 + 1);
-    if (eol > at) {
-      const range = c1 > at && c2 > c1 && c2 < eol ? rangeOf(text.slice(at, c1), text.slice(c1 + 1, c2)) : null;
-      const asnEnd = c3 !== -1 && c3 < eol ? c3 : eol;
-      const asn = range === null ? NaN : Number(text.slice(c2 + 1, asnEnd));
-      if (range === null || !Number.isInteger(asn) || asn <= 0 || asn > 0xffffffff) {
-        malformed++;
-      } else {
-        if (asnEnd < eol && !organizations.has(asn)) {
-          organizations.set(asn, organizationOf(text.slice(asnEnd + 1, text.charCodeAt(eol - 1) === 13 ? eol - 1 : eol)));
-        }
-        builder.add(range, asn);
+  while (at < csv.length) {
+    // One pass over the line for its end and first three commas: a byte loop the JIT compiles
+    // beats four native `indexOf` calls per row.
+    let c1 = -1;
+    let c2 = -1;
+    let c3 = -1;
+    let eol = at;
+    for (; eol < csv.length; eol++) {
+      const byte = csv[eol]!;
+      if (byte === NEWLINE) break;
+      if (byte === COMMA && c3 === -1) {
+        if (c1 === -1) c1 = eol;
+        else if (c2 === -1) c2 = eol;
+        else c3 = eol;
       }
+    }
+    const end = eol > at && csv[eol - 1] === RETURN ? eol - 1 : eol;
+    if (end > at) {
+      const asn = c2 === -1 ? -1 : decimal(csv, c2 + 1, c3 === -1 ? end : c3);
+      let ok = asn > 0;
+      if (ok && version === 4) {
+        const first = decimal(csv, at, c1);
+        const last = decimal(csv, c1 + 1, c2);
+        ok = first >= 0 && last >= first;
+        if (ok) builder.addV4(first, last, asn);
+      } else if (ok) {
+        ok = ipv6Words(csv, at, c1, start6) && ipv6Words(csv, c1 + 1, c2, end6);
+        if (ok) builder.addV6(start6, end6, asn);
+      }
+      if (!ok) malformed++;
+      else if (c3 !== -1 && !organizations.has(asn)) organizations.set(asn, unquote(csv.toString('utf8', c3 + 1, end)));
     }
     at = eol + 1;
   }
   return malformed;
 }
 
+/** The unsigned decimal in bytes `from..to`, or -1 (empty, not digits, or beyond 2^32 - 1). */
+function decimal(csv: Buffer, from: number, to: number): number {
+  if (to <= from || to - from > 10) return -1;
+  let value = 0;
+  for (let i = from; i < to; i++) {
+    const digit = csv[i]! - 48;
+    if (digit < 0 || digit > 9) return -1;
+    value = value * 10 + digit;
+  }
+  return value <= 0xffffffff ? value : -1;
+}
+
 /**
- * The CSV field, unquoted, as a string of its own: a slice would keep the whole 24 MB file text
- * alive, and the file is read as latin1 for speed, so the bytes are re-decoded as the UTF-8 they are.
+ * IPv6 text in bytes `from..to` into four words; false when it is not an IPv6 address. Plain hex
+ * groups with at most one `::` are read here; anything else (a dotted-quad tail) goes through
+ * `net.isIP` and the text parser.
  */
-function organizationOf(field: string): string {
-  const unquoted = field.startsWith('"') && field.endsWith('"') ? field.slice(1, -1).replaceAll('""', '"') : field;
-  return Buffer.from(unquoted, 'latin1').toString('utf8');
+function ipv6Words(csv: Buffer, from: number, to: number, out: Uint32Array): boolean {
+  const groups = GROUPS;
+  let count = 0;
+  let gap = -1;
+  let value = 0;
+  let digits = 0;
+  for (let i = from; i < to; i++) {
+    const c = csv[i]!;
+    if (c === 58) {
+      if (digits > 0) {
+        if (count === 8) return false;
+        groups[count++] = value;
+      } else if (i > from && csv[i - 1] === 58) {
+        if (gap !== -1) return false;
+        gap = count;
+      } else if (i + 1 >= to || csv[i + 1] !== 58) {
+        return false; // a lone ':' with no group before it
+      }
+      value = 0;
+      digits = 0;
+      continue;
+    }
+    const hex = c >= 48 && c <= 57 ? c - 48 : (c | 32) >= 97 && (c | 32) <= 102 ? (c | 32) - 87 : -1;
+    if (hex === -1) return ipv6Text(csv, from, to, out);
+    if (++digits > 4) return false;
+    value = value * 16 + hex;
+  }
+  if (digits > 0) {
+    if (count === 8) return false;
+    groups[count++] = value;
+  } else if (to - from < 2 || csv[to - 1] !== 58 || csv[to - 2] !== 58) {
+    return false; // ends with a single ':'
+  }
+  if (gap === -1 ? count !== 8 : count > 7) return false;
+  const tail = gap === -1 ? 0 : count - gap;
+  for (let k = 0; k < tail; k++) groups[7 - k] = groups[count - 1 - k]!;
+  if (gap !== -1) for (let k = gap; k < 8 - tail; k++) groups[k] = 0;
+  for (let w = 0; w < 4; w++) out[w] = ((groups[2 * w]! << 16) | groups[2 * w + 1]!) >>> 0;
+  return true;
+}
+
+const GROUPS = new Array<number>(8).fill(0);
+
+function ipv6Text(csv: Buffer, from: number, to: number, out: Uint32Array): boolean {
+  const text = csv.toString('latin1', from, to);
+  if (isIP(text) !== 6) return false;
+  ipv6ToWords(text, out);
+  return true;
+}
+
+function unquote(field: string): string {
+  return field.length >= 2 && field.startsWith('"') && field.endsWith('"') ? field.slice(1, -1).replaceAll('""', '"') : field;
 }

@@ -67,7 +67,8 @@ export class IpRangeTable<T> {
   /**
    * Collects ranges in any order. `merge` (for membership lists) joins overlapping and adjacent
    * ranges of equal value; `first` (for attribute data such as ASNs) keeps, of overlapping ranges,
-   * the one that starts first and counts the others as `overlapping`.
+   * the one that starts first (of equal starts, the one added first) and counts the others as
+   * `overlapping`.
    */
   static builder<T>(): IpRangeTableBuilder<T> {
     return new IpRangeTableBuilder<T>((...args) => new IpRangeTable<T>(...args));
@@ -110,21 +111,32 @@ export class IpRangeTableBuilder<T> {
   constructor(private readonly make: Make<T>) {}
 
   add(range: IpRange, value: T): void {
+    if (range.version === 4) this.addV4(range.start, range.end, value);
+    else this.addV6(range.start, range.end, value);
+  }
+
+  addV4(start: number, end: number, value: T): void {
+    const index = this.indexOf(value);
+    this.v4.push(start);
+    this.v4.push(end);
+    this.v4.push(index);
+  }
+
+  /** `start` and `end` are read at once (four words each), so callers may reuse their arrays. */
+  addV6(start: Uint32Array, end: Uint32Array, value: T): void {
+    const index = this.indexOf(value);
+    this.v6.pushWords(start);
+    this.v6.pushWords(end);
+    this.v6.push(index);
+  }
+
+  private indexOf(value: T): number {
     let index = this.valueIndex.get(value);
     if (index === undefined) {
       index = this.values.push(value) - 1;
       this.valueIndex.set(value, index);
     }
-    if (range.version === 4) {
-      this.v4.push(range.start);
-      this.v4.push(range.end);
-      this.v4.push(index);
-    }
-    else {
-      this.v6.pushWords(range.start);
-      this.v6.pushWords(range.end);
-      this.v6.push(index);
-    }
+    return index;
   }
 
   build(mode: 'merge' | 'first'): IpRangeTable<T> {
@@ -136,7 +148,7 @@ export class IpRangeTableBuilder<T> {
   private buildV4(mode: 'merge' | 'first') {
     const src = this.v4.data;
     const n = this.v4.length / 3;
-    const order = sortedOrder(n, (a, b) => src[a * 3]! - src[b * 3]! || src[a * 3 + 1]! - src[b * 3 + 1]!);
+    const order = sortedOrder(n, (a, b) => src[a * 3]! - src[b * 3]! || a - b);
     const starts = new Uint32Array(n);
     const ends = new Uint32Array(n);
     const values = new Uint32Array(n);
@@ -165,7 +177,7 @@ export class IpRangeTableBuilder<T> {
   private buildV6(mode: 'merge' | 'first') {
     const src = this.v6.data;
     const n = this.v6.length / 9;
-    const order = sortedOrder(n, (a, b) => compareWords(src, a * 9, src, b * 9) || compareWords(src, a * 9 + 4, src, b * 9 + 4));
+    const order = sortedOrder(n, (a, b) => compareWords(src, a * 9, src, b * 9) || a - b);
     const starts = new Uint32Array(n * 4);
     const ends = new Uint32Array(n * 4);
     const values = new Uint32Array(n);
