@@ -17,7 +17,10 @@ export interface IpInspectorOptions {
 }
 
 export interface ReloadingIpInspector extends IpInspector {
-  /** Checks `DATA_DIR` now and reloads what changed (the watcher does this every `reloadIntervalMs`). */
+  /**
+   * Checks `DATA_DIR` now and reloads what changed (the watcher does this every `reloadIntervalMs`);
+   * resolves once every change seen at the time of the call is loaded or refused. For a SIGHUP handler or tests.
+   */
   reload(): Promise<void>;
 }
 
@@ -73,7 +76,9 @@ export async function createIpInspector(options: IpInspectorOptions): Promise<Re
         onLookupError,
       ),
     status,
-    reload: () => watcher.check(),
+    // A pass already running may have looked at the files before the caller changed them: let it
+    // finish, then look again.
+    reload: () => watcher.check().then(() => watcher.check()),
     close: async () => watcher.close(),
   };
 }

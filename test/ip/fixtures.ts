@@ -25,8 +25,9 @@ export async function replaceFile(path: string, content: string | Buffer): Promi
   await rename(`${path}.tmp`, path);
 }
 
-export function configFor(dataDir: string): Config {
-  return loadConfig({ DATA_DIR: dataDir, RELOAD_INTERVAL_MS: '1000' });
+/** The watcher's own timer is kept out of the way (10 minutes) unless a test drives it with fake timers. */
+export function configFor(dataDir: string, reloadIntervalMs = 600_000): Config {
+  return loadConfig({ DATA_DIR: dataDir, RELOAD_INTERVAL_MS: String(reloadIntervalMs) });
 }
 
 type LogLine = Record<string, unknown>;

@@ -22,9 +22,9 @@ afterEach(async () => {
 const city = (code: string, name: string) =>
   cityDatabase(6, [{ network: '81.2.69.0/24', data: cityRecord({ countryCode: code, country: name }) }]);
 
-async function start(openData: Awaited<ReturnType<typeof openDataFixture>> | null = null) {
+async function start(openData: Awaited<ReturnType<typeof openDataFixture>> | null = null, reloadIntervalMs?: number) {
   const log = capturedLogger();
-  inspector = await createIpInspector({ config: configFor(dir), logger: log.logger, openData });
+  inspector = await createIpInspector({ config: configFor(dir, reloadIntervalMs), logger: log.logger, openData });
   return { inspector, log };
 }
 
@@ -112,7 +112,7 @@ describe('reloading data files while serving', () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     const path = join(dir, 'datacenter-ranges.txt');
     await writeFile(path, '3.0.0.0/9\n');
-    const { inspector, log } = await start();
+    const { inspector, log } = await start(null, 1000);
     await replaceFile(path, '3.0.0.0/9\n34.64.0.0/10\n');
     expect(inspector.inspect(ip('34.64.0.1')).facts.is_datacenter).toBe(false);
     const reloaded = log.waitFor((l) => l.msg === 'ip data source loaded: ip.list.datacenter' && l.entries === 2);
