@@ -25,7 +25,7 @@ export class ReloadableSource<T> {
 
   /**
    * @param files candidate files, preferred first (e.g. GeoIP2-City.mmdb before GeoLite2-City.mmdb):
-   *   the first one present is loaded.
+   *   the most preferred one present that passes its checks is loaded.
    */
   constructor(
     readonly name: string,
