@@ -238,3 +238,27 @@ describe('the curated hosting ASNs with a MaxMind ASN database', () => {
     expect(inspector.inspect(ip('86.1.1.1')).unavailable).not.toContain('ip.datacenter');
   });
 });
+
+describe('a database that fails on one record', () => {
+  it('answers without that source, logs it once, and never throws', async () => {
+    const good = asnDatabase(6, [
+      { network: '1.0.0.0/8', data: asnRecord(64500, 'Probed') },
+      { network: '203.0.113.0/24', data: asnRecord(64501, 'Broken record') },
+    ]);
+    // Give the second record (the last before the metadata) an unknown extended type: the load
+    // probes do not reach 203.0.113.0, a request does.
+    const bad = Buffer.from(good);
+    const record = bad.lastIndexOf(0xe2, bad.indexOf('Broken record')); // the map of two entries holding it
+    bad[record] = 0x00;
+    bad[record + 1] = 0xf0;
+    await writeFile(join(dir, 'GeoLite2-ASN.mmdb'), bad);
+    const { inspector, log } = await start();
+    expect(inspector.status().find((s) => s.name === 'ip.maxmind.asn')?.loaded).toBe(true);
+    const report = inspector.inspect(ip('203.0.113.9'));
+    expect(report.facts).toMatchObject({ asn: null, is_datacenter: null });
+    expect(report.unavailable).toContain('ip.asn');
+    inspector.inspect(ip('203.0.113.10'));
+    expect(log.lines().filter((l) => l.level === 50 && String(l.msg).includes('ip look-up failed in ip.maxmind.asn'))).toHaveLength(1);
+    expect(inspector.inspect(ip('1.2.3.4')).facts.asn).toBe(64500);
+  });
+});
