@@ -16,17 +16,20 @@ const london = cityRecord({
 let dir: string;
 let cleanup: () => Promise<void>;
 let openData: OpenDataFiles;
+let cleanupOpen: () => Promise<void>;
 let inspector: ReloadingIpInspector | undefined;
 
 beforeEach(async () => {
   ({ dir, cleanup } = await tempDir());
-  const { dir: openDir } = await tempDir();
-  openData = await openDataFixture(openDir);
+  const open = await tempDir();
+  openData = await openDataFixture(open.dir);
+  cleanupOpen = open.cleanup;
 });
 afterEach(async () => {
   await inspector?.close();
   inspector = undefined;
   await cleanup();
+  await cleanupOpen();
 });
 
 async function start(options: { openData?: OpenDataFiles | null } = {}) {

@@ -96,8 +96,8 @@ describe('reloading data files while serving', () => {
     await writeFile(join(dir, 'GeoLite2-City.mmdb'), city('GB', 'United Kingdom'));
     await writeFile(join(dir, 'GeoLite2-ASN.mmdb'), asnDatabase(6, [{ network: '81.2.69.0/24', data: asnRecord(20712, 'A&A') }]));
     await writeFile(join(dir, 'proxy-list.txt'), '81.2.69.1\n');
-    const { dir: openDir } = await tempDir();
-    const { inspector } = await start(await openDataFixture(openDir));
+    // Inside the test's DATA_DIR, removed with it; not a name the service reads.
+    const { inspector } = await start(await openDataFixture(dir));
     expect(inspector.status().find((s) => s.name === 'ip.open.country')?.loaded).toBe(false);
 
     await rm(join(dir, 'GeoLite2-City.mmdb'));
