@@ -75,4 +75,6 @@ export interface SourceStatus {
   entries: number | null;
   /** Why the last load or reload was refused, if it was. */
   error: string | null;
+  /** Lines or rows skipped as malformed in the loaded copy, for sources that count them. */
+  malformed?: number;
 }

@@ -1,0 +1,196 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseAddressList } from '../../src/ip/lists.js';
+import { openMmdb, type MmdbKind } from '../../src/ip/maxmind.js';
+import { parseNetwork } from '../../src/ip/numeric.js';
+import { azureJsonLink, readRanges } from './cloud-ranges.js';
+import { download } from './fetch.js';
+import type { CloudSource, MaxMindSource, UpdateSettings } from './settings.js';
+import { extractFromTarGz } from './tar.js';
+import { replaceAtomically } from './write.js';
+
+export type Outcome = 'updated' | 'failed' | 'skipped';
+
+export interface SourceResult {
+  /** E.g. `tor`, `cloud:aws`, `maxmind:GeoLite2-City`. */
+  source: string;
+  /** The file in `DATA_DIR` it feeds. */
+  file: string;
+  outcome: Outcome;
+  detail: string;
+}
+
+export interface UpdateReport {
+  results: SourceResult[];
+  /** 0 when nothing failed, 1 when any source failed (the others were still updated). The script exits 2 on bad settings. */
+  exitCode: 0 | 1;
+}
+
+export const TOR_FILE = 'tor-exit-nodes.txt';
+export const DATACENTER_FILE = 'datacenter-ranges.txt';
+
+/** Fetches every configured source, validates each, and renames what passed into `DATA_DIR`. */
+export async function runDataUpdate(settings: UpdateSettings, now: () => Date = () => new Date()): Promise<UpdateReport> {
+  const results = (
+    await Promise.all([
+      settings.tor === null ? [skipped('tor', TOR_FILE, 'DATA_UPDATE_TOR_URL is off')] : [await updateTor(settings, settings.tor)],
+      updateDatacenterRanges(settings, now),
+      updateMaxMind(settings),
+    ])
+  ).flat();
+  return { results, exitCode: results.some((r) => r.outcome === 'failed') ? 1 : 0 };
+}
+
+const skipped = (source: string, file: string, detail: string): SourceResult => ({ source, file, outcome: 'skipped', detail });
+const failed = (source: string, file: string, error: unknown): SourceResult => ({
+  source, file, outcome: 'failed', detail: (error as Error).message,
+});
+
+async function updateTor(settings: UpdateSettings, url: string): Promise<SourceResult> {
+  try {
+    const body = (await download(url, settings.timeoutMs)).toString('utf8');
+    const list = parseAddressList(body);
+    // The bulk exit list is clean: more than a few bad lines means we were served something else.
+    if (list.entries === 0 || list.malformed > list.entries / 100) {
+      throw new Error(`${url}: ${list.entries} addresses and ${list.malformed} malformed lines: not a Tor exit list`);
+    }
+    await replaceAtomically(settings.dataDir, TOR_FILE, body);
+    return { source: 'tor', file: TOR_FILE, outcome: 'updated', detail: `${list.entries} exit addresses` };
+  } catch (error) {
+    return failed('tor', TOR_FILE, error);
+  }
+}
+
+/** A provider's CIDRs, validated one by one; throws when the document yields nothing usable. */
+async function fetchCloud(cloud: CloudSource, timeoutMs: number): Promise<string[]> {
+  const cidrs: string[] = [];
+  for (const url of cloud.urls) {
+    let body = (await download(url, timeoutMs)).toString('utf8');
+    if (cloud.format === 'azure' && !body.trimStart().startsWith('{')) {
+      const link = azureJsonLink(body);
+      if (link === null) throw new Error(`${url}: no ServiceTags_Public JSON link on the page`);
+      body = (await download(link, timeoutMs)).toString('utf8');
+    }
+    let ranges: string[];
+    try {
+      ranges = readRanges(cloud.format, body);
+    } catch (error) {
+      throw new Error(`${url}: not ${cloud.name} ranges: ${(error as Error).message}`);
+    }
+    const valid = ranges.filter((r) => parseNetwork(r) !== null);
+    if (valid.length === 0 || valid.length < ranges.length / 2) {
+      throw new Error(`${url}: ${valid.length} valid ranges of ${ranges.length}`);
+    }
+    cidrs.push(...valid);
+  }
+  return [...new Set(cidrs)];
+}
+
+const SOURCE_MARKER = /^# source: (\S+)/;
+const OWN_HEADER = '# data:update:';
+
+/**
+ * Splits the current `datacenter-ranges.txt` into the operator's own lines (above the first
+ * `# source:` marker) and one section per provider, so a provider that fails this time keeps
+ * its previous ranges instead of vanishing from the list.
+ */
+function sectionsOf(text: string): { own: string[]; sections: Map<string, string[]> } {
+  const own: string[] = [];
+  const sections = new Map<string, string[]>();
+  let current: string[] | null = null;
+  for (const line of text.split('\n')) {
+    const marker = SOURCE_MARKER.exec(line);
+    if (marker) {
+      current = [line];
+      sections.set(marker[1]!, current);
+    } else if (current) {
+      if (line !== '') current.push(line);
+    } else if (!line.startsWith(OWN_HEADER) && line !== '') {
+      own.push(line);
+    }
+  }
+  return { own, sections };
+}
+
+async function updateDatacenterRanges(settings: UpdateSettings, now: () => Date): Promise<SourceResult[]> {
+  if (settings.clouds.length === 0) return [skipped('cloud', DATACENTER_FILE, 'every DATA_UPDATE_*_URL for clouds is off')];
+  const previous = sectionsOf(await readFile(join(settings.dataDir, DATACENTER_FILE), 'utf8').catch(() => ''));
+  const fetched = await Promise.all(
+    settings.clouds.map(async (cloud) => {
+      try {
+        return { cloud, cidrs: await fetchCloud(cloud, settings.timeoutMs), error: null };
+      } catch (error) {
+        return { cloud, cidrs: null, error };
+      }
+    }),
+  );
+  const results: SourceResult[] = [];
+  const sections: string[] = [];
+  const stamp = now().toISOString();
+  for (const { cloud, cidrs, error } of fetched) {
+    const source = `cloud:${cloud.name}`;
+    if (cidrs) {
+      sections.push([`# source: ${cloud.name} ${cloud.urls.join(' ')} fetched ${stamp}`, ...cidrs].join('\n'));
+      results.push({ source, file: DATACENTER_FILE, outcome: 'updated', detail: `${cidrs.length} ranges` });
+    } else {
+      const kept = previous.sections.get(cloud.name);
+      if (kept) sections.push(kept.join('\n'));
+      const detail = `${(error as Error).message}${kept ? ' (previous ranges kept)' : ''}`;
+      results.push({ source, file: DATACENTER_FILE, outcome: 'failed', detail });
+    }
+  }
+  if (results.every((r) => r.outcome === 'failed')) return results;
+  const text = [
+    `${OWN_HEADER} public cloud ranges, written ${stamp}. Lines above the first "# source:" line are yours and are kept.`,
+    ...previous.own,
+    ...sections,
+    '',
+  ].join('\n');
+  // Each range was checked on its own; the operator's lines are the service's to count, not ours to refuse.
+  try {
+    if (parseAddressList(text).entries === 0) throw new Error('merged list has no ranges: not written');
+    await replaceAtomically(settings.dataDir, DATACENTER_FILE, text);
+  } catch (error) {
+    return results.map((r) => (r.outcome === 'updated' ? failed(r.source, r.file, error) : r));
+  }
+  return results;
+}
+
+function kindOf(edition: string): MmdbKind | null {
+  if (/City/i.test(edition)) return 'city';
+  if (/ASN|ISP/i.test(edition)) return 'asn';
+  if (/Anonymous-IP/i.test(edition)) return 'anonymous-ip';
+  return null;
+}
+
+async function updateMaxMind(settings: UpdateSettings): Promise<SourceResult[]> {
+  const mm = settings.maxmind;
+  if (mm === null) {
+    return settings.maxmindEditions.map((e) => skipped(`maxmind:${e}`, `${e}.mmdb`, settings.maxmindSkipped ?? 'not configured'));
+  }
+  return Promise.all(mm.editions.map((edition) => updateEdition(mm, edition, settings)));
+}
+
+/** https://dev.maxmind.com/geoip/updating-databases/#directly-downloading-databases */
+async function updateEdition(mm: MaxMindSource, edition: string, settings: UpdateSettings): Promise<SourceResult> {
+  const source = `maxmind:${edition}`;
+  const file = `${edition}.mmdb`;
+  try {
+    const kind = kindOf(edition);
+    if (kind === null) throw new Error(`edition ${edition} is not a City, ASN/ISP or Anonymous-IP database`);
+    const auth = Buffer.from(`${mm.accountId}:${mm.licenseKey}`).toString('base64');
+    const url = `${mm.baseUrl}/${edition}/download?suffix=tar.gz`;
+    const archive = await download(url, settings.timeoutMs, { authorization: `Basic ${auth}` });
+    let mmdb: Buffer;
+    try {
+      mmdb = extractFromTarGz(archive, file);
+    } catch (error) {
+      throw new Error(`${url}: ${(error as Error).message}`);
+    }
+    const db = openMmdb(mmdb, kind);
+    await replaceAtomically(settings.dataDir, file, mmdb);
+    return { source, file, outcome: 'updated', detail: `${db.type} built ${db.buildDate.toISOString()}` };
+  } catch (error) {
+    return failed(source, file, error);
+  }
+}

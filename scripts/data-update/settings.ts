@@ -1,0 +1,94 @@
+import type { RangeFormat } from './cloud-ranges.js';
+
+/**
+ * What `npm run data:update` fetches, from the environment. Every URL can be replaced (a mirror, a
+ * proxy, a test server) or set to `off` to skip that source. This script reads its own variables;
+ * the service does not.
+ */
+export interface CloudSource {
+  name: string;
+  format: RangeFormat;
+  urls: string[];
+}
+
+export interface MaxMindSource {
+  baseUrl: string;
+  accountId: string;
+  licenseKey: string;
+  editions: string[];
+}
+
+export interface UpdateSettings {
+  dataDir: string;
+  timeoutMs: number;
+  tor: string | null;
+  clouds: CloudSource[];
+  /** `null` when no MaxMind account is configured: those databases are skipped, not failed. */
+  maxmind: MaxMindSource | null;
+  /** Why the MaxMind databases are skipped, if they are. */
+  maxmindSkipped: string | null;
+  maxmindEditions: string[];
+}
+
+export const DEFAULT_URLS = {
+  DATA_UPDATE_TOR_URL: 'https://check.torproject.org/torbulkexitlist',
+  DATA_UPDATE_AWS_URL: 'https://ip-ranges.amazonaws.com/ip-ranges.json',
+  DATA_UPDATE_GOOGLE_URL: 'https://www.gstatic.com/ipranges/cloud.json',
+  // A download page linking to this week's ServiceTags_Public_YYYYMMDD.json (a direct JSON URL works too).
+  DATA_UPDATE_AZURE_URL: 'https://www.microsoft.com/en-us/download/details.aspx?id=56519',
+  DATA_UPDATE_ORACLE_URL: 'https://docs.oracle.com/en-us/iaas/tools/public_ip_ranges.json',
+  DATA_UPDATE_DIGITALOCEAN_URL: 'https://digitalocean.com/geo/google.csv',
+  DATA_UPDATE_CLOUDFLARE_URLS: 'https://www.cloudflare.com/ips-v4,https://www.cloudflare.com/ips-v6',
+  DATA_UPDATE_MAXMIND_URL: 'https://download.maxmind.com/geoip/databases',
+} as const;
+
+type Env = Record<string, string | undefined>;
+
+export class SettingsError extends Error {}
+
+export function settingsFrom(env: Env): UpdateSettings {
+  const value = (name: keyof typeof DEFAULT_URLS): string | null => {
+    const v = env[name]?.trim() || DEFAULT_URLS[name];
+    if (v === 'off') return null;
+    for (const url of v.split(',')) {
+      if (!/^https?:\/\/\S+$/.test(url.trim())) throw new SettingsError(`${name}: "${url}" is not an http(s) URL`);
+    }
+    return v;
+  };
+  const timeout = Number(env.DATA_UPDATE_TIMEOUT_MS?.trim() || '60000');
+  if (!Number.isInteger(timeout) || timeout < 100 || timeout > 3_600_000) {
+    throw new SettingsError('DATA_UPDATE_TIMEOUT_MS: must be an integer between 100 and 3600000');
+  }
+  const cloud = (name: string, format: RangeFormat, variable: keyof typeof DEFAULT_URLS): CloudSource[] => {
+    const v = value(variable);
+    return v === null ? [] : [{ name, format, urls: v.split(',').map((u) => u.trim()) }];
+  };
+  const accountId = env.MAXMIND_ACCOUNT_ID?.trim() ?? '';
+  const licenseKey = env.MAXMIND_LICENSE_KEY?.trim() ?? '';
+  const maxmindUrl = value('DATA_UPDATE_MAXMIND_URL');
+  const editions = (env.DATA_UPDATE_MAXMIND_EDITIONS?.trim() || 'GeoLite2-City,GeoLite2-ASN').split(',').map((e) => e.trim());
+  for (const e of editions) {
+    if (!/^[A-Za-z0-9-]+$/.test(e)) throw new SettingsError(`DATA_UPDATE_MAXMIND_EDITIONS: "${e}" is not an edition id`);
+  }
+  const maxmind = accountId !== '' && licenseKey !== '' && maxmindUrl !== null
+    ? { baseUrl: maxmindUrl.replace(/\/+$/, ''), accountId, licenseKey, editions }
+    : null;
+  return {
+    dataDir: env.DATA_DIR?.trim() || './data',
+    timeoutMs: timeout,
+    tor: value('DATA_UPDATE_TOR_URL'),
+    clouds: [
+      ...cloud('aws', 'aws', 'DATA_UPDATE_AWS_URL'),
+      ...cloud('google', 'google', 'DATA_UPDATE_GOOGLE_URL'),
+      ...cloud('azure', 'azure', 'DATA_UPDATE_AZURE_URL'),
+      ...cloud('oracle', 'oracle', 'DATA_UPDATE_ORACLE_URL'),
+      ...cloud('digitalocean', 'digitalocean', 'DATA_UPDATE_DIGITALOCEAN_URL'),
+      ...cloud('cloudflare', 'text', 'DATA_UPDATE_CLOUDFLARE_URLS'),
+    ],
+    maxmind,
+    maxmindSkipped: maxmind !== null ? null
+      : maxmindUrl === null ? 'DATA_UPDATE_MAXMIND_URL is off'
+      : 'MAXMIND_ACCOUNT_ID and MAXMIND_LICENSE_KEY are not set',
+    maxmindEditions: editions,
+  };
+}

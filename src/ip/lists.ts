@@ -1,0 +1,67 @@
+import { readFile, stat } from 'node:fs/promises';
+import type { IpKey } from './numeric.js';
+import { parseNetwork } from './numeric.js';
+import { IpRangeTable } from './ranges.js';
+
+/**
+ * Plain address lists in `DATA_DIR`: one IP or CIDR per line, `#` starts a comment (whole line or
+ * trailing). The Tor Project's bulk exit list (https://check.torproject.org/torbulkexitlist) is this
+ * format; its richer `exit-addresses` format is read too (the address of each `ExitAddress` line).
+ */
+export interface AddressList {
+  has(ip: IpKey): boolean;
+  /** Valid lines read. */
+  entries: number;
+  /** Lines that are neither an address, a network, a comment nor blank. */
+  malformed: number;
+  /** A few malformed lines as `line N: text`, for the log. */
+  malformedExamples: string[];
+  /** File modification time: when the list was last written. */
+  modified: Date;
+}
+
+export class ListError extends Error {}
+
+const EXIT_ADDRESS = /^ExitAddress\s+(\S+)/;
+const EXIT_ADDRESSES_OTHER = /^(ExitNode|Published|LastStatus)\s/;
+
+export function parseAddressList(text: string): Omit<AddressList, 'modified'> {
+  const builder = IpRangeTable.builder<true>();
+  let entries = 0;
+  let malformed = 0;
+  const malformedExamples: string[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const raw = lines[i]!;
+    const hash = raw.indexOf('#');
+    let line = (hash === -1 ? raw : raw.slice(0, hash)).trim();
+    if (line === '' || EXIT_ADDRESSES_OTHER.test(line)) continue;
+    const exit = EXIT_ADDRESS.exec(line);
+    if (exit) line = exit[1]!;
+    const range = parseNetwork(line);
+    if (range === null) {
+      malformed++;
+      if (malformedExamples.length < 3) malformedExamples.push(`line ${i + 1}: ${JSON.stringify(raw.slice(0, 80))}`);
+      continue;
+    }
+    builder.add(range, true);
+    entries++;
+  }
+  const table = builder.build('merge');
+  return { has: (ip) => table.has(ip), entries, malformed, malformedExamples };
+}
+
+/**
+ * Reads and checks a list. Malformed lines are counted, not fatal; but a file where they outnumber
+ * the valid ones is not a list (an HTML error page, a wrong file) and is refused.
+ */
+export async function loadAddressList(path: string): Promise<AddressList> {
+  const [text, info] = await Promise.all([readFile(path, 'utf8'), stat(path)]);
+  const list = parseAddressList(text);
+  if (list.malformed > list.entries) {
+    throw new ListError(
+      `${list.malformed} malformed line(s) against ${list.entries} valid: not an address list (${list.malformedExamples.join('; ')})`,
+    );
+  }
+  return { ...list, modified: info.mtime };
+}

@@ -1,0 +1,93 @@
+import { readFile } from 'node:fs/promises';
+import { Reader, type Response } from 'maxmind';
+import type { ParsedIp } from './address.js';
+
+/**
+ * MaxMind DB files (https://maxmind.github.io/MaxMind-DB/) read with the `maxmind` package's
+ * `Reader` from a buffer we loaded and checked ourselves; `maxmind.open`'s `watchForUpdates` is
+ * not used because a corrupt replacement file kills the process.
+ */
+export type MmdbKind = 'city' | 'asn' | 'anonymous-ip' | 'country';
+
+/** Which `database_type` values each kind accepts (GeoIP2, GeoLite2, DB-IP and ip-location-db spellings). */
+const EXPECTED_TYPE: Record<MmdbKind, RegExp> = {
+  city: /city/i,
+  asn: /asn|isp/i,
+  'anonymous-ip': /anonymous-ip/i,
+  country: /country|city/i,
+};
+
+export interface MmdbDatabase<T extends object> {
+  /** `database_type` from the metadata, e.g. `GeoLite2-City`. */
+  type: string;
+  buildDate: Date;
+  ipVersion: 4 | 6;
+  /** Search-tree nodes: the file's size in the format's own unit (the format stores no record count). */
+  nodeCount: number;
+  /** The record for an address; `undefined` when this database cannot answer for it (IPv6 in an IPv4 tree). */
+  lookup(ip: ParsedIp): T | null | undefined;
+}
+
+export class MmdbError extends Error {}
+
+/** Addresses spread over the space, looked up on load: a corrupt tree or data section throws here, not on a request. */
+const PROBES_V4 = Array.from({ length: 64 }, (_, i) => `${i * 4 + 1}.${(i * 37) & 255}.${(i * 91) & 255}.${i}`);
+const PROBES_V6 = ['2001:4860:4860::8888', '2a00:1450::1', '2400:cb00::1', '2c0f:fb50::1', '2600::1', '2001:db8::1'];
+
+export function openMmdb<T extends object>(buffer: Buffer, kind: MmdbKind): MmdbDatabase<T> {
+  // The schema is the caller's to name: the reader only decodes what the file holds.
+  let reader: Reader<Response>;
+  try {
+    reader = new Reader<Response>(buffer, { cache: new RecordCache(4096) });
+  } catch (error) {
+    throw new MmdbError(`not a MaxMind DB file: ${(error as Error).message}`);
+  }
+  const meta = reader.metadata;
+  if (!EXPECTED_TYPE[kind].test(meta.databaseType)) {
+    throw new MmdbError(`database type "${meta.databaseType}" is not a ${kind} database`);
+  }
+  if (meta.ipVersion !== 4 && meta.ipVersion !== 6) throw new MmdbError(`ip_version ${meta.ipVersion} is neither 4 nor 6`);
+  if (![24, 28, 32].includes(meta.recordSize)) throw new MmdbError(`record_size ${meta.recordSize} is not 24, 28 or 32`);
+  if (meta.nodeCount < 1 || buffer.length < meta.searchTreeSize + 16) {
+    throw new MmdbError(`truncated: ${meta.nodeCount} nodes need ${meta.searchTreeSize + 16} bytes, file has ${buffer.length}`);
+  }
+  const ipVersion = meta.ipVersion;
+  const probes = ipVersion === 6 ? [...PROBES_V4, ...PROBES_V6] : PROBES_V4;
+  for (const probe of probes) {
+    try {
+      const record = reader.get(probe);
+      if (record !== null && typeof record !== 'object') throw new Error(`record is a ${typeof record}`);
+    } catch (error) {
+      throw new MmdbError(`corrupt: look-up of ${probe} failed: ${(error as Error).message}`);
+    }
+  }
+  return {
+    type: meta.databaseType,
+    buildDate: meta.buildEpoch,
+    ipVersion,
+    nodeCount: meta.nodeCount,
+    lookup: (ip) => (ip.version === 6 && ipVersion === 4 ? undefined : (reader.get(ip.address) as T | null)),
+  };
+}
+
+/**
+ * Decoded records by data-section offset. Many networks share one record (a country database has
+ * some 250), so decoding each once makes look-ups several times faster. Bounded: when full it
+ * starts over, which costs a few re-decodes and needs no bookkeeping on the hot path.
+ * Records are shared between look-ups, so callers must not mutate them (we only read).
+ */
+class RecordCache {
+  private readonly records = new Map<string | number, unknown>();
+  constructor(private readonly max: number) {}
+  get(key: string | number): unknown {
+    return this.records.get(key);
+  }
+  set(key: string | number, value: unknown): void {
+    if (this.records.size >= this.max) this.records.clear();
+    this.records.set(key, value);
+  }
+}
+
+export async function loadMmdb<T extends object>(path: string, kind: MmdbKind): Promise<MmdbDatabase<T>> {
+  return openMmdb<T>(await readFile(path), kind);
+}
