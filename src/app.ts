@@ -109,8 +109,13 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
     registerEvaluateRoute(v1, { evaluate, rules: resources.rules });
   });
 
+  let sweep: NodeJS.Timeout | undefined;
   app.addHook('preClose', async () => {
     accepting = false;
+    // Connections busy when the drain starts go idle once their response is sent; Node closes only
+    // those idle at close() time, so a keep-alive client would hold the process until its timeout.
+    sweep = setInterval(() => app.server.closeIdleConnections(), 25).unref();
   });
+  app.addHook('onClose', async () => clearInterval(sweep));
   return app;
 }

@@ -6,6 +6,11 @@ import type { EvaluationRequest } from './request.js';
 import type { EvaluationResponse } from './response.js';
 import { unknownEmail, unknownIp } from './unknown.js';
 
+const EMAIL_CHECKS = ['email.mx', 'email.disposable', 'email.free_provider', 'email.role_account', 'email.relay'];
+const IP_CHECKS = ['ip.geo', 'ip.asn', 'ip.tor', 'ip.proxy', 'ip.datacenter', 'ip.vpn', 'ip.bogon'];
+/** How long past the deadline a step that ignores its abort signal is waited for. */
+const OVERRUN_GRACE_MS = 50;
+
 export interface EvaluatorDependencies {
   email: EmailInspector;
   ip: IpInspector;
@@ -26,18 +31,19 @@ export function createEvaluator(deps: EvaluatorDependencies) {
   async function inspectEmail(request: EvaluationRequest): Promise<Report<EmailFacts>> {
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
-    // The inspector honours the signal; the race is the guarantee that a step can never stall the answer.
+    // The inspector honours the signal and answers with what it knows (lists need no DNS). The race
+    // is the guarantee that a step that does not can never stall the answer: a little later, it is dropped.
     const deadline = new Promise<Report<EmailFacts>>((resolve) => {
       timer = setTimeout(() => {
         controller.abort();
-        resolve(unknownEmail(request.parsedEmail, ['email.mx', 'email.disposable']));
+        timer = setTimeout(() => resolve(unknownEmail(request.parsedEmail, EMAIL_CHECKS)), OVERRUN_GRACE_MS);
       }, deps.deadlineMs);
     });
     try {
       return await Promise.race([deps.email.inspect(request.parsedEmail, controller.signal), deadline]);
     } catch (error) {
       deps.onStepError('email', error);
-      return unknownEmail(request.parsedEmail, ['email.mx', 'email.disposable', 'email.free_provider', 'email.role_account', 'email.relay']);
+      return unknownEmail(request.parsedEmail, EMAIL_CHECKS);
     } finally {
       clearTimeout(timer);
     }
@@ -52,7 +58,7 @@ export function createEvaluator(deps: EvaluatorDependencies) {
       ipReport = deps.ip.inspect(request.parsedIp);
     } catch (error) {
       deps.onStepError('ip', error);
-      ipReport = unknownIp(request.parsedIp, ['ip.geo', 'ip.asn', 'ip.tor', 'ip.proxy', 'ip.datacenter', 'ip.vpn', 'ip.bogon']);
+      ipReport = unknownIp(request.parsedIp, IP_CHECKS);
     }
     const emailReport = await emailPromise;
 
