@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * API keys are 256 random bits; they are stored only as SHA-256 hashes. A slow password hash
@@ -12,7 +12,8 @@ export function generateKey(): string {
 }
 
 export function hashKey(key: string): string {
-  return `sha256:${createHash('sha256').update(key, 'utf8').digest('hex')}`;
+  // One-shot crypto.hash: no Hash object per request.
+  return `sha256:${hash('sha256', key, 'hex')}`;
 }
 
 /** Constant-time comparison of two `sha256:<hex>` hashes. */
