@@ -11,9 +11,10 @@
  *   npm run bench                 # full run (a few minutes)
  *   npm run bench -- --quick      # 3 s runs, one round: a smoke test of the harness
  *   npm run bench -- --evaluations 1000000   # RSS after a million evaluations
+ *   npm run bench -- --warm-only  # only the A/B comparison with the ceiling (for profiling work)
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, openSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +27,7 @@ import { writeDataSet } from './data-set.js';
 const { values: options } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
+    'warm-only': { type: 'boolean', default: false },
     rounds: { type: 'string' },
     duration: { type: 'string' },
     evaluations: { type: 'string' },
@@ -44,6 +46,8 @@ const WARM_DOMAIN = 'mail-bench.example';
 
 interface Run {
   target: string;
+  /** CPU time of the server process per request (user + system): steadier than req/s on a busy machine. */
+  cpu_us_per_request: number | null;
   requests_per_s: number;
   p50_ms: number;
   p99_ms: number;
@@ -89,7 +93,18 @@ async function readyz(url: string): Promise<{ runtime: { rss_bytes: number; even
 
 const body = (email: string, ip = '81.2.69.160') => JSON.stringify({ ip, email, event_type: 'account_register', user: { user_id: 'u-1', first_name: 'Jane', last_name: 'Doe' } });
 
-async function drive(target: string, url: string, init: Partial<autocannon.Options>): Promise<Run> {
+/** User + system CPU seconds of a process so far, from /proc (Linux); `null` elsewhere. */
+function cpuSeconds(pid: number | undefined): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return null;
+  }
+}
+
+async function drive(target: string, url: string, server: ChildProcess | undefined, init: Partial<autocannon.Options>): Promise<Run> {
+  const cpuBefore = cpuSeconds(server?.pid);
   const result = await autocannon({
     url: `${url}/v1/risk/evaluate`,
     method: 'POST',
@@ -97,8 +112,11 @@ async function drive(target: string, url: string, init: Partial<autocannon.Optio
     headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
     ...init,
   });
+  const cpuAfter = cpuSeconds(server?.pid);
+  const total = result.requests.total;
   return {
     target,
+    cpu_us_per_request: cpuBefore !== null && cpuAfter !== null && total > 0 ? Math.round(((cpuAfter - cpuBefore) * 1e6) / total) : null,
     requests_per_s: Math.round(result.requests.average),
     p50_ms: result.latency.p50,
     p99_ms: result.latency.p99,
@@ -108,9 +126,9 @@ async function drive(target: string, url: string, init: Partial<autocannon.Optio
   };
 }
 
-async function measured(target: string, url: string, init: Partial<autocannon.Options>): Promise<Run> {
-  await drive(target, url, { ...init, duration: warmup });
-  return drive(target, url, { ...init, duration });
+async function measured(target: string, url: string, server: ChildProcess, init: Partial<autocannon.Options>): Promise<Run> {
+  await drive(target, url, undefined, { ...init, duration: warmup });
+  return drive(target, url, server, { ...init, duration });
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -174,11 +192,17 @@ async function main(): Promise<void> {
     const warm: Run[] = [];
     const ceiling: Run[] = [];
     for (let round = 0; round < rounds; round += 1) {
-      warm.push(await measured('service (cached domain)', serviceUrl, { body: body(`jane@${WARM_DOMAIN}`) }));
-      ceiling.push(await measured('ceiling', ceilingUrl, { body: body(`jane@${WARM_DOMAIN}`) }));
+      warm.push(await measured('service (cached domain)', serviceUrl, serviceProcess, { body: body(`jane@${WARM_DOMAIN}`) }));
+      ceiling.push(await measured('ceiling', ceilingUrl, ceilingProcess, { body: body(`jane@${WARM_DOMAIN}`) }));
       console.error(`round ${round + 1}/${rounds}: service ${warm.at(-1)!.requests_per_s} req/s, ceiling ${ceiling.at(-1)!.requests_per_s} req/s`);
     }
-    const invalid = await measured('service (400: invalid body)', serviceUrl, {
+    if (options['warm-only']) {
+      const ratio = median(warm.map((r) => r.requests_per_s)) / median(ceiling.map((r) => r.requests_per_s));
+      console.log(`service/ceiling: ${ratio.toFixed(2)}; p99 ${median(warm.map((r) => r.p99_ms))} vs ${median(ceiling.map((r) => r.p99_ms))} ms`);
+      console.log(`CPU per request: service ${median(warm.map((r) => r.cpu_us_per_request ?? 0))} µs, ceiling ${median(ceiling.map((r) => r.cpu_us_per_request ?? 0))} µs`);
+      return;
+    }
+    const invalid = await measured('service (400: invalid body)', serviceUrl, serviceProcess, {
       body: JSON.stringify({ ip: '1.2.3', email: 'not-an-address', event_type: 'account_register', user: { first_name: 5 } }),
     });
 
@@ -189,7 +213,7 @@ async function main(): Promise<void> {
     processes.push(coldProcess);
     await waitReady(coldUrl, coldProcess);
     let next = 0;
-    const coldRun = await drive(`service (cold: ${COLD_DOMAINS} new domains)`, coldUrl, {
+    const coldRun = await drive(`service (cold: ${COLD_DOMAINS} new domains)`, coldUrl, coldProcess, {
       amount: COLD_DOMAINS,
       requests: [{ setupRequest: (request) => ({ ...request, body: body(`jane@d${next++ % COLD_DOMAINS}.cold-bench.example`) }) }],
     });
@@ -198,7 +222,7 @@ async function main(): Promise<void> {
 
     // Many evaluations over varied domains and addresses: caches must stay bounded.
     let i = 0;
-    const longRunResult = await drive(`service (${longRun} varied evaluations)`, serviceUrl, {
+    const longRunResult = await drive(`service (${longRun} varied evaluations)`, serviceUrl, serviceProcess, {
       amount: longRun,
       requests: [{
         setupRequest: (request) => {
@@ -227,8 +251,8 @@ async function main(): Promise<void> {
     };
 
     const rows = [...warm, ...ceiling, invalid, coldRun, longRunResult];
-    console.log('\n| target | req/s | p50 ms | p99 ms | errors | non-2xx | requests |\n|---|---:|---:|---:|---:|---:|---:|');
-    for (const r of rows) console.log(`| ${r.target} | ${r.requests_per_s} | ${r.p50_ms} | ${r.p99_ms} | ${r.errors} | ${r.non_2xx} | ${r.total} |`);
+    console.log('\n| target | req/s | p50 ms | p99 ms | CPU µs/req | errors | non-2xx | requests |\n|---|---:|---:|---:|---:|---:|---:|---:|');
+    for (const r of rows) console.log(`| ${r.target} | ${r.requests_per_s} | ${r.p50_ms} | ${r.p99_ms} | ${r.cpu_us_per_request ?? '-'} | ${r.errors} | ${r.non_2xx} | ${r.total} |`);
     console.log(`\nservice/ceiling: ${summary.ratio} (median ${serviceRps} vs ${ceilingRps} req/s); p99 service/ceiling: ${summary.p99_ratio}`);
     console.log(`start-up: ${summary.start_up.time_to_ready_ms} ms to ready, RSS ${summary.start_up.rss_mb} MB; after ${longRun} varied evaluations: RSS ${summary.long_run.rss_mb_after} MB`);
     console.log(`cold path: ${coldRun.requests_per_s} req/s, p99 ${coldRun.p99_ms} ms, event-loop delay p99 ${coldRuntime.event_loop_delay_p99_ms} ms, ${summary.cold.queries_per_domain} DNS queries per new domain`);
