@@ -1,4 +1,6 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PROBLEM_CONTENT_TYPE, Problem, problems } from './problem.js';
 
 /** Maps what Fastify and its plugins throw to our problems; anything unrecognised is a 500 without internals. */
@@ -15,6 +17,10 @@ function toProblem(error: FastifyError, request: FastifyRequest, bodyLimit: numb
       return problems.invalidJson('The body does not match its Content-Length');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return problems.invalidJson('The body is not valid JSON');
+    case 'FST_ERR_BAD_URL':
+      return problems.malformedRequest('The URL path is not valid percent-encoding');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return problems.malformedRequest('A segment of the URL path is too long');
     case 'FST_BEARER_AUTH_MISSING_AUTHORIZATION_HEADER':
       return problems.unauthorized('Send "Authorization: Bearer <API key>"');
     case 'FST_BEARER_AUTH_INVALID_AUTHORIZATION_HEADER':
@@ -26,6 +32,42 @@ function toProblem(error: FastifyError, request: FastifyRequest, bodyLimit: numb
 
 export function renderProblem(reply: FastifyReply, problem: Problem): FastifyReply {
   return reply.code(problem.status).headers(problem.headers).type(PROBLEM_CONTENT_TYPE).send(problem.toBody());
+}
+
+/**
+ * Fastify's `frameworkErrors` option: errors the router raises before any route or error handler
+ * runs (a path such as `/v1/%zz`). Without it Fastify answers them in its own JSON shape.
+ */
+export function frameworkErrorHandler(bodyLimit: number) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    renderProblem(reply, toProblem(error, request, bodyLimit));
+  };
+}
+
+/**
+ * Fastify's `clientErrorHandler` option: the HTTP parser refused the request (headers over Node's
+ * size limit, a request that does not parse, a request that timed out), so no request object
+ * exists and the answer is written to the socket. Fastify's default writes its own JSON shape;
+ * the contract is a problem everywhere.
+ */
+export function clientErrorHandler(this: FastifyInstance, error: ConnectionError, socket: Socket): void {
+  // A reset connection has nobody left to answer (https://nodejs.org/api/http.html#event-clienterror).
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const problem =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? problems.requestTimeout()
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? problems.headersTooLarge()
+        : problems.malformedRequest('The request is not valid HTTP/1.1');
+  this.log.debug({ code: error.code, status: problem.status }, 'client error');
+  if (socket.writable) {
+    const body = JSON.stringify(problem.toBody());
+    socket.write(
+      `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\n` +
+        `Content-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }
 
 export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): void {
