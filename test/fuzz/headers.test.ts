@@ -143,13 +143,18 @@ describe('fuzz: methods, paths and query strings', () => {
           ...(withBody && m !== 'GET' && m !== 'HEAD' ? { payload: VALID } : {}),
         });
         expectContract(response, { method: m, url });
-        if (p === EVALUATE && q === '' && ['GET', 'PUT', 'PATCH', 'DELETE'].includes(m) && response.statusCode !== 415 && response.statusCode !== 400) {
+        if (p === EVALUATE && q === '' && ['GET', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].includes(m) && response.statusCode !== 415 && response.statusCode !== 400) {
           expectProblem(response, 405, 'method_not_allowed');
         }
         expect(({} as Record<string, unknown>).polluted).toBeUndefined();
       }),
       fuzzOptions(1500),
     );
+  });
+
+  it('OPTIONS on the evaluate route is 405 with Allow: POST, not a 404 that denies the route exists', async () => {
+    const response = await t.app.inject({ method: 'OPTIONS', url: EVALUATE, headers: bearer(KEY_A) });
+    expect(expectProblem(response, 405, 'method_not_allowed').detail).toContain('OPTIONS');
   });
 
   it('is healthy afterwards', async () => {
