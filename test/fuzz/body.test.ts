@@ -235,6 +235,15 @@ describe('fuzz: request bodies', () => {
     expectProblem(await postEvaluate(t, JSON.stringify(evaluationBody({ email: `${'a'.repeat(5 * BODY_LIMIT)}@example.com` }))), 413, 'payload_too_large');
   });
 
+  it('an object with a length where a string belongs: one error, the type, not a nonsense length', async () => {
+    for (const at of ['ip', 'email', 'event_type']) {
+      const problem = expectProblem(await postEvaluate(t, evaluationBody({ [at]: { length: 1000 } })), 400, 'invalid_request');
+      expect(problem.errors).toEqual([{ path: at, message: expect.stringMatching(/expected string/) }]);
+    }
+    const nested = expectProblem(await postEvaluate(t, evaluationBody({ user: { first_name: { length: 1000 } } })), 400, 'invalid_request');
+    expect(nested.errors).toEqual([{ path: 'user.first_name', message: expect.stringMatching(/expected string/) }]);
+  });
+
   it('is healthy afterwards', async () => {
     await expectHealthy(t);
   });

@@ -55,6 +55,8 @@ export function expectProblem(response: LightMyRequestResponse, status?: number,
   if (body.code === 'invalid_request' || body.code === 'invalid_json') {
     expect(Array.isArray(body.errors)).toBe(true);
     expect(body.errors!.length).toBeGreaterThan(0);
+    const paths = body.errors!.map((e) => e.path);
+    expect(new Set(paths).size, `one error per field: ${paths.join(', ')}`).toBe(paths.length);
     for (const error of body.errors!) {
       expect(Object.keys(error).sort()).toEqual(['message', 'path']);
       expect(typeof error.message).toBe('string');
