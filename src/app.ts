@@ -76,6 +76,8 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
     // Errors raised before a route runs, and by the HTTP parser, are problems too.
     frameworkErrors: frameworkErrorHandler(config.bodyLimitBytes),
     clientErrorHandler,
+    // A missing Host is refused by registerErrorHandling, as a problem rather than Node's empty 400.
+    http: { requireHostHeader: false },
   });
 
   app.decorateRequest('account', null);

@@ -71,6 +71,14 @@ export function clientErrorHandler(this: FastifyInstance, error: ConnectionError
 }
 
 export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): void {
+  // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400. Node's own check (`requireHostHeader`,
+  // turned off in app.ts) answers it with an empty body; this one answers with a problem.
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      reply.header('connection', 'close');
+      throw problems.malformedRequest('An HTTP/1.1 request must carry a Host header');
+    }
+  });
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const problem = toProblem(error, request, bodyLimit);
     if (problem.status >= 500) request.log.error({ err: error }, 'request failed');

@@ -127,6 +127,17 @@ describe('what the HTTP parser refuses is a problem too (real port)', () => {
     expectRawProblem(raw, 400, 'malformed_request');
   });
 
+  it('400 for an HTTP/1.1 request without Host (RFC 9112 §3.2), and the connection closed', async () => {
+    const raw = await exchange('GET /healthz HTTP/1.1\r\n\r\n');
+    expectRawProblem(raw, 400, 'malformed_request');
+    expect(raw.headers.connection).toBe('close');
+  });
+
+  it('an HTTP/1.0 request needs no Host', async () => {
+    const raw = await exchange('GET /healthz HTTP/1.0\r\n\r\n');
+    expect(raw.status).toBe(200);
+  });
+
   it('400 for a path that is not valid percent-encoding', async () => {
     const raw = await exchange('GET /v1/%zz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     expectRawProblem(raw, 400, 'malformed_request');
