@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PROBLEM_CONTENT_TYPE, Problem, problems } from './problem.js';
@@ -71,6 +71,14 @@ export function clientErrorHandler(this: FastifyInstance, error: ConnectionError
 }
 
 export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): void {
+  // An Expect other than 100-continue never reaches Fastify: Node answers it with an empty 417
+  // unless the server listens for it (https://nodejs.org/api/http.html#event-checkexpectation).
+  app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    const problem = problems.expectationFailed(request.headers.expect);
+    const body = JSON.stringify(problem.toBody());
+    response.writeHead(problem.status, { 'content-type': PROBLEM_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), connection: 'close' });
+    response.end(body);
+  });
   // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400. Node's own check (`requireHostHeader`,
   // turned off in app.ts) answers it with an empty body; this one answers with a problem.
   app.addHook('onRequest', async (request, reply) => {

@@ -82,6 +82,7 @@ const header = fc.oneof(
     'Transfer-Encoding: gzip, chunked',
     'Transfer-Encoding: identity',
     'Expect: 100-continue',
+    'Expect: something-else',
     'Connection: close',
     'Connection: keep-alive',
     'X-Forwarded-For: 1.2.3.4',

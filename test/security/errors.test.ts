@@ -133,6 +133,11 @@ describe('what the HTTP parser refuses is a problem too (real port)', () => {
     expect(raw.headers.connection).toBe('close');
   });
 
+  it('417 for an Expect other than 100-continue', async () => {
+    const raw = await exchange('GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\n\r\n');
+    expectRawProblem(raw, 417, 'expectation_failed');
+  });
+
   it('an HTTP/1.0 request needs no Host', async () => {
     const raw = await exchange('GET /healthz HTTP/1.0\r\n\r\n');
     expect(raw.status).toBe(200);
