@@ -95,13 +95,14 @@ describe('what the HTTP parser refuses is a problem too (real port)', () => {
     t = await startTestApp();
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     const { port } = t.app.server.address() as { port: number };
-    const text = await new Promise<string>((resolve, reject) => {
+    const text = await new Promise<string>((resolve) => {
       const socket = connect(port, '127.0.0.1');
       let received = '';
       socket.setEncoding('utf8');
       socket.on('data', (chunk: string) => (received += chunk));
       socket.on('close', () => resolve(received));
-      socket.on('error', reject);
+      // The server destroys the socket after a parser error; a reset after its answer is still an answer.
+      socket.on('error', () => {});
       socket.end(request);
     });
     const [head, body = ''] = text.split('\r\n\r\n');
