@@ -8,7 +8,7 @@ import { createEvaluator } from './evaluation/evaluate.js';
 import type { SourceStatus } from './evaluation/facts.js';
 import type { EmailInspector, IpInspector, Resource, RuleBook } from './evaluation/ports.js';
 import { registerAuthentication } from './http/auth.js';
-import { registerErrorHandling } from './http/error-handler.js';
+import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/error-handler.js';
 import { buildOpenApiDocument } from './http/openapi.js';
 import { acceptJsonOnly } from './http/json-body.js';
 import { problems } from './http/problem.js';
@@ -73,6 +73,11 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
     forceCloseConnections: 'idle',
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
+    // Errors raised before a route runs, and by the HTTP parser, are problems too.
+    frameworkErrors: frameworkErrorHandler(config.bodyLimitBytes),
+    clientErrorHandler,
+    // A missing Host is refused by registerErrorHandling, as a problem rather than Node's empty 400.
+    http: { requireHostHeader: false },
   });
 
   app.decorateRequest('account', null);

@@ -56,12 +56,13 @@ export interface FieldError {
 /** Validates a body; every failing field is named with a JSON-pointer-like dotted path. */
 export function validateEvaluationRequest(body: unknown): { ok: true; value: EvaluationRequest } | { ok: false; errors: FieldError[] } {
   const parsed = evaluationRequestSchema.safeParse(body);
-  const errors: FieldError[] = parsed.success
-    ? []
-    : parsed.error.issues.map((issue) => ({
-        path: issue.path.length > 0 ? issue.path.map(String).join('.') : '(body)',
-        message: issue.message,
-      }));
+  const errors: FieldError[] = [];
+  for (const issue of parsed.success ? [] : parsed.error.issues) {
+    const path = issue.path.length > 0 ? issue.path.map(String).join('.') : '(body)';
+    // One error per field, the first: zod 4 runs `.max()` on any value with a `length` after the
+    // type check failed, so `{"email": {"length": 300}}` would also get "Too big: expected unknown".
+    if (!errors.some((e) => e.path === path)) errors.push({ path, message: issue.message });
+  }
   // Addresses are checked even when another field failed, so one round trip names every bad field.
   const fields = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
   const ip = typeof fields.ip === 'string' ? parseIp(fields.ip) : null;

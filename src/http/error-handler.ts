@@ -1,4 +1,6 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PROBLEM_CONTENT_TYPE, Problem, problems } from './problem.js';
 
 /** Maps what Fastify and its plugins throw to our problems; anything unrecognised is a 500 without internals. */
@@ -15,6 +17,10 @@ function toProblem(error: FastifyError, request: FastifyRequest, bodyLimit: numb
       return problems.invalidJson('The body does not match its Content-Length');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return problems.invalidJson('The body is not valid JSON');
+    case 'FST_ERR_BAD_URL':
+      return problems.malformedRequest('The URL path is not valid percent-encoding');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return problems.malformedRequest('A segment of the URL path is too long');
     case 'FST_BEARER_AUTH_MISSING_AUTHORIZATION_HEADER':
       return problems.unauthorized('Send "Authorization: Bearer <API key>"');
     case 'FST_BEARER_AUTH_INVALID_AUTHORIZATION_HEADER':
@@ -28,7 +34,59 @@ export function renderProblem(reply: FastifyReply, problem: Problem): FastifyRep
   return reply.code(problem.status).headers(problem.headers).type(PROBLEM_CONTENT_TYPE).send(problem.toBody());
 }
 
+/**
+ * Fastify's `frameworkErrors` option: errors the router raises before any route or error handler
+ * runs (a path such as `/v1/%zz`). Without it Fastify answers them in its own JSON shape.
+ */
+export function frameworkErrorHandler(bodyLimit: number) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    renderProblem(reply, toProblem(error, request, bodyLimit));
+  };
+}
+
+/**
+ * Fastify's `clientErrorHandler` option: the HTTP parser refused the request (headers over Node's
+ * size limit, a request that does not parse, a request that timed out), so no request object
+ * exists and the answer is written to the socket. Fastify's default writes its own JSON shape;
+ * the contract is a problem everywhere.
+ */
+export function clientErrorHandler(this: FastifyInstance, error: ConnectionError, socket: Socket): void {
+  // A reset connection has nobody left to answer (https://nodejs.org/api/http.html#event-clienterror).
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const problem =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? problems.requestTimeout()
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? problems.headersTooLarge()
+        : problems.malformedRequest('The request is not valid HTTP/1.1');
+  this.log.debug({ code: error.code, status: problem.status }, 'client error');
+  if (socket.writable) {
+    const body = JSON.stringify(problem.toBody());
+    socket.write(
+      `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\n` +
+        `Content-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
+}
+
 export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): void {
+  // An Expect other than 100-continue never reaches Fastify: Node answers it with an empty 417
+  // unless the server listens for it (https://nodejs.org/api/http.html#event-checkexpectation).
+  app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    const problem = problems.expectationFailed(request.headers.expect);
+    const body = JSON.stringify(problem.toBody());
+    response.writeHead(problem.status, { 'content-type': PROBLEM_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), connection: 'close' });
+    response.end(body);
+  });
+  // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400. Node's own check (`requireHostHeader`,
+  // turned off in app.ts) answers it with an empty body; this one answers with a problem.
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      reply.header('connection', 'close');
+      throw problems.malformedRequest('An HTTP/1.1 request must carry a Host header');
+    }
+  });
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const problem = toProblem(error, request, bodyLimit);
     if (problem.status >= 500) request.log.error({ err: error }, 'request failed');

@@ -7,12 +7,16 @@ import type { FieldError } from '../evaluation/request.js';
 export const problemCodes = {
   invalid_request: { status: 400, title: 'The request body is invalid' },
   invalid_json: { status: 400, title: 'The request body is not valid JSON' },
+  malformed_request: { status: 400, title: 'The request is not valid HTTP' },
   unauthorized: { status: 401, title: 'A valid API key is required' },
   not_found: { status: 404, title: 'No such route' },
   method_not_allowed: { status: 405, title: 'Method not allowed on this route' },
+  request_timeout: { status: 408, title: 'The request took too long to arrive' },
+  expectation_failed: { status: 417, title: 'The Expect header cannot be met' },
   payload_too_large: { status: 413, title: 'The request body is too large' },
   unsupported_media_type: { status: 415, title: 'The request body must be application/json' },
   rate_limited: { status: 429, title: 'Too many requests for this API key' },
+  headers_too_large: { status: 431, title: 'The request headers are too large' },
   internal_error: { status: 500, title: 'The service failed to answer' },
   not_ready: { status: 503, title: 'The service is not ready' },
 } as const;
@@ -69,6 +73,11 @@ export const problems = {
     new Problem('unsupported_media_type', `Content-Type ${contentType ? `"${contentType}"` : '(none)'} is not supported; send application/json`),
   rateLimited: (retryAfterSeconds: number) =>
     new Problem('rate_limited', `Rate limit exceeded; retry in ${retryAfterSeconds} s`, undefined, { 'retry-after': String(retryAfterSeconds) }),
+  malformedRequest: (detail: string) => new Problem('malformed_request', detail),
+  requestTimeout: () => new Problem('request_timeout', 'The request was not received in time'),
+  expectationFailed: (expectation: string | undefined) =>
+    new Problem('expectation_failed', `Expect "${expectation ?? ''}" is not supported; only "100-continue" is`),
+  headersTooLarge: () => new Problem('headers_too_large', 'The request headers exceed the size the server accepts'),
   internal: () => new Problem('internal_error', 'An unexpected error occurred; it has been logged'),
   notReady: (detail: string) => new Problem('not_ready', detail),
 };

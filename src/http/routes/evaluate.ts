@@ -44,7 +44,7 @@ export function registerEvaluateRoute(scope: FastifyInstance, deps: { evaluate: 
   });
 
   scope.route({
-    method: ['GET', 'PUT', 'PATCH', 'DELETE'],
+    method: ['GET', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     url: EVALUATE_PATH,
     handler: async (request) => {
       throw problems.methodNotAllowed(request.method, ['POST']);
