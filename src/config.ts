@@ -49,7 +49,8 @@ const cidr = (value: string): boolean => {
   if (version === 0 || rest.length > 0) return false;
   if (bits === undefined) return true;
   const n = Number(bits);
-  return /^\d{1,3}$/.test(bits) && n <= (version === 4 ? 32 : 128);
+  // A /0 trusts every source, which is the blanket `true` this setting exists to avoid.
+  return /^\d{1,3}$/.test(bits) && n >= 1 && n <= (version === 4 ? 32 : 128);
 };
 
 export const envSchema = z.object({

@@ -20,6 +20,8 @@ describe('configuration', () => {
     ['DNS_TIMEOUT_MS', '-5'],
     ['TRUST_PROXY', 'true'],
     ['TRUST_PROXY', '10.0.0.0/33'],
+    ['TRUST_PROXY', '0.0.0.0/0'],
+    ['TRUST_PROXY', '::/0'],
     ['NODE_ENV', 'staging'],
   ])('names %s when its value %s is bad', (name, value) => {
     let error: unknown;

@@ -43,7 +43,8 @@ const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 /** Lower-cases, converts IDN to punycode (UTS #46), strips one trailing dot; `null` when not a host name. */
 export function normalizeDomain(raw: string): string | null {
   const trimmed = raw.endsWith('.') ? raw.slice(0, -1) : raw;
-  if (trimmed.length === 0 || /[\s\x00-\x1f\x7f]/.test(trimmed)) return null;
+  // `%` would be percent-decoded by the URL parser (`ab%63.com` → `abc.com`): not a host name as sent.
+  if (trimmed.length === 0 || /[\s\x00-\x1f\x7f%]/.test(trimmed)) return null;
   const lower = trimmed.toLowerCase();
   // Plain ASCII without punycode labels is its own ASCII form: skip the UTS #46 pass (hot when loading lists).
   const ascii = PLAIN_ASCII.test(lower) && !lower.includes('xn--') ? lower : domainToASCII(lower);

@@ -167,7 +167,8 @@ describe('fuzz: e-mail addresses', () => {
   });
 
   it('the domain is case- and trailing-dot-insensitive', async () => {
-    const valid = fc.tuple(fc.stringMatching(/^[a-z0-9._+-]{1,20}$/), fc.constantFrom('example.com', 'bücher.de', '例子.广告', 'пример.рф', 'xn--bcher-kva.de'));
+    // A dot-string local part (RFC 5321 §4.1.2): dots only between characters.
+    const valid = fc.tuple(fc.stringMatching(/^[a-z0-9_+-]{1,8}(\.[a-z0-9_+-]{1,8}){0,2}$/), fc.constantFrom('example.com', 'bücher.de', '例子.广告', 'пример.рф', 'xn--bcher-kva.de'));
     await fc.assert(
       fc.asyncProperty(valid, fc.boolean(), async ([local, host], dot) => {
         const plain = expectEvaluation(await evaluateEmail(`${local}@${host}`));

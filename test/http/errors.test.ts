@@ -41,6 +41,7 @@ describe('400: every bad field is named', () => {
     ['a number for ip', { ip: 1234 }, ['ip']],
     ['an e-mail with two @', { email: 'a@b@example.com' }, ['email']],
     ['an e-mail without a domain', { email: 'jane@' }, ['email']],
+    ['a percent-encoded domain', { email: 'jane@ab%63.com' }, ['email']],
     ['an e-mail longer than 254 characters', { email: `${'a'.repeat(60)}@${'b'.repeat(190)}.com` }, ['email']],
     ['an unknown event type', { event_type: 'account_delete' }, ['event_type']],
     ['a wrong type inside user', { user: { first_name: 5 } }, ['user.first_name']],
