@@ -8,6 +8,8 @@ import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 /** Load-balancer probes every few seconds would drown the log at info. */
 const PROBES = new Set(['/healthz', '/readyz']);
 
+const KNOWN_PATHS = new Set(['/v1/risk/evaluate', '/healthz', '/readyz', '/openapi.json']);
+
 /** As long as the shortest API key (keys.MIN_KEY_LENGTH), or shaped like an e-mail address. */
 const SECRET_LOOKING_SEGMENT = /^[^/]{32,}$|@|%40/i;
 
@@ -17,6 +19,8 @@ const SECRET_LOOKING_SEGMENT = /^[^/]{32,}$|@|%40/i;
  * into the path of a 404 is as secret as one in the header).
  */
 export function loggablePath(url: string): string {
+  // The usual case, a known route with no query, needs no work.
+  if (KNOWN_PATHS.has(url)) return url;
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
   const masked = path
