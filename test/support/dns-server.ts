@@ -57,6 +57,8 @@ export interface DnsServerOptions {
   chaseCnames?: boolean;
   /** Added before every reply (ms), e.g. to model a resolver's round trip in benchmarks. */
   latencyMs?: () => number;
+  /** Ports to try before ephemeral ones; for testing the bind retry. */
+  tryPortsFirst?: number[];
 }
 
 export interface TestDnsServer {
@@ -140,19 +142,6 @@ export async function startDnsServer(options: DnsServerOptions): Promise<TestDns
     return options.latencyMs?.() ?? null;
   };
 
-  const udp = createSocket('udp4');
-  udp.on('message', (bytes: Buffer, from: RemoteInfo) => {
-    const query = safeDecode(bytes);
-    if (query === null) return;
-    const send = (replies: Buffer[]): void => {
-      for (const r of replies) udp.send(r, from.port, from.address);
-    };
-    const replies = respond(query, 'udp');
-    const delay = delayOf(query);
-    if (delay === null) send(replies);
-    else later(delay, () => send(replies));
-  });
-
   const sockets = new Set<Socket>();
   const tcp = createServer((socket) => {
     sockets.add(socket);
@@ -177,7 +166,21 @@ export async function startDnsServer(options: DnsServerOptions): Promise<TestDns
     });
   });
 
-  const port = await bindBoth(udp, tcp);
+  // A server that answers only over TCP would leave every UDP query unanswered: the handlers go on
+  // the socket that bindBoth returns, which is not the first one it tried when it had to retry.
+  const { udp, port } = await bindBoth(tcp, options.tryPortsFirst ?? []);
+  udp.on('message', (bytes: Buffer, from: RemoteInfo) => {
+    const query = safeDecode(bytes);
+    if (query === null) return;
+    const send = (replies: Buffer[]): void => {
+      for (const r of replies) udp.send(r, from.port, from.address);
+    };
+    const replies = respond(query, 'udp');
+    const delay = delayOf(query);
+    if (delay === null) send(replies);
+    else later(delay, () => send(replies));
+  });
+
   return {
     host: HOST,
     port,
@@ -207,26 +210,47 @@ export async function startDnsServer(options: DnsServerOptions): Promise<TestDns
   };
 }
 
-/** UDP on an ephemeral port, then TCP on the same number; retried if another process holds it. */
-async function bindBoth(udp: UdpSocket, tcp: Server): Promise<number> {
-  for (let tries = 0; tries < 20; tries += 1) {
-    await new Promise<void>((resolve, reject) => {
-      udp.once('error', reject);
-      udp.bind(0, HOST, () => {
-        udp.off('error', reject);
-        resolve();
-      });
-    });
+/**
+ * UDP and TCP on one port number, as resolvers expect. UDP first on an ephemeral port, then TCP on
+ * the same number; that number can be taken for TCP (typically by a TIME_WAIT left by an earlier
+ * TCP query), so on EADDRINUSE both are given up and a fresh pair is tried. Returns the UDP socket
+ * actually bound: the caller must attach its handlers to that one, not to one it made itself.
+ */
+async function bindBoth(tcp: Server, tryPortsFirst: number[]): Promise<{ udp: UdpSocket; port: number }> {
+  const candidates = [...tryPortsFirst];
+  for (let tries = 0; tries < 20 + tryPortsFirst.length; tries += 1) {
+    const udp = createSocket('udp4');
+    const bound = await whenListening(udp, () => udp.bind(candidates.shift() ?? 0, HOST));
+    if (!bound) {
+      await new Promise<void>((resolve) => udp.close(() => resolve()));
+      continue;
+    }
     const port = udp.address().port;
-    const listening = await new Promise<boolean>((resolve) => {
-      tcp.once('error', () => resolve(false));
-      tcp.listen(port, HOST, () => resolve(true));
-    });
-    if (listening) return port;
+    if (await whenListening(tcp, () => tcp.listen(port, HOST))) return { udp, port };
     await new Promise<void>((resolve) => udp.close(() => resolve()));
-    udp = createSocket('udp4');
   }
   throw new Error('could not bind UDP and TCP on one port');
+}
+
+/**
+ * Runs `start` and resolves true once listening, false on EADDRINUSE; leaves no listener behind
+ * either way (a failed listen must not fire a stale callback on a later successful one).
+ */
+function whenListening(emitter: UdpSocket | Server, start: () => void): Promise<boolean> {
+  return new Promise<boolean>((resolve, reject) => {
+    const onListening = (): void => {
+      emitter.off('error', onError);
+      resolve(true);
+    };
+    const onError = (error: NodeJS.ErrnoException): void => {
+      emitter.off('listening', onListening);
+      if (error.code === 'EADDRINUSE') resolve(false);
+      else reject(error);
+    };
+    emitter.once('listening', onListening);
+    emitter.once('error', onError);
+    start();
+  });
 }
 
 /** A port with nothing listening on it: for the "closed port" case. */
