@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import rateLimit from '@fastify/rate-limit';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { createEmailInspector } from './email/index.js';
@@ -11,7 +10,7 @@ import { registerAuthentication } from './http/auth.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/error-handler.js';
 import { buildOpenApiDocument } from './http/openapi.js';
 import { acceptJsonOnly } from './http/json-body.js';
-import { problems } from './http/problem.js';
+import { registerRateLimit } from './http/rate-limit.js';
 import { OneLinePerRequest } from './http/request-log.js';
 import { registerEvaluateRoute } from './http/routes/evaluate.js';
 import { registerHealthRoutes } from './http/routes/health.js';
@@ -96,16 +95,7 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
   await app.register(async (v1) => {
     acceptJsonOnly(v1);
     await registerAuthentication(v1, resources.keys);
-    if (config.rateLimit.max > 0) {
-      await v1.register(rateLimit, {
-        // After authentication, so the limit is per account and an anonymous flood costs one hash each.
-        hook: 'preHandler',
-        max: config.rateLimit.max,
-        timeWindow: config.rateLimit.windowMs,
-        keyGenerator: (request) => `account:${request.account?.id ?? request.ip}`,
-        errorResponseBuilder: (_request, context) => problems.rateLimited(Math.max(1, Math.ceil(context.ttl / 1000))),
-      });
-    }
+    registerRateLimit(v1, config.rateLimit);
     const evaluate = createEvaluator({
       ...resources,
       deadlineMs: config.dnsTimeoutMs,

@@ -81,11 +81,13 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): 
   });
   // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400. Node's own check (`requireHostHeader`,
   // turned off in app.ts) answers it with an empty body; this one answers with a problem.
-  app.addHook('onRequest', async (request, reply) => {
+  // A callback hook, not an async one: it runs on every request and a promise each time costs.
+  app.addHook('onRequest', (request, reply, done) => {
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
       reply.header('connection', 'close');
-      throw problems.malformedRequest('An HTTP/1.1 request must carry a Host header');
+      return done(problems.malformedRequest('An HTTP/1.1 request must carry a Host header'));
     }
+    done();
   });
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const problem = toProblem(error, request, bodyLimit);

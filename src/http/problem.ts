@@ -43,7 +43,12 @@ export class Problem extends Error {
     readonly errors?: FieldError[],
     readonly headers: Record<string, string> = {},
   ) {
+    // A problem is an expected answer, not a bug: its stack is never shown or logged, so it is not
+    // captured (capturing one costs more than the rest of a 400).
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(detail);
+    Error.stackTraceLimit = limit;
     this.name = 'Problem';
     this.status = problemCodes[code].status;
   }
