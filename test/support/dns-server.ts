@@ -57,6 +57,8 @@ export interface DnsServerOptions {
   chaseCnames?: boolean;
   /** Added before every reply (ms), e.g. to model a resolver's round trip in benchmarks. */
   latencyMs?: () => number;
+  /** This port rather than a free one: to bring a server that was closed back where clients look for it. */
+  port?: number;
 }
 
 export interface TestDnsServer {
@@ -177,7 +179,7 @@ export async function startDnsServer(options: DnsServerOptions): Promise<TestDns
     });
   });
 
-  const port = await bindBoth(udp, tcp);
+  const port = await bindBoth(udp, tcp, options.port);
   return {
     host: HOST,
     port,
@@ -207,12 +209,12 @@ export async function startDnsServer(options: DnsServerOptions): Promise<TestDns
   };
 }
 
-/** UDP on an ephemeral port, then TCP on the same number; retried if another process holds it. */
-async function bindBoth(udp: UdpSocket, tcp: Server): Promise<number> {
+/** UDP on an ephemeral port (or the one asked for), then TCP on the same number; retried if another process holds it. */
+async function bindBoth(udp: UdpSocket, tcp: Server, wanted = 0): Promise<number> {
   for (let tries = 0; tries < 20; tries += 1) {
     await new Promise<void>((resolve, reject) => {
       udp.once('error', reject);
-      udp.bind(0, HOST, () => {
+      udp.bind(wanted, HOST, () => {
         udp.off('error', reject);
         resolve();
       });
@@ -224,6 +226,7 @@ async function bindBoth(udp: UdpSocket, tcp: Server): Promise<number> {
     });
     if (listening) return port;
     await new Promise<void>((resolve) => udp.close(() => resolve()));
+    if (wanted !== 0) throw new Error(`could not bind TCP port ${wanted}`);
     udp = createSocket('udp4');
   }
   throw new Error('could not bind UDP and TCP on one port');
