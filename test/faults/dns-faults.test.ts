@@ -100,7 +100,7 @@ const outages: Array<[string, Outage]> = [
 ];
 
 describe('DNS faults while requests flow through the HTTP API', () => {
-  it.each(outages)('a resolver that %s: unknown within the deadline, no rule fired, then recovery', async (_name, outage) => {
+  it.each(outages)('a resolver that %s: unknown within the deadline, no rule fired, then recovery', async (name, outage) => {
     const { url, server } = await start();
     const failing: string[] = [];
     const domain = (phase: string, n: number, fault: Fault | null): string => {
@@ -161,6 +161,6 @@ describe('DNS faults while requests flow through the HTTP API', () => {
     });
     expect(failures(after)).toEqual({});
     expect(after.results.filter((w) => w.length > 0)).toEqual([]);
-    console.log(`dns fault "${_name}": ${during.sent} requests during the outage (slowest ${Math.round(during.slowestMs)} ms), ${after.sent} after, 0 failed`);
+    console.log(`dns fault "${name}": ${during.sent} requests during the outage (slowest ${Math.round(during.slowestMs)} ms), ${after.sent} after, 0 failed`);
   });
 });
