@@ -112,5 +112,14 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
     sweep = setInterval(() => app.server.closeIdleConnections(), 25).unref();
   });
   app.addHook('onClose', async () => clearInterval(sweep));
+  // A response sent during the drain says so: without `Connection: close` the client reuses the
+  // connection, the sweep closes it, and the client's next POST is reset after it was sent, which
+  // neither it nor a load balancer may safely retry. Fastify marks only requests that arrive
+  // after the close began; this covers those already in flight.
+  // A callback hook, not an async one: no promise per response on the hot path.
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (!accepting) reply.header('connection', 'close');
+    done(null, payload);
+  });
   return app;
 }

@@ -1,8 +1,8 @@
 /**
  * Per-server failure tracking. After `threshold` consecutive failures (timeouts, socket errors,
- * REFUSED) a server is skipped for a back-off window that doubles up to `maxMs`; when the window
- * ends one query probes it, and any good reply resets it. Consecutive, so that one dead domain
- * among healthy traffic (whose successes interleave) does not take a healthy server out.
+ * REFUSED) a server is skipped for a back-off window; when the window ends one query probes it.
+ * A failed probe doubles the window, up to `maxMs`; any good reply resets it. Consecutive, so that
+ * one dead domain among healthy traffic (whose successes interleave) does not take a healthy server out.
  */
 export interface BackoffOptions {
   threshold: number;
@@ -51,6 +51,10 @@ export class ServerHealth {
     this.failures += 1;
     this.probing = false;
     if (this.failures < this.options.threshold) return;
+    // Queries sent before the window opened fail with the one that opened it: under load, dozens at
+    // once. Each doubling the window would bench a server for up to `maxMs` after a blip of a
+    // second. Only the crossing and a failed probe (sent once the window ended) open or widen it.
+    if (this.now() < this.downUntil) return;
     this.windowMs = this.windowMs === 0 ? this.options.initialMs : Math.min(this.windowMs * 2, this.options.maxMs);
     this.downUntil = this.now() + this.windowMs;
   }

@@ -53,11 +53,17 @@ export function parseAddressList(text: string): Omit<AddressList, 'modified'> {
 
 /**
  * Reads and checks a list. Malformed lines are counted, not fatal; but a file where they outnumber
- * the valid ones is not a list (an HTML error page, a wrong file) and is refused.
+ * the valid ones is not a list (an HTML error page, a wrong file) and is refused. So is a list with
+ * no address at all: an empty file is a failed download or a full disk far more often than a
+ * deliberate "nothing is listed", and taking it would answer `false` for every address. To turn a
+ * source off, remove its file.
  */
 export async function loadAddressList(path: string): Promise<AddressList> {
   const [text, info] = await Promise.all([readFile(path, 'utf8'), stat(path)]);
   const list = parseAddressList(text);
+  if (list.entries === 0 && list.malformed === 0) {
+    throw new ListError('no addresses in the file (an empty list is refused; remove the file to turn the source off)');
+  }
   if (list.malformed > list.entries) {
     throw new ListError(
       `${list.malformed} malformed line(s) against ${list.entries} valid: not an address list (${list.malformedExamples.join('; ')})`,

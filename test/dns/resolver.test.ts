@@ -233,6 +233,23 @@ describe('limits', () => {
     expect(r.backingOff).toBe(false);
   });
 
+  it('regression: queries already in flight that fail together open the back-off window once, not once each', async () => {
+    // Eight lookups of a dead server fail at the same moment. Each used to double the window
+    // (1 s, 2 s, 4 s … up to 30 s), so a resolver that came back after a blip stayed unused for
+    // many seconds under load. The window doubles per failed probe, not per straggler.
+    const names = Array.from({ length: 8 }, (_, i) => `dead${i}.test`);
+    const s = await server({ faults: Object.fromEntries(names.map((n) => [n, { kind: 'drop' }])) });
+    const r = resolverFor([s.address], { attemptsPerServer: 1, backoff: { threshold: 2, initialMs: 1_000 } });
+    const pending = names.map((n) => r.lookup(n, 'MX'));
+    await s.waitForQueries(names.length);
+    await vi.advanceTimersByTimeAsync(ATTEMPT);
+    expect(await Promise.all(pending)).toEqual(names.map(() => expect.objectContaining({ reason: 'timeout' })));
+    expect(r.backingOff).toBe(true);
+    vi.advanceTimersByTime(1_000);
+    expect(r.backingOff).toBe(false);
+    expect(exchanges(await r.lookup('web.test', 'A'))).toEqual(['192.0.2.1']);
+  });
+
   it('frees the probe slot when the probing lookup runs out of time', async () => {
     const s = await server({ faults: { 'refused.test': { kind: 'refused' }, 'dropped.test': { kind: 'drop' } } });
     // Attempts outlast the deadline, so the probe below ends by its deadline, not by a failure.

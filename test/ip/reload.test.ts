@@ -92,6 +92,20 @@ describe('reloading data files while serving', () => {
     expect(log.lines().some((l) => l.msg === `ip data file refused: ${path}`)).toBe(true);
   });
 
+  it('regression: refuses an emptied list instead of reading it as "no address is listed"', async () => {
+    // A download that failed before its first byte, `> file` in a script, a full disk: the file is
+    // there and empty. Taking it would answer is_tor: false for every address, a guess stated as a fact.
+    const path = join(dir, 'tor-exit-nodes.txt');
+    await writeFile(path, '185.220.101.1\n');
+    const { inspector } = await start();
+    for (const empty of ['', '\n\n', '# Tor exit list\n']) {
+      await replaceFile(path, empty);
+      await inspector.reload();
+      expect(inspector.inspect(ip('185.220.101.1')).facts.is_tor).toBe(true);
+      expect(inspector.status().find((s) => s.name === 'ip.list.tor')).toMatchObject({ entries: 1, error: expect.stringContaining('no addresses') });
+    }
+  });
+
   it('unloads a removed file; the open data takes over from a removed MaxMind database', async () => {
     await writeFile(join(dir, 'GeoLite2-City.mmdb'), city('GB', 'United Kingdom'));
     await writeFile(join(dir, 'GeoLite2-ASN.mmdb'), asnDatabase(6, [{ network: '81.2.69.0/24', data: asnRecord(20712, 'A&A') }]));

@@ -59,6 +59,8 @@ export interface DnsServerOptions {
   latencyMs?: () => number;
   /** Ports to try before ephemeral ones; for testing the bind retry. */
   tryPortsFirst?: number[];
+  /** This port rather than a free one: to bring a server that was closed back where clients look for it. */
+  port?: number;
 }
 
 export interface TestDnsServer {
@@ -168,7 +170,7 @@ export async function startDnsServer(options: DnsServerOptions): Promise<TestDns
 
   // A server that answers only over TCP would leave every UDP query unanswered: the handlers go on
   // the socket that bindBoth returns, which is not the first one it tried when it had to retry.
-  const { udp, port } = await bindBoth(tcp, options.tryPortsFirst ?? []);
+  const { udp, port } = await bindBoth(tcp, options.port !== undefined ? [options.port] : (options.tryPortsFirst ?? []), options.port !== undefined);
   udp.on('message', (bytes: Buffer, from: RemoteInfo) => {
     const query = safeDecode(bytes);
     if (query === null) return;
@@ -215,12 +217,15 @@ export async function startDnsServer(options: DnsServerOptions): Promise<TestDns
  * the same number; that number can be taken for TCP (typically by a TIME_WAIT left by an earlier
  * TCP query), so on EADDRINUSE both are given up and a fresh pair is tried. Returns the UDP socket
  * actually bound: the caller must attach its handlers to that one, not to one it made itself.
+ * With `onlyThose`, a server that must come back on a given port fails rather than move.
  */
-async function bindBoth(tcp: Server, tryPortsFirst: number[]): Promise<{ udp: UdpSocket; port: number }> {
+async function bindBoth(tcp: Server, tryPortsFirst: number[], onlyThose = false): Promise<{ udp: UdpSocket; port: number }> {
   const candidates = [...tryPortsFirst];
   for (let tries = 0; tries < 20 + tryPortsFirst.length; tries += 1) {
+    const wanted = candidates.shift() ?? (onlyThose ? undefined : 0);
+    if (wanted === undefined) throw new Error(`could not bind UDP and TCP on port ${tryPortsFirst.join(', ')}`);
     const udp = createSocket('udp4');
-    const bound = await whenListening(udp, () => udp.bind(candidates.shift() ?? 0, HOST));
+    const bound = await whenListening(udp, () => udp.bind(wanted, HOST));
     if (!bound) {
       await new Promise<void>((resolve) => udp.close(() => resolve()));
       continue;

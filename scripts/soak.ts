@@ -1,0 +1,213 @@
+/**
+ * `npm run soak`: a bounded run of sustained load with many distinct domains and IPs, on 127.0.0.1
+ * only. Prints its figures and exits non-zero when a bound is broken.
+ *
+ * The service runs in this process, built by the production factory (so its caches can be read
+ * directly); the DNS server (bench/dns-server-process.ts, 1–5 ms per answer) and the load
+ * generator (autocannon, this script with `--role load`) each run in their own process, so the
+ * RSS measured is the service's.
+ *
+ *   npm run soak                              # 150 s
+ *   npm run soak -- --duration 30             # shorter
+ *   npm run soak -- --max-rss-mb 400 --max-growth-mb 48
+ *
+ * Bounds (flags): every request answered 200; RSS never above --max-rss-mb (512); RSS at the end
+ * of the load no more than --max-growth-mb (96) above RSS after the warm-up (a leak grows without levelling
+ * off); the DNS cache never above its capacity and the queries in flight never above their cap.
+ */
+import { fork } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { RESOLVER_DEFAULTS } from '../src/dns/resolver.js';
+import { createEmailInspector } from '../src/email/index.js';
+import { generateKey } from '../src/keys/key.js';
+import { createLogger } from '../src/logger.js';
+import type { Zone } from '../test/support/dns-server.js';
+
+const { values: options } = parseArgs({
+  options: {
+    role: { type: 'string', default: 'service' },
+    duration: { type: 'string', default: '150' },
+    warmup: { type: 'string', default: '15' },
+    connections: { type: 'string', default: '32' },
+    'max-rss-mb': { type: 'string', default: '512' },
+    'max-growth-mb': { type: 'string', default: '96' },
+  },
+});
+
+/** Domains with MX records in the zone: more than the DNS cache holds, so it must evict. */
+const ZONE_DOMAINS = 30_000;
+const MB = 2 ** 20;
+
+interface LoadOrder {
+  url: string;
+  key: string;
+  durationS: number;
+  connections: number;
+}
+
+interface LoadReport {
+  requests: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  p50_ms: number;
+  p99_ms: number;
+  max_ms: number;
+  distinct_domains: number;
+  distinct_ips: number;
+}
+
+/** The load generator's request n: a zone domain, a domain that does not exist (NXDOMAIN), or a big provider; a new IP. */
+function bodyFor(n: number): { email: string; ip: string } {
+  const kind = n % 10;
+  const email =
+    kind < 6 ? `user${n}@d${(n * 7919) % ZONE_DOMAINS}.soak.example` : kind < 9 ? `user${n}@nx${n}.soak.example` : `jane.${n}@gmail.com`;
+  const ip =
+    n % 4 === 0
+      ? `2001:db8:${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}::${(n % 251) + 1}`
+      : `${(n % 223) + 1}.${(n >>> 8) & 255}.${(n >>> 16) & 255}.${n & 255}`;
+  return { email, ip };
+}
+
+async function runLoad(order: LoadOrder): Promise<LoadReport> {
+  let n = 0;
+  const domains = new Set<string>();
+  const ips = new Set<string>();
+  const result = await autocannon({
+    url: `${order.url}/v1/risk/evaluate`,
+    method: 'POST',
+    connections: order.connections,
+    duration: order.durationS,
+    headers: { authorization: `Bearer ${order.key}`, 'content-type': 'application/json' },
+    requests: [
+      {
+        setupRequest: (request) => {
+          const body = bodyFor(n++);
+          // Counted for the first 200,000 only: the generator must not be what grows.
+          if (domains.size < 200_000) domains.add(body.email.split('@')[1]!);
+          if (ips.size < 200_000) ips.add(body.ip);
+          return { ...request, body: JSON.stringify({ ...body, event_type: 'account_register' }) };
+        },
+      },
+    ],
+  });
+  return {
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    p50_ms: result.latency.p50,
+    p99_ms: result.latency.p99,
+    max_ms: result.latency.max,
+    distinct_domains: domains.size,
+    distinct_ips: ips.size,
+  };
+}
+
+async function loadRole(): Promise<void> {
+  const order = await new Promise<LoadOrder>((resolve) => process.once('message', (m) => resolve(m as LoadOrder)));
+  process.send!(await runLoad(order));
+  process.disconnect();
+}
+
+async function startDns(): Promise<{ port: number; close: () => void }> {
+  const zone: Zone = { 'gmail.com': { MX: [{ exchange: 'gmail-smtp-in.l.google.com', priority: 5 }] } };
+  for (let i = 0; i < ZONE_DOMAINS; i += 1) {
+    // Short TTLs, so entries also expire and are asked for again during the run.
+    zone[`d${i}.soak.example`] = { MX: [{ exchange: `mx.d${i}.soak.example`, priority: 10 }], ttl: 5 + (i % 55) };
+  }
+  const dns = fork(new URL('../bench/dns-server-process.ts', import.meta.url), { execArgv: ['--import', 'tsx'] });
+  dns.send({ zone, latencyMinMs: 1, latencyMaxMs: 5 });
+  const { port } = await new Promise<{ port: number }>((resolve) => dns.once('message', (m) => resolve(m as { port: number })));
+  return { port, close: () => dns.send('close') };
+}
+
+async function serviceRole(): Promise<number> {
+  const durationS = Number(options.duration);
+  const warmupS = Number(options.warmup);
+  const maxRss = Number(options['max-rss-mb']) * MB;
+  const maxGrowth = Number(options['max-growth-mb']) * MB;
+  const key = generateKey();
+  const dns = await startDns();
+
+  const config = loadConfig({
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    API_KEYS: key,
+    LOG_LEVEL: 'warn',
+    DATA_DIR: mkdtempSync(join(tmpdir(), 'risk-soak-')),
+    RULES_DIR: 'rules',
+    DNS_SERVERS: `127.0.0.1:${dns.port}`,
+    // On, as in production, with a limit the run cannot reach.
+    RATE_LIMIT_MAX: '10000000',
+  });
+  const logger = createLogger(config.logLevel);
+  const email = await createEmailInspector({ config, logger });
+  const app = await buildApp(config, { logger, resources: { email } });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+
+  const rssAtBoot = process.memoryUsage().rss;
+  const samples: Array<{ t: number; rss: number; heap: number; cache: number; inFlight: number }> = [];
+  const started = performance.now();
+  const sample = () => {
+    const memory = process.memoryUsage();
+    samples.push({ t: (performance.now() - started) / 1000, rss: memory.rss, heap: memory.heapUsed, cache: email.resolver.cacheSize, inFlight: email.resolver.inFlight });
+  };
+  const sampler = setInterval(sample, 1000);
+
+  const load = fork(new URL(import.meta.url), ['--role', 'load'], { execArgv: ['--import', 'tsx'] });
+  load.send({ url, key, durationS, connections: Number(options.connections) } satisfies LoadOrder);
+  const report = await new Promise<LoadReport>((resolve, reject) => {
+    load.once('message', (m) => resolve(m as LoadReport));
+    load.once('exit', (code) => reject(new Error(`the load generator exited (${code}) without a report`)));
+  });
+  sample();
+  clearInterval(sampler);
+  await app.close();
+  dns.close();
+
+  const afterWarmup = samples.find((s) => s.t >= warmupS) ?? samples[0]!;
+  // The last sample taken while the load still ran: after it, the service idles and RSS drops.
+  const end = samples.findLast((s) => s.t <= durationS) ?? samples.at(-1)!;
+  const idle = samples.at(-1)!;
+  const peak = samples.reduce((a, b) => (b.rss > a.rss ? b : a));
+  const peakCache = Math.max(...samples.map((s) => s.cache));
+  const peakInFlight = Math.max(...samples.map((s) => s.inFlight));
+  const failed = report.non2xx + report.errors + report.timeouts;
+  const mb = (bytes: number) => `${Math.round(bytes / MB)} MB`;
+
+  const checks: Array<[string, boolean]> = [
+    [`every request answered 200 (${failed} failed)`, failed === 0],
+    [`peak RSS ${mb(peak.rss)} <= ${mb(maxRss)}`, peak.rss <= maxRss],
+    [`RSS growth from warm-up to end of load ${mb(end.rss - afterWarmup.rss)} <= ${mb(maxGrowth)}`, end.rss - afterWarmup.rss <= maxGrowth],
+    [`DNS cache peak ${peakCache} <= capacity ${email.resolver.cacheCapacity}`, peakCache <= email.resolver.cacheCapacity],
+    [`DNS queries in flight peak ${peakInFlight} <= cap ${RESOLVER_DEFAULTS.maxInFlight}`, peakInFlight <= RESOLVER_DEFAULTS.maxInFlight],
+  ];
+
+  const lines = [
+    `soak: ${durationS} s, ${options.connections} connections, loopback only`,
+    `requests: ${report.requests} (${Math.round(report.requests / durationS)}/s), failed: ${failed} (non-2xx ${report.non2xx}, errors ${report.errors}, timeouts ${report.timeouts})`,
+    `latency: p50 ${report.p50_ms} ms, p99 ${report.p99_ms} ms, max ${report.max_ms} ms`,
+    `distinct: ${report.distinct_domains} domains, ${report.distinct_ips} IPs (counted up to 200,000 each)`,
+    `RSS: boot ${mb(rssAtBoot)}, after ${warmupS} s warm-up ${mb(afterWarmup.rss)}, peak ${mb(peak.rss)} at ${Math.round(peak.t)} s, end of load ${mb(end.rss)}, idle after ${mb(idle.rss)}`,
+    `heap used: after warm-up ${mb(afterWarmup.heap)}, end of load ${mb(end.heap)}, idle after ${mb(idle.heap)}`,
+    `DNS cache: end ${end.cache}, peak ${peakCache} of ${email.resolver.cacheCapacity}; queries in flight peak ${peakInFlight} of ${RESOLVER_DEFAULTS.maxInFlight}`,
+    ...checks.map(([what, ok]) => `${ok ? 'ok  ' : 'FAIL'} ${what}`),
+  ];
+  console.log(lines.join('\n'));
+  return checks.every(([, ok]) => ok) ? 0 : 1;
+}
+
+if (options.role === 'load') {
+  await loadRole();
+} else {
+  process.exitCode = await serviceRole();
+}
