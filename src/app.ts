@@ -42,8 +42,8 @@ export interface BuildOptions {
 
 async function createResources(config: Config, logger: Logger, given: Partial<AppResources>): Promise<AppResources> {
   const keys = given.keys ?? (await createKeyStore({ apiKeys: config.apiKeys, accountsFile: config.accountsFile, reloadIntervalMs: config.reloadIntervalMs, logger }));
-  // Rules first: an invalid rule set stops the start before data is loaded.
-  const rules = given.rules ?? (await loadRuleBook({ config, logger }));
+  // Rules first: an invalid rule set, the default one or an account's own, stops the start before data is loaded.
+  const rules = given.rules ?? (await loadRuleBook({ config, logger, accountRulesDirs: keys.rulesDirs() }));
   const [email, ip] = await Promise.all([
     given.email ?? createEmailInspector({ config, logger }),
     given.ip ?? createIpInspector({ config, logger }),

@@ -8,6 +8,8 @@ import { hashKey, MIN_KEY_LENGTH, sameHash } from './key.js';
 export interface KeyStore extends Resource {
   /** The account a presented key belongs to, or `null`. */
   authenticate(key: string): Account | null;
+  /** The rules directories accounts name, so they are validated at start-up rather than on a first request. */
+  rulesDirs(): string[];
 }
 
 export interface KeyStoreOptions {
@@ -92,6 +94,11 @@ export async function createKeyStore(options: KeyStoreOptions): Promise<KeyStore
       const hash = hashKey(key);
       const entry = fromFile.get(hash) ?? fromEnv.get(hash);
       return entry && sameHash(entry.hash, hash) ? entry.account : null;
+    },
+    rulesDirs() {
+      const dirs = new Set<string>();
+      for (const { account } of fromFile.values()) if (account.rulesDir !== undefined) dirs.add(account.rulesDir);
+      return [...dirs];
     },
     status() {
       const env: SourceStatus = {

@@ -123,3 +123,26 @@ describe('POST /v1/risk/evaluate with the shipped rules', () => {
     expect(body.ip).toMatchObject({ address: '81.2.69.160', version: 4 });
   });
 });
+
+describe('an account with its own rules directory', () => {
+  async function accountsFileFor(rulesDirectory: string): Promise<{ file: string; key: string }> {
+    const { run } = await import('../../src/keys/cli.js');
+    const file = join(mkdtempSync(join(tmpdir(), 'risk-keys-')), 'accounts.json');
+    const printed: string[] = [];
+    await run(['create', '--account', 'acme', '--rules-dir', rulesDirectory, '--file', file], (l) => printed.push(l), () => {});
+    return { file, key: printed[0]! };
+  }
+
+  it('is evaluated with its own rule set', async () => {
+    const { file, key } = await accountsFileFor(rulesDir({ 'signup.yaml': signup }));
+    t = await startTestApp({ API_KEYS: '', ACCOUNTS_FILE: file });
+    const response = await t.app.inject({ method: 'POST', url: '/v1/risk/evaluate', headers: bearer(key), payload: evaluationBody({ event_type: 'signup', ip: '203.0.113.9' }) });
+    expect(response.statusCode).toBe(200);
+    expect(response.json().score.fraud_score).toBe(30);
+  });
+
+  it('stops the start when that directory is missing, naming it', async () => {
+    const { file } = await accountsFileFor(join(tmpdir(), 'no-such-rules-dir-for-acme'));
+    await expect(startTestApp({ API_KEYS: '', ACCOUNTS_FILE: file })).rejects.toThrow(/no-such-rules-dir-for-acme/);
+  });
+});
