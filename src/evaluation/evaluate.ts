@@ -6,8 +6,8 @@ import type { EvaluationRequest } from './request.js';
 import type { EvaluationResponse } from './response.js';
 import { unknownEmail, unknownIp } from './unknown.js';
 
-const EMAIL_CHECKS = ['email.mx', 'email.disposable', 'email.free_provider', 'email.role_account', 'email.relay'];
-const IP_CHECKS = ['ip.geo', 'ip.asn', 'ip.tor', 'ip.proxy', 'ip.datacenter', 'ip.vpn', 'ip.bogon'];
+const EMAIL_CHECKS = ['email.mx', 'email.disposable', 'email.free_provider', 'email.relay'];
+const IP_CHECKS = ['ip.geo', 'ip.asn', 'ip.tor', 'ip.proxy', 'ip.datacenter', 'ip.vpn'];
 /** How long past the deadline a step that ignores its abort signal is waited for. */
 const OVERRUN_GRACE_MS = 50;
 

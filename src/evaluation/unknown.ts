@@ -1,21 +1,25 @@
 import type { ParsedEmail } from '../email/address.js';
+import { canonicalAddress } from '../email/canonical.js';
+import { isRoleAccount } from '../email/role.js';
+import { isBogon } from '../ip/bogon.js';
+import { keyOf } from '../ip/numeric.js';
 import type { ParsedIp } from '../ip/address.js';
 import type { EmailFacts, IpFacts, Report } from './facts.js';
 
-/** What is known of an e-mail address when no check could run: its spelling, nothing more. */
+/** What is known of an e-mail address when no check could run: what its spelling alone tells. */
 export function unknownEmail(email: ParsedEmail, reason: string[]): Report<EmailFacts> {
   return {
     facts: {
       address: email.address,
       normalized: email.normalized,
       domain: email.domain,
-      canonical: email.normalized,
+      canonical: canonicalAddress(email),
       deliverable: null,
       deliverability: 'unknown',
       mx_records: null,
       disposable: null,
       free_provider: null,
-      role_account: null,
+      role_account: isRoleAccount(email.local),
       relay: null,
       suggested_domain: null,
     },
@@ -23,7 +27,7 @@ export function unknownEmail(email: ParsedEmail, reason: string[]): Report<Email
   };
 }
 
-/** What is known of an IP address when no check could run. */
+/** What is known of an IP address when no data could be read: whether it is routable at all. */
 export function unknownIp(ip: ParsedIp, reason: string[]): Report<IpFacts> {
   return {
     facts: {
@@ -32,7 +36,7 @@ export function unknownIp(ip: ParsedIp, reason: string[]): Report<IpFacts> {
       country_code: null, country: null, region: null, city: null, postal_code: null,
       latitude: null, longitude: null, accuracy_radius_km: null, time_zone: null,
       asn: null, as_organization: null,
-      is_tor: null, is_proxy: null, is_datacenter: null, is_vpn: null, is_bogon: null,
+      is_tor: null, is_proxy: null, is_datacenter: null, is_vpn: null, is_bogon: isBogon(keyOf(ip)),
     },
     unavailable: reason,
   };

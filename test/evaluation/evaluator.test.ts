@@ -1,0 +1,92 @@
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { createEvaluator } from '../../src/evaluation/evaluate.js';
+import type { EmailFacts, Report } from '../../src/evaluation/facts.js';
+import type { EmailInspector } from '../../src/evaluation/ports.js';
+import { validateEvaluationRequest, type EvaluationRequest } from '../../src/evaluation/request.js';
+import { unknownEmail } from '../../src/evaluation/unknown.js';
+import { createIpInspector } from '../../src/ip/index.js';
+import { loadRuleBook } from '../../src/rules/index.js';
+
+const DEADLINE = 300;
+const account = { id: 'default', rulesDir: undefined };
+const logger = pino({ level: 'silent' });
+
+function request(email = 'Jane.Doe+news@gmail.com'): EvaluationRequest {
+  const result = validateEvaluationRequest({ ip: '10.1.2.3', email, event_type: 'account_register' });
+  if (!result.ok) throw new Error('invalid test request');
+  return result.value;
+}
+
+/**
+ * The real rule book and IP step, and an e-mail step whose answer, and whether it honours its
+ * abort signal, the test decides: only such a step shows what the evaluator's own deadline guarantees.
+ */
+async function evaluatorWith(inspect: EmailInspector['inspect']) {
+  const config = loadConfig({ RULES_DIR: 'rules', DATA_DIR: 'test/no-such-data-dir' });
+  const [rules, ip] = await Promise.all([loadRuleBook({ config, logger }), createIpInspector({ config, logger, openData: null })]);
+  const email: EmailInspector = { inspect, status: () => [], close: async () => {} };
+  const errors: unknown[] = [];
+  const evaluate = createEvaluator({ email, ip, rules, deadlineMs: DEADLINE, onStepError: (_step, error) => errors.push(error) });
+  return { evaluate, errors, close: () => Promise.all([rules.close(), ip.close()]) };
+}
+
+let close: (() => Promise<unknown>) | undefined;
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+});
+afterEach(async () => {
+  vi.useRealTimers();
+  await close?.();
+  close = undefined;
+});
+
+describe('the evaluation deadline', () => {
+  it('answers without a step that ignores its abort signal, once the deadline and its grace have passed', async () => {
+    const t = await evaluatorWith(() => new Promise<Report<EmailFacts>>(() => {}));
+    close = t.close;
+    let settled = false;
+    const pending = t.evaluate(request(), account).then((r) => ((settled = true), r));
+    await vi.advanceTimersByTimeAsync(DEADLINE);
+    expect(settled).toBe(false); // the step gets a grace to answer with what it knows
+    await vi.advanceTimersByTimeAsync(50);
+    const evaluation = await pending;
+    expect(evaluation!.response.email).toMatchObject({ deliverable: null, deliverability: 'unknown', disposable: null });
+    // What needs no I/O is still known: the canonical form, the role check, the routability of the address.
+    expect(evaluation!.response.email).toMatchObject({ canonical: 'janedoe@gmail.com', role_account: false });
+    expect(evaluation!.response.ip.is_bogon).toBe(true);
+    expect(evaluation!.response.unavailable).toEqual(expect.arrayContaining(['email.mx', 'email.disposable', 'rule:email_undeliverable']));
+    expect(evaluation!.response.score.details).toEqual([]);
+  });
+
+  it('takes the answer of a step that stops at the signal with what it knows, and clears its timers', async () => {
+    const t = await evaluatorWith(
+      (email, signal) =>
+        new Promise((resolve) =>
+          signal.addEventListener('abort', () => {
+            const report = unknownEmail(email, ['email.mx']);
+            resolve({ ...report, facts: { ...report.facts, disposable: true } });
+          }),
+        ),
+    );
+    close = t.close;
+    const pending = t.evaluate(request('x@throwaway.example'), account);
+    await vi.advanceTimersByTimeAsync(DEADLINE);
+    const evaluation = await pending;
+    expect(evaluation!.response.email.disposable).toBe(true);
+    expect(evaluation!.response.unavailable).toContain('email.mx');
+    expect(evaluation!.response.score.details.map((d) => d.rule_name)).toEqual(['Email address is disposable']);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('degrades, and reports, a step that throws', async () => {
+    const t = await evaluatorWith(async () => {
+      throw new Error('bug');
+    });
+    close = t.close;
+    const evaluation = await t.evaluate(request(), account);
+    expect(evaluation!.response.email.deliverability).toBe('unknown');
+    expect(t.errors).toHaveLength(1);
+  });
+});
