@@ -87,7 +87,14 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
-  await app.listen({ port: config.port, host: config.host });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    logger.fatal({ error: (error as Error).message, port: config.port, host: config.host }, 'cannot listen');
+    await app.close();
+    logger.flush();
+    process.exit(1);
+  }
   logger.info(
     { address: app.server.address(), sources: app.sources(), dns_servers: config.dnsServers.map((s) => `${s.host}:${s.port}`), node_env: config.env },
     'ready',

@@ -15,7 +15,7 @@ export const problemCodes = {
   expectation_failed: { status: 417, title: 'The Expect header cannot be met' },
   payload_too_large: { status: 413, title: 'The request body is too large' },
   unsupported_media_type: { status: 415, title: 'The request body must be application/json' },
-  rate_limited: { status: 429, title: 'Too many requests for this API key' },
+  rate_limited: { status: 429, title: 'Too many requests for this account' },
   headers_too_large: { status: 431, title: 'The request headers are too large' },
   internal_error: { status: 500, title: 'The service failed to answer' },
   not_ready: { status: 503, title: 'The service is not ready' },
