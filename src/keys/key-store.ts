@@ -10,6 +10,8 @@ export interface KeyStore extends Resource {
   authenticate(key: string): Account | null;
   /** The rules directories accounts name, so they are validated at start-up rather than on a first request. */
   rulesDirs(): string[];
+  /** Reads the accounts file now if it changed, instead of at the next poll (tests, a SIGHUP handler). */
+  checkForChanges(): Promise<void>;
 }
 
 export interface KeyStoreOptions {
@@ -95,6 +97,7 @@ export async function createKeyStore(options: KeyStoreOptions): Promise<KeyStore
       const entry = fromFile.get(hash) ?? fromEnv.get(hash);
       return entry && sameHash(entry.hash, hash) ? entry.account : null;
     },
+    checkForChanges: async () => watcher?.check(),
     rulesDirs() {
       const dirs = new Set<string>();
       for (const { account } of fromFile.values()) if (account.rulesDir !== undefined) dirs.add(account.rulesDir);
