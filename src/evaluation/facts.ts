@@ -1,56 +1,53 @@
+import { z } from 'zod';
+
 /**
- * The enrichment contract: what the e-mail and IP steps report, and what rules read.
+ * The enrichment contract: what the e-mail and IP steps report, and what rules read. Written once,
+ * as zod schemas: they type the code here and document the response in the OpenAPI document.
  * Field names follow PRODUCT.md's response. A value the service does not know is `null`, never a guess.
  */
 
-export type Deliverability = 'deliverable' | 'undeliverable' | 'unknown';
+const nullable = <T extends z.ZodType>(schema: T) => schema.nullable();
 
-export interface MxRecord {
-  exchange: string;
-  priority: number;
-}
+export const emailFactsSchema = z.object({
+  address: z.string().meta({ description: 'As sent.' }),
+  normalized: z.string().meta({ description: 'Local part as sent, lower-cased domain with IDN as punycode.' }),
+  domain: z.string(),
+  canonical: z.string().meta({ description: "One person's many addresses fold to this form (provider-aware dots and +tags)." }),
+  deliverable: nullable(z.boolean()).meta({ description: '`null` when deliverability could not be decided.' }),
+  deliverability: z.enum(['deliverable', 'undeliverable', 'unknown']),
+  mx_records: nullable(z.array(z.object({ exchange: z.string(), priority: z.number().int() }))),
+  disposable: nullable(z.boolean()),
+  free_provider: nullable(z.boolean()),
+  role_account: nullable(z.boolean()),
+  relay: nullable(z.boolean()).meta({ description: 'A forwarding service (SimpleLogin, Firefox Relay, Hide My Email…): a real person, not a throw-away box.' }),
+  suggested_domain: nullable(z.string()).meta({ description: 'A likely intended domain when this one looks like a typo of a major provider.' }),
+});
 
-export interface EmailFacts {
-  /** As sent by the caller. */
-  address: string;
-  /** Local part as sent, lower-cased domain with IDN as punycode. */
-  normalized: string;
-  /** Lower-cased, punycode, no trailing dot. */
-  domain: string;
-  /** One person's many addresses fold to one form (provider-aware dots and +tags). */
-  canonical: string;
-  /** `null` when deliverability is unknown. */
-  deliverable: boolean | null;
-  deliverability: Deliverability;
-  /** `null` when the MX lookup could not complete. */
-  mx_records: MxRecord[] | null;
-  disposable: boolean | null;
-  free_provider: boolean | null;
-  role_account: boolean | null;
-  relay: boolean | null;
-  suggested_domain: string | null;
-}
+export const ipFactsSchema = z.object({
+  address: z.string(),
+  version: z.union([z.literal(4), z.literal(6)]),
+  country_code: nullable(z.string()),
+  country: nullable(z.string()),
+  region: nullable(z.string()),
+  city: nullable(z.string()),
+  postal_code: nullable(z.string()),
+  latitude: nullable(z.number()),
+  longitude: nullable(z.number()),
+  accuracy_radius_km: nullable(z.number()),
+  time_zone: nullable(z.string()),
+  asn: nullable(z.number().int()),
+  as_organization: nullable(z.string()),
+  is_tor: nullable(z.boolean()),
+  is_proxy: nullable(z.boolean()),
+  is_datacenter: nullable(z.boolean()),
+  is_vpn: nullable(z.boolean()),
+  is_bogon: nullable(z.boolean()),
+});
 
-export interface IpFacts {
-  address: string;
-  version: 4 | 6;
-  country_code: string | null;
-  country: string | null;
-  region: string | null;
-  city: string | null;
-  postal_code: string | null;
-  latitude: number | null;
-  longitude: number | null;
-  accuracy_radius_km: number | null;
-  time_zone: string | null;
-  asn: number | null;
-  as_organization: string | null;
-  is_tor: boolean | null;
-  is_proxy: boolean | null;
-  is_datacenter: boolean | null;
-  is_vpn: boolean | null;
-  is_bogon: boolean | null;
-}
+export type EmailFacts = z.infer<typeof emailFactsSchema>;
+export type IpFacts = z.infer<typeof ipFactsSchema>;
+export type Deliverability = EmailFacts['deliverability'];
+export type MxRecord = NonNullable<EmailFacts['mx_records']>[number];
 
 /**
  * A step's answer: its facts plus the names of the checks it could not run

@@ -1,52 +1,15 @@
 import { z } from 'zod';
+import { emailFactsSchema, ipFactsSchema } from './facts.js';
 
 /**
  * The evaluation response (PRODUCT.md). This schema documents the contract in the OpenAPI document;
  * the handler builds the object with the TypeScript type and serialises it with plain JSON.stringify,
  * which costs a fraction of validating every response against a schema.
  */
-const nullable = <T extends z.ZodType>(schema: T) => schema.nullable();
-
 const scoreDetailSchema = z.object({
   rule_name: z.string().meta({ example: 'Email address is disposable' }),
   rule_type: z.literal('static'),
   score: z.number().meta({ description: 'Points the rule contributed; negative scores lower the risk.' }),
-});
-
-export const emailFactsSchema = z.object({
-  address: z.string().meta({ description: 'As sent.' }),
-  normalized: z.string().meta({ description: 'Local part as sent, lower-cased domain with IDN as punycode.' }),
-  domain: z.string(),
-  canonical: z.string().meta({ description: "One person's many addresses fold to this form (provider-aware dots and +tags)." }),
-  deliverable: nullable(z.boolean()).meta({ description: '`null` when deliverability could not be decided.' }),
-  deliverability: z.enum(['deliverable', 'undeliverable', 'unknown']),
-  mx_records: nullable(z.array(z.object({ exchange: z.string(), priority: z.number().int() }))),
-  disposable: nullable(z.boolean()),
-  free_provider: nullable(z.boolean()),
-  role_account: nullable(z.boolean()),
-  relay: nullable(z.boolean()).meta({ description: 'A forwarding service (SimpleLogin, Firefox Relay, Hide My Email…): a real person, not a throw-away box.' }),
-  suggested_domain: nullable(z.string()).meta({ description: 'A likely intended domain when this one looks like a typo of a major provider.' }),
-});
-
-export const ipFactsSchema = z.object({
-  address: z.string(),
-  version: z.union([z.literal(4), z.literal(6)]),
-  country_code: nullable(z.string()),
-  country: nullable(z.string()),
-  region: nullable(z.string()),
-  city: nullable(z.string()),
-  postal_code: nullable(z.string()),
-  latitude: nullable(z.number()),
-  longitude: nullable(z.number()),
-  accuracy_radius_km: nullable(z.number()),
-  time_zone: nullable(z.string()),
-  asn: nullable(z.number().int()),
-  as_organization: nullable(z.string()),
-  is_tor: nullable(z.boolean()),
-  is_proxy: nullable(z.boolean()),
-  is_datacenter: nullable(z.boolean()),
-  is_vpn: nullable(z.boolean()),
-  is_bogon: nullable(z.boolean()),
 });
 
 export const evaluationResponseSchema = z.object({
