@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import type { DnsServer } from '../config.js';
 import { DnsFailure } from './failure.js';
-import { afterPendingIo } from './timeout.js';
+import { queryLife } from './settle.js';
 import { answersQuery, decodeReply, type DecodedPacket, type Query } from './message.js';
 
 /** Largest DNS message: the TCP length prefix is 16 bits (RFC 1035 §4.2.2). */
@@ -16,21 +16,9 @@ export function queryTcp(server: DnsServer, query: Query, timeoutMs: number, sig
   return new Promise((resolve, reject) => {
     const socket = connect({ host: server.host, port: server.port });
     let buffered = Buffer.alloc(0);
-    let done = false;
-    const finish = (error: DnsFailure | null, reply?: DecodedPacket): void => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-      socket.destroy();
-      if (error) reject(error);
-      else resolve(reply!);
-    };
-    const onAbort = (): void => finish(new DnsFailure('aborted'));
     const where = `${server.host}:${server.port} over TCP`;
-    const timer = setTimeout(() => afterPendingIo(() => finish(new DnsFailure('timeout', where))), timeoutMs);
-    signal.addEventListener('abort', onAbort, { once: true });
-    if (signal.aborted) return onAbort();
+    const { finish, settled } = queryLife({ signal, timeoutMs, where, release: () => socket.destroy() }, resolve, reject);
+    if (settled) return;
 
     socket.on('error', (error) => finish(new DnsFailure('network', `${where}: ${error.message}`)));
     socket.on('close', () => finish(new DnsFailure('network', `${where}: closed before a full reply`)));

@@ -2,7 +2,7 @@ import { createSocket } from 'node:dgram';
 import { isIP } from 'node:net';
 import type { DnsServer } from '../config.js';
 import { DnsFailure } from './failure.js';
-import { afterPendingIo } from './timeout.js';
+import { queryLife } from './settle.js';
 import { answersQuery, decodeReply, type DecodedPacket, type Query } from './message.js';
 
 /**
@@ -14,22 +14,11 @@ import { answersQuery, decodeReply, type DecodedPacket, type Query } from './mes
 export function queryUdp(server: DnsServer, query: Query, timeoutMs: number, signal: AbortSignal): Promise<DecodedPacket> {
   return new Promise((resolve, reject) => {
     const socket = createSocket(isIP(server.host) === 6 ? 'udp6' : 'udp4');
-    let done = false;
-    const finish = (error: DnsFailure | null, reply?: DecodedPacket): void => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-      socket.close();
-      if (error) reject(error);
-      else resolve(reply!);
-    };
-    const onAbort = (): void => finish(new DnsFailure('aborted'));
-    const timer = setTimeout(() => afterPendingIo(() => finish(new DnsFailure('timeout', `${server.host}:${server.port} over UDP`))), timeoutMs);
-    signal.addEventListener('abort', onAbort, { once: true });
-    if (signal.aborted) return onAbort();
+    const where = `${server.host}:${server.port} over UDP`;
+    const { finish, settled } = queryLife({ signal, timeoutMs, where, release: () => socket.close() }, resolve, reject);
+    if (settled) return;
 
-    socket.on('error', (error) => finish(new DnsFailure('network', `${server.host}:${server.port}: ${error.message}`)));
+    socket.on('error', (error) => finish(new DnsFailure('network', `${where}: ${error.message}`)));
     socket.on('message', (bytes, from) => {
       if (from.port !== server.port) return;
       const reply = decodeReply(bytes);
