@@ -58,6 +58,7 @@ async function createResources(config: Config, logger: Logger, given: Partial<Ap
 export async function buildApp(config: Config, options: BuildOptions): Promise<FastifyInstance> {
   const resources = await createResources(config, options.logger, options.resources ?? {});
   let accepting = true;
+  let sweep: NodeJS.Timeout | undefined;
 
   const app = Fastify({
     loggerInstance: options.logger as FastifyBaseLogger,
@@ -82,7 +83,7 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
   app.decorateRequest('account', null);
   registerErrorHandling(app, config.bodyLimitBytes);
   app.addHook('onClose', async () => {
-    accepting = false;
+    clearInterval(sweep);
     await Promise.all(Object.values(resources).map((r: Resource) => r.close()));
   });
 
@@ -104,14 +105,12 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
     registerEvaluateRoute(v1, { evaluate, rules: resources.rules });
   });
 
-  let sweep: NodeJS.Timeout | undefined;
   app.addHook('preClose', async () => {
     accepting = false;
     // Connections busy when the drain starts go idle once their response is sent; Node closes only
     // those idle at close() time, so a keep-alive client would hold the process until its timeout.
     sweep = setInterval(() => app.server.closeIdleConnections(), 25).unref();
   });
-  app.addHook('onClose', async () => clearInterval(sweep));
   // A response sent during the drain says so: without `Connection: close` the client reuses the
   // connection, the sweep closes it, and the client's next POST is reset after it was sent, which
   // neither it nor a load balancer may safely retry. Fastify marks only requests that arrive
