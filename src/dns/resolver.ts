@@ -45,6 +45,11 @@ export interface ResolverOptions {
 export interface Resolver {
   /** Never rejects: a lookup that cannot be answered is a `failure` with its reason. */
   lookup(name: string, type: RecordType, signal?: AbortSignal): Promise<LookupResult>;
+  /**
+   * The answer `lookup` would give from the cache, or `undefined` when it would have to ask: never
+   * sends a query. The same object is returned while the entry lives, so callers may memoize on it.
+   */
+  cached(name: string, type: RecordType): LookupResult | undefined;
   readonly cacheSize: number;
   readonly cacheCapacity: number;
   readonly inFlight: number;
@@ -165,6 +170,9 @@ export function createResolver(options: ResolverOptions): Resolver {
         pending.set(key, shared);
       }
       return signal === undefined ? shared : untilAborted(shared, signal);
+    },
+    cached(name, type) {
+      return cache.get(`${type} ${canonicalName(name)}`);
     },
     get cacheSize() {
       return cache.size;

@@ -1,4 +1,4 @@
-import type { Resolver } from '../dns/resolver.js';
+import type { LookupResult, Resolver } from '../dns/resolver.js';
 import type { Deliverability, MxRecord } from '../evaluation/facts.js';
 
 export interface DeliverabilityResult {
@@ -12,6 +12,9 @@ export interface DeliverabilityResult {
 const unknown = (detail: string): DeliverabilityResult => ({ deliverability: 'unknown', mx_records: null, detail });
 const undeliverable = (mx: MxRecord[]): DeliverabilityResult => ({ deliverability: 'undeliverable', mx_records: mx, detail: null });
 const deliverable = (mx: MxRecord[]): DeliverabilityResult => ({ deliverability: 'deliverable', mx_records: mx, detail: null });
+/** No mail host, and mail to the domain's own address: one object each, so callers can memoize on them. */
+const NO_MAIL_HOST = Object.freeze(undeliverable(Object.freeze([]) as unknown as MxRecord[]));
+const IMPLICIT_MX = Object.freeze(deliverable(Object.freeze([]) as unknown as MxRecord[]));
 
 /**
  * Whether mail to `domain` has somewhere to go, per RFC 5321 §5.1 and RFC 7505:
@@ -22,27 +25,47 @@ const deliverable = (mx: MxRecord[]): DeliverabilityResult => ({ deliverability:
 export async function checkDeliverability(resolver: Resolver, domain: string, signal: AbortSignal, timeoutMs: number): Promise<DeliverabilityResult> {
   const started = Date.now();
   const mx = await resolver.lookup(domain, 'MX', signal);
-  switch (mx.kind) {
-    case 'failure':
-      return unknown(`MX ${domain}: ${mx.detail}`);
-    case 'nxdomain':
-      return undeliverable([]);
-    case 'records': {
-      const records = mx.records
-        .flatMap((r) => (r.type === 'MX' ? [{ exchange: exchangeOf(r.data.exchange), priority: r.data.preference ?? 0 }] : []))
-        .sort((a, b) => a.priority - b.priority || (a.exchange < b.exchange ? -1 : a.exchange > b.exchange ? 1 : 0));
-      const real = records.filter((r) => r.exchange !== '.');
-      // RFC 7505 §3: a null MX is the only MX; mixed with real ones, the real ones still take mail.
-      return real.length > 0 ? deliverable(real) : undeliverable(records);
-    }
-    case 'nodata': {
-      // MX and the address lookups share one deadline (DNS_TIMEOUT_MS): what the MX step used is
-      // gone. Timers only on this path, so a cached MX answer costs no timer at all.
-      const remaining = timeoutMs - (Date.now() - started);
-      if (remaining <= 0) return unknown(`address of ${domain}: no time left after the MX lookup`);
-      return withDeadline(signal, remaining, (deadline) => implicitMx(resolver, domain, deadline));
-    }
+  if (mx.kind === 'failure') return unknown(`MX ${domain}: ${mx.detail}`);
+  if (mx.kind !== 'nodata') return fromMxAnswer(mx);
+  // MX and the address lookups share one deadline (DNS_TIMEOUT_MS): what the MX step used is
+  // gone. Timers only on this path, so a cached MX answer costs no timer at all.
+  const remaining = timeoutMs - (Date.now() - started);
+  if (remaining <= 0) return unknown(`address of ${domain}: no time left after the MX lookup`);
+  return withDeadline(signal, remaining, (deadline) => implicitMx(resolver, domain, deadline));
+}
+
+/**
+ * The same answer from the resolver's cache alone, or `undefined` when it would take a query:
+ * the request path uses it to skip the deadline machinery for a domain seen recently.
+ */
+export function cachedDeliverability(resolver: Resolver, domain: string): DeliverabilityResult | undefined {
+  const mx = resolver.cached(domain, 'MX');
+  if (mx === undefined || mx.kind === 'failure') return undefined;
+  if (mx.kind !== 'nodata') return fromMxAnswer(mx);
+  const a = resolver.cached(domain, 'A');
+  const aaaa = resolver.cached(domain, 'AAAA');
+  if (a?.kind === 'records' || aaaa?.kind === 'records') return IMPLICIT_MX;
+  // Failures are never cached; both lookups cached and neither has an address: no mail host.
+  return a === undefined || aaaa === undefined ? undefined : NO_MAIL_HOST;
+}
+
+type MxAnswer = Extract<LookupResult, { kind: 'records' | 'nxdomain' }>;
+/** Keyed by the resolver's cached answer: computed once per answer, gone with it. */
+const fromAnswer = new WeakMap<MxAnswer, DeliverabilityResult>();
+
+function fromMxAnswer(mx: MxAnswer): DeliverabilityResult {
+  if (mx.kind === 'nxdomain') return NO_MAIL_HOST;
+  let result = fromAnswer.get(mx);
+  if (result === undefined) {
+    const records = mx.records
+      .flatMap((r) => (r.type === 'MX' ? [{ exchange: exchangeOf(r.data.exchange), priority: r.data.preference ?? 0 }] : []))
+      .sort((a, b) => a.priority - b.priority || (a.exchange < b.exchange ? -1 : a.exchange > b.exchange ? 1 : 0));
+    const real = records.filter((r) => r.exchange !== '.');
+    // RFC 7505 §3: a null MX is the only MX; mixed with real ones, the real ones still take mail.
+    result = real.length > 0 ? deliverable(real) : undeliverable(records);
+    fromAnswer.set(mx, result);
   }
+  return result;
 }
 
 /** Aborts at `ms` or when `signal` does; nothing stays attached to `signal` afterwards. */
@@ -63,10 +86,10 @@ async function withDeadline<T>(signal: AbortSignal, ms: number, work: (deadline:
 /** RFC 5321 §5.1: with no MX, the domain's own address records are its mail host. */
 async function implicitMx(resolver: Resolver, domain: string, signal: AbortSignal): Promise<DeliverabilityResult> {
   const [a, aaaa] = await Promise.all([resolver.lookup(domain, 'A', signal), resolver.lookup(domain, 'AAAA', signal)]);
-  if (a.kind === 'records' || aaaa.kind === 'records') return deliverable([]);
+  if (a.kind === 'records' || aaaa.kind === 'records') return IMPLICIT_MX;
   const failed = [a, aaaa].find((r) => r.kind === 'failure');
   if (failed?.kind === 'failure') return unknown(`address of ${domain}: ${failed.detail}`);
-  return undeliverable([]);
+  return NO_MAIL_HOST;
 }
 
 /** The root, written "" or "." on the wire, is the null MX's exchange. */

@@ -5,10 +5,10 @@ import type { EmailFacts, Report } from '../evaluation/facts.js';
 import type { EmailInspector } from '../evaluation/ports.js';
 import type { ParsedEmail } from './address.js';
 import { canonicalAddress } from './canonical.js';
-import { checkDeliverability } from './deliverability.js';
+import { cachedDeliverability, checkDeliverability, type DeliverabilityResult } from './deliverability.js';
 import { isDisposable, isListedDisposable } from './disposable.js';
 import { isRoleAccount } from './role.js';
-import { openEmailSources } from './sources.js';
+import { openEmailSources, type EmailData } from './sources.js';
 import { suggestDomain } from './typo.js';
 
 export interface EmailInspectorOptions {
@@ -42,21 +42,53 @@ export async function createEmailInspector(options: EmailInspectorOptions): Prom
     createResolver({ servers: config.dnsServers, timeoutMs: config.dnsTimeoutMs, ...(options.now ? { now: options.now } : {}) });
   const sources = await openEmailSources({ dataDir: config.dataDir, reloadIntervalMs: config.reloadIntervalMs, logger });
 
-  async function inspect(email: ParsedEmail, signal: AbortSignal): Promise<Report<EmailFacts>> {
-    const { domain } = email;
+  /** What depends on the domain alone, memoized per domain while its inputs stay the same objects. */
+  interface DomainFacts {
+    mx: DeliverabilityResult;
+    data: EmailData;
+    relay: boolean;
+    disposable: boolean | null;
+    freeProvider: boolean;
+    suggested: string | null;
+    unavailable: readonly string[];
+  }
+  const byDomain = new Map<string, DomainFacts>();
+
+  function domainFacts(domain: string, mx: DeliverabilityResult): DomainFacts {
     const data = sources.current();
-    const mx = await checkDeliverability(resolver, domain, signal, config.dnsTimeoutMs);
+    const known = byDomain.get(domain);
+    // `mx` is one object per cached DNS answer and `data` one per loaded list set: a new answer or a
+    // reloaded list is a new object, so a memo can never outlive what it was computed from.
+    if (known !== undefined && known.mx === mx && known.data === data) return known;
     if (mx.detail !== null) logger.debug({ domain, detail: mx.detail }, 'deliverability unknown');
 
     const relay = data.disposable.relays.match(domain) !== null;
     const disposable = isDisposable(domain, mx.mx_records, data.disposable);
     const suggested = suggestDomain(domain);
-    // email-providers also lists throwaway and typo domains (gmial.com): those are not free providers.
-    const freeProvider = data.freeProviders.has(domain) && !relay && !isListedDisposable(domain, data.disposable) && suggested === null;
-
     const unavailable: string[] = [];
     if (mx.deliverability === 'unknown') unavailable.push(UNAVAILABLE.mx);
     if (disposable === null) unavailable.push(UNAVAILABLE.disposable);
+    const facts: DomainFacts = {
+      mx,
+      data,
+      relay,
+      disposable,
+      // email-providers also lists throwaway and typo domains (gmial.com): those are not free providers.
+      freeProvider: data.freeProviders.has(domain) && !relay && !isListedDisposable(domain, data.disposable) && suggested === null,
+      suggested,
+      unavailable,
+    };
+    // Bounded like the DNS cache it follows; an unknown answer is never the same object twice, so not kept.
+    if (mx.deliverability !== 'unknown') {
+      if (byDomain.size >= resolver.cacheCapacity) byDomain.delete(byDomain.keys().next().value!);
+      byDomain.set(domain, facts);
+    }
+    return facts;
+  }
+
+  function report(email: ParsedEmail, mx: DeliverabilityResult): Report<EmailFacts> {
+    const { domain } = email;
+    const known = domainFacts(domain, mx);
     return {
       facts: {
         address: email.address,
@@ -66,18 +98,28 @@ export async function createEmailInspector(options: EmailInspectorOptions): Prom
         deliverable: mx.deliverability === 'unknown' ? null : mx.deliverability === 'deliverable',
         deliverability: mx.deliverability,
         mx_records: mx.mx_records,
-        disposable,
-        free_provider: freeProvider,
+        disposable: known.disposable,
+        free_provider: known.freeProvider,
         role_account: isRoleAccount(email.local),
-        relay,
-        suggested_domain: suggested,
+        relay: known.relay,
+        suggested_domain: known.suggested,
       },
-      unavailable,
+      unavailable: [...known.unavailable],
     };
+  }
+
+  async function inspect(email: ParsedEmail, signal: AbortSignal): Promise<Report<EmailFacts>> {
+    return report(email, await checkDeliverability(resolver, email.domain, signal, config.dnsTimeoutMs));
+  }
+
+  function inspectCached(email: ParsedEmail): Report<EmailFacts> | undefined {
+    const mx = cachedDeliverability(resolver, email.domain);
+    return mx === undefined ? undefined : report(email, mx);
   }
 
   return {
     inspect,
+    inspectCached,
     status: () => sources.status(),
     refresh: () => sources.refresh(),
     resolver,

@@ -28,7 +28,17 @@ export type Evaluation = { response: EvaluationResponse; outcome: RuleOutcome };
  * account's rule set. Returns `undefined` when the account has no rule set for the event type.
  */
 export function createEvaluator(deps: EvaluatorDependencies) {
-  async function inspectEmail(request: EvaluationRequest): Promise<Report<EmailFacts>> {
+  /** From the caches at once when it can be (no deadline to arm), else with the network under the deadline. */
+  function inspectEmail(request: EvaluationRequest): Report<EmailFacts> | Promise<Report<EmailFacts>> {
+    try {
+      return deps.email.inspectCached(request.parsedEmail) ?? inspectEmailLive(request);
+    } catch (error) {
+      deps.onStepError('email', error);
+      return unknownEmail(request.parsedEmail, EMAIL_CHECKS);
+    }
+  }
+
+  async function inspectEmailLive(request: EvaluationRequest): Promise<Report<EmailFacts>> {
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     // The inspector honours the signal and answers with what it knows (lists need no DNS). The race
@@ -60,7 +70,7 @@ export function createEvaluator(deps: EvaluatorDependencies) {
       deps.onStepError('ip', error);
       ipReport = unknownIp(request.parsedIp, IP_CHECKS);
     }
-    const emailReport = await emailPromise;
+    const emailReport = emailPromise instanceof Promise ? await emailPromise : emailPromise;
 
     const unavailable = new Set([...emailReport.unavailable, ...ipReport.unavailable]);
     const context: EvaluationContext = {

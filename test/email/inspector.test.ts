@@ -137,6 +137,27 @@ describe('deliverability (RFC 5321 §5.1, RFC 7505)', () => {
     expect((await pending).facts.deliverability).toBe('unknown');
   });
 
+  it.each(['jane@mx.test', 'jane@nullmx.test', 'jane@nowhere.test', 'jane@implicit.test', 'jane@nomail.test', 'x@mailinator.com'])(
+    'answers %s from the caches alone, as the look-up did, only while the answers live',
+    async (address) => {
+      await open();
+      expect(inspector.inspectCached(email(address))).toBeUndefined();
+      const looked = await inspect(address);
+      const queries = dns.queries.length;
+      expect(inspector.inspectCached(email(address))).toEqual(looked);
+      expect(inspector.inspectCached(email(address.replace(/^[^@]+/, 'other')))?.facts.address).toBe(address.replace(/^[^@]+/, 'other'));
+      expect(dns.queries.length).toBe(queries);
+      await vi.advanceTimersByTimeAsync(3_601_000); // past the longest TTL the cache keeps
+      expect(inspector.inspectCached(email(address))).toBeUndefined();
+    },
+  );
+
+  it('never answers from the caches what could not be looked up', async () => {
+    await open();
+    await inspect('jane@servfail.test');
+    expect(inspector.inspectCached(email('jane@servfail.test'))).toBeUndefined();
+  });
+
   it('answers from the cache without asking again', async () => {
     await open();
     await inspect('a@mx.test');
@@ -201,8 +222,11 @@ describe('DATA_DIR lists', () => {
     await open();
     expect((await inspect('x@implicit.test')).facts.disposable).toBe(true);
 
+    expect((await inspect('x@nomail.test')).facts.disposable).toBe(false);
     await writeFile(additions, 'implicit.test\nnomail.test\n');
     await inspector.refresh();
+    // The domain's facts were worked out before the reload; the new list is what answers now.
+    expect(inspector.inspectCached(email('x@nomail.test'))?.facts.disposable).toBe(true);
     expect((await inspect('x@nomail.test')).facts.disposable).toBe(true);
 
     await writeFile(additions, 'implicit.test\nthis is not a domain\n');

@@ -23,10 +23,10 @@ function request(email = 'Jane.Doe+news@gmail.com'): EvaluationRequest {
  * The real rule book and IP step, and an e-mail step whose answer, and whether it honours its
  * abort signal, the test decides: only such a step shows what the evaluator's own deadline guarantees.
  */
-async function evaluatorWith(inspect: EmailInspector['inspect']) {
+async function evaluatorWith(inspect: EmailInspector['inspect'], inspectCached: EmailInspector['inspectCached'] = () => undefined) {
   const config = loadConfig({ RULES_DIR: 'rules', DATA_DIR: 'test/no-such-data-dir' });
   const [rules, ip] = await Promise.all([loadRuleBook({ config, logger }), createIpInspector({ config, logger, openData: null })]);
-  const email: EmailInspector = { inspect, status: () => [], close: async () => {} };
+  const email: EmailInspector = { inspect, inspectCached, status: () => [], close: async () => {} };
   const errors: unknown[] = [];
   const evaluate = createEvaluator({ email, ip, rules, deadlineMs: DEADLINE, onStepError: (_step, error) => errors.push(error) });
   return { evaluate, errors, close: () => Promise.all([rules.close(), ip.close()]) };
@@ -88,5 +88,34 @@ describe('the evaluation deadline', () => {
     const evaluation = await t.evaluate(request(), account);
     expect(evaluation!.response.email.deliverability).toBe('unknown');
     expect(t.errors).toHaveLength(1);
+  });
+
+  it('degrades, and reports, a cache read that throws', async () => {
+    const t = await evaluatorWith(
+      () => Promise.reject(new Error('not reached')),
+      () => {
+        throw new Error('bug');
+      },
+    );
+    close = t.close;
+    const evaluation = await t.evaluate(request(), account);
+    expect(evaluation!.response.email.deliverability).toBe('unknown');
+    expect(t.errors).toEqual([new Error('bug')]);
+  });
+});
+
+describe('an answer from the caches', () => {
+  it('is taken as it is: no look-up, no deadline armed', async () => {
+    const cached = unknownEmail(request().parsedEmail, []);
+    const report = { ...cached, facts: { ...cached.facts, deliverable: true, deliverability: 'deliverable' as const, disposable: true } };
+    const inspect = vi.fn(() => Promise.reject(new Error('not reached')));
+    const t = await evaluatorWith(inspect, () => report);
+    close = t.close;
+    const pending = t.evaluate(request(), account);
+    expect(vi.getTimerCount()).toBe(0);
+    const evaluation = await pending;
+    expect(inspect).not.toHaveBeenCalled();
+    expect(evaluation!.response.email).toMatchObject({ deliverability: 'deliverable', disposable: true });
+    expect(evaluation!.response.score.details.map((d) => d.rule_name)).toEqual(['Email address is disposable']);
   });
 });

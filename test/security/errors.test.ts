@@ -59,7 +59,7 @@ describe('no internals in any error', () => {
   });
 
   it('an e-mail or IP step that throws degrades the answer instead of failing it', async () => {
-    const email: EmailInspector = { inspect: async () => { throw new Error(INTERNAL); }, status: () => [], close: async () => {} };
+    const email: EmailInspector = { inspect: async () => { throw new Error(INTERNAL); }, inspectCached: () => undefined, status: () => [], close: async () => {} };
     const ip: IpInspector = { inspect: () => { throw new Error(INTERNAL); }, status: () => [], close: async () => {} };
     t = await startTestApp({}, { email, ip });
     const body = expectEvaluation(await evaluate(t.app));
