@@ -56,8 +56,31 @@ export interface FieldError {
 /** Validates a body; every failing field is named with a JSON-pointer-like dotted path. */
 export function validateEvaluationRequest(body: unknown): { ok: true; value: EvaluationRequest } | { ok: false; errors: FieldError[] } {
   const parsed = evaluationRequestSchema.safeParse(body);
+  if (parsed.success) {
+    const { data } = parsed;
+    const parsedIp = parseIp(data.ip);
+    const parsedEmail = parseEmail(data.email);
+    if (!('error' in parsedIp) && !('error' in parsedEmail)) {
+      // Every key, always, in one order: one object shape for everything downstream to read.
+      const value: EvaluationRequest = {
+        ip: data.ip,
+        email: data.email,
+        event_type: data.event_type,
+        user: data.user,
+        device_intelligence: data.device_intelligence,
+        parsedIp,
+        parsedEmail,
+      };
+      return { ok: true, value };
+    }
+  }
+  return { ok: false, errors: fieldErrors(body, parsed.error?.issues ?? []) };
+}
+
+/** Every bad field of a body zod or the address parsers refused, the first problem of each. */
+function fieldErrors(body: unknown, issues: readonly z.core.$ZodIssue[]): FieldError[] {
   const errors: FieldError[] = [];
-  for (const issue of parsed.success ? [] : parsed.error.issues) {
+  for (const issue of issues) {
     const path = issue.path.length > 0 ? issue.path.map(String).join('.') : '(body)';
     // One error per field, the first: zod 4 runs `.max()` on any value with a `length` after the
     // type check failed, so `{"email": {"length": 300}}` would also get "Too big: expected unknown".
@@ -69,7 +92,5 @@ export function validateEvaluationRequest(body: unknown): { ok: true; value: Eva
   if (ip && 'error' in ip && !errors.some((e) => e.path === 'ip')) errors.push({ path: 'ip', message: ip.error });
   const email = typeof fields.email === 'string' ? parseEmail(fields.email) : null;
   if (email && 'error' in email && !errors.some((e) => e.path === 'email')) errors.push({ path: 'email', message: email.error });
-
-  if (!parsed.success || errors.length > 0 || !ip || 'error' in ip || !email || 'error' in email) return { ok: false, errors };
-  return { ok: true, value: { ...parsed.data, parsedIp: ip, parsedEmail: email } };
+  return errors;
 }
