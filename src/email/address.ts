@@ -39,9 +39,20 @@ function isQuoted(local: string): boolean {
 
 const PLAIN_ASCII = /^[a-z0-9.-]+$/;
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+/**
+ * The usual domain in one pass: lower-case ASCII labels of 1–63 characters with no hyphen at either
+ * end, at least two of them, no punycode, a top-level label that is not all digits.
+ */
+const PLAIN_HOST = /^(?!.*xn--)(?:(?!-)[a-z0-9-]{1,63}(?<!-)\.)+(?!-)(?=[a-z0-9-]*[a-z-])[a-z0-9-]{1,63}(?<!-)$/;
 
 /** Lower-cases, converts IDN to punycode (UTS #46), strips one trailing dot; `null` when not a host name. */
 export function normalizeDomain(raw: string): string | null {
+  // Most addresses need no work at all; the general path gives the same answer for them (tested).
+  return raw.length <= 253 && PLAIN_HOST.test(raw) ? raw : normalizeAnyDomain(raw);
+}
+
+/** `normalizeDomain` without its shortcut; exported for the test that the two agree. */
+export function normalizeAnyDomain(raw: string): string | null {
   const trimmed = raw.endsWith('.') ? raw.slice(0, -1) : raw;
   // `%` would be percent-decoded by the URL parser (`ab%63.com` → `abc.com`): not a host name as sent.
   if (trimmed.length === 0 || /[\s\x00-\x1f\x7f%]/.test(trimmed)) return null;

@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { normalizeDomain, parseEmail } from '../../src/email/address.js';
+import { normalizeAnyDomain, normalizeDomain, parseEmail } from '../../src/email/address.js';
 
 describe('parseEmail', () => {
   it('keeps the address as sent and normalises the domain', () => {
@@ -46,5 +47,20 @@ describe('normalizeDomain', () => {
   it('refuses what DNS could not resolve', () => {
     expect(normalizeDomain('exa mple.com')).toBeNull();
     expect(normalizeDomain(`${'a'.repeat(64)}.com`)).toBeNull();
+  });
+});
+
+describe('the shortcut for plain domains', () => {
+  it('gives the answer of the general path for every string', () => {
+    // Strings made of what the shortcut looks at (labels, dots, hyphens, digits, "xn--", upper case,
+    // a trailing dot) hit its edges far more often than arbitrary text; real domains come too.
+    const piece = fc.constantFrom('a', 'z', '0', '9', '-', '.', 'xn--', 'A', 'é', '--', 'a'.repeat(63), '1'.repeat(64));
+    const candidate = fc.oneof(fc.array(piece, { maxLength: 12 }).map((p) => p.join('')), fc.domain(), fc.string(), fc.constant(`${'a'.repeat(60)}.`.repeat(5)));
+    fc.assert(
+      fc.property(candidate, (raw) => {
+        expect(normalizeDomain(raw)).toBe(normalizeAnyDomain(raw));
+      }),
+      { numRuns: 20_000 },
+    );
   });
 });
