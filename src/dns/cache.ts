@@ -4,6 +4,8 @@
  */
 export class TtlCache<V> {
   private readonly entries = new Map<string, { value: V; expiresAt: number }>();
+  /** The most recently used key: a hit on it needs no reordering (a delete and re-insert per hit cost a rehash). */
+  private newest: string | undefined;
 
   constructor(
     readonly maxEntries: number,
@@ -17,10 +19,16 @@ export class TtlCache<V> {
   get(key: string): V | undefined {
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
-    this.entries.delete(key);
-    if (entry.expiresAt <= this.now()) return undefined;
-    // Re-inserting moves the key to the end: Map order is the recency order.
-    this.entries.set(key, entry);
+    if (entry.expiresAt <= this.now()) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    if (key !== this.newest) {
+      // Re-inserting moves the key to the end: Map order is the recency order.
+      this.entries.delete(key);
+      this.entries.set(key, entry);
+      this.newest = key;
+    }
     return entry.value;
   }
 
@@ -31,9 +39,11 @@ export class TtlCache<V> {
       if (!oldest.done) this.entries.delete(oldest.value);
     }
     this.entries.set(key, { value, expiresAt: this.now() + ttlMs });
+    this.newest = key;
   }
 
   clear(): void {
     this.entries.clear();
+    this.newest = undefined;
   }
 }
