@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { EmailFacts, Report } from './facts.js';
 import { evaluationId } from './id.js';
+import { isoTime } from './iso-time.js';
 import type { Account, EmailInspector, EvaluationContext, IpInspector, RuleBook, RuleOutcome } from './ports.js';
 import type { EvaluationRequest } from './request.js';
 import type { EvaluationResponse } from './response.js';
@@ -61,7 +62,7 @@ export function createEvaluator(deps: EvaluatorDependencies) {
 
   return async function evaluate(request: EvaluationRequest, account: Account): Promise<Evaluation | undefined> {
     const started = performance.now();
-    const evaluatedAt = new Date();
+    const evaluatedAt = Date.now();
     const emailPromise = inspectEmail(request);
     let ipReport;
     try {
@@ -72,7 +73,8 @@ export function createEvaluator(deps: EvaluatorDependencies) {
     }
     const emailReport = emailPromise instanceof Promise ? await emailPromise : emailPromise;
 
-    const unavailable = new Set([...emailReport.unavailable, ...ipReport.unavailable]);
+    const unavailable = new Set(emailReport.unavailable);
+    for (const name of ipReport.unavailable) unavailable.add(name);
     const context: EvaluationContext = {
       event_type: request.event_type,
       request,
@@ -87,15 +89,15 @@ export function createEvaluator(deps: EvaluatorDependencies) {
     for (const name of outcome.unavailable) unavailable.add(name);
 
     const response: EvaluationResponse = {
-      id: evaluationId(evaluatedAt.getTime()),
+      id: evaluationId(evaluatedAt),
       event_type: request.event_type,
       score: { details: outcome.details, fraud_score: outcome.fraud_score, state: outcome.state },
       dry_run: outcome.dry_run,
       signals: outcome.signals,
       email: emailReport.facts,
       ip: ipReport.facts,
-      unavailable: [...unavailable],
-      evaluated_at: evaluatedAt.toISOString(),
+      unavailable: Array.from(unavailable),
+      evaluated_at: isoTime(evaluatedAt),
       took_ms: Math.round((performance.now() - started) * 1000) / 1000,
     };
     return { response, outcome };

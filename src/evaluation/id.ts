@@ -18,6 +18,9 @@ function randomTen(): Buffer {
   return pool.subarray(poolOffset - 10, poolOffset);
 }
 
+/** Written whole by each call before it is read: one buffer for every id, not one per id. */
+const bytes = Buffer.alloc(16);
+
 /**
  * A UUIDv7 (RFC 9562 §5.7): 48-bit Unix milliseconds, then randomness, so ids sort by time.
  * Ids made in the same millisecond by this process keep their order through a 12-bit counter.
@@ -31,7 +34,6 @@ export function evaluationId(now: number = Date.now()): string {
     lastMs = now;
     sequence = random.readUInt16BE(8) & 0x3ff;
   }
-  const bytes = Buffer.allocUnsafe(16);
   bytes.writeUIntBE(lastMs, 0, 6);
   bytes[6] = 0x70 | (sequence >> 8);
   bytes[7] = sequence & 0xff;

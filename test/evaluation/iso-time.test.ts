@@ -1,0 +1,15 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { isoTime } from '../../src/evaluation/iso-time.js';
+
+describe('isoTime', () => {
+  it('writes what Date#toISOString writes, across seconds, in any order', () => {
+    const ms = fc.oneof(fc.integer({ min: 0, max: 253_402_300_799_999 }), fc.integer({ min: 1_700_000_000_000, max: 1_700_000_003_000 }));
+    fc.assert(
+      fc.property(fc.array(ms, { minLength: 1, maxLength: 20 }), (times) => {
+        for (const t of times) expect(isoTime(t)).toBe(new Date(t).toISOString());
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+});
