@@ -15,7 +15,7 @@ interface Folding {
 const GMAIL: Folding = { dots: true, plusTags: true, domain: 'gmail.com' };
 const PLUS: Folding = { dots: false, plusTags: true };
 
-const PROVIDERS: Record<string, Folding> = {
+const PROVIDERS: ReadonlyMap<string, Folding> = new Map(Object.entries({
   'gmail.com': GMAIL,
   'googlemail.com': GMAIL,
   'outlook.com': PLUS,
@@ -36,7 +36,7 @@ const PROVIDERS: Record<string, Folding> = {
   'yandex.ru': PLUS,
   'yandex.com': PLUS,
   'zoho.com': PLUS,
-};
+}));
 
 /**
  * One person's many addresses folded to one form, for spotting repeat sign-ups. The local part is
@@ -44,11 +44,17 @@ const PROVIDERS: Record<string, Folding> = {
  * dots and tags are removed only where the provider is known to ignore them.
  */
 export function canonicalAddress(email: Pick<ParsedEmail, 'local' | 'domain'>): string {
-  const folding = PROVIDERS[email.domain];
+  const folding = PROVIDERS.get(email.domain);
   let local = email.local.toLowerCase();
-  if (folding?.plusTags) local = local.split('+', 1)[0]!;
+  if (folding?.plusTags) local = beforePlus(local);
   if (folding?.dots) local = local.replaceAll('.', '');
   // A local part that folds to nothing ("+tag@gmail.com") keeps its original form.
   if (local.length === 0) local = email.local.toLowerCase();
   return `${local}@${folding?.domain ?? email.domain}`;
+}
+
+/** The local part up to its first `+` (RFC 5233 sub-address), or all of it. */
+export function beforePlus(local: string): string {
+  const plus = local.indexOf('+');
+  return plus < 0 ? local : local.slice(0, plus);
 }

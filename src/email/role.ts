@@ -1,3 +1,5 @@
+import { beforePlus } from './canonical.js';
+
 /**
  * Mailboxes that belong to a function, not a person: RFC 2142's operational names plus the
  * no-reply and admin forms. Deliberately narrow: words such as "sales", "hello" or "team" are
@@ -31,6 +33,5 @@ export const ROLE_MAILBOXES: ReadonlySet<string> = new Set([
 
 /** Whether the local part (case-insensitive, any `+tag` ignored) is a role mailbox. */
 export function isRoleAccount(local: string): boolean {
-  const base = local.toLowerCase().split('+', 1)[0]!;
-  return ROLE_MAILBOXES.has(base);
+  return ROLE_MAILBOXES.has(beforePlus(local.toLowerCase()));
 }
