@@ -90,13 +90,18 @@ describe('POST /v1/risk/evaluate with a custom rule set', () => {
     const lines = t.logs.lines.filter((l) => l.msg === 'evaluation');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({
-      evaluation_id: body.id,
-      event_type: 'signup',
-      fraud_score: 30,
-      state: 'review',
-      rules: ['Address in our test range'],
-      email_domain: 'example.com',
       status: 200,
+      evaluation: {
+        id: body.id,
+        account: 'default',
+        event_type: 'signup',
+        fraud_score: 30,
+        state: 'review',
+        rules: ['Address in our test range'],
+        email_domain: 'example.com',
+        unavailable: expect.any(Array),
+        took_ms: body.took_ms,
+      },
     });
     expect(t.logs.raw.join('\n')).not.toMatch(/jane\.doe/i);
   });

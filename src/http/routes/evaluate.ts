@@ -30,7 +30,7 @@ export function registerEvaluateRoute(scope: FastifyInstance, deps: { evaluate: 
 
     const { response, outcome } = evaluation;
     request.evaluationLog = {
-      evaluation_id: response.id,
+      id: response.id,
       account: account.id,
       event_type: response.event_type,
       fraud_score: response.score.fraud_score,
