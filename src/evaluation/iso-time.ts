@@ -1,4 +1,5 @@
-let second = -1;
+/** NaN equals no second, so the first call always formats its prefix (any ms, before 1970 too). */
+let second = Number.NaN;
 let prefix = '';
 
 /**
