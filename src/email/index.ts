@@ -80,6 +80,8 @@ export async function createEmailInspector(options: EmailInspectorOptions): Prom
     };
     // Bounded like the DNS cache it follows; an unknown answer is never the same object twice, so not kept.
     if (mx.deliverability !== 'unknown') {
+      // Re-inserted, so the map's order is the order of last computation and a stale entry goes at once.
+      byDomain.delete(domain);
       if (byDomain.size >= resolver.cacheCapacity) byDomain.delete(byDomain.keys().next().value!);
       byDomain.set(domain, facts);
     }
