@@ -68,8 +68,15 @@ async function main(): Promise<void> {
     const start = performance.now();
     for (let i = 0; i < CACHED_ITERATIONS; i += 1) await inspector.inspect(cached, signal);
     const ms = performance.now() - start;
-    console.log('cached inspection');
+    console.log('cached inspection, through inspect() (an awaited promise)');
     console.log(`  ${Math.round((CACHED_ITERATIONS / ms) * 1000).toLocaleString('en')} ops/s, ${((ms * 1000) / CACHED_ITERATIONS).toFixed(2)} µs/op`);
+    // What the request path calls first: the answer from the caches, synchronously.
+    for (let i = 0; i < 10_000; i += 1) inspector.inspectCached(cached);
+    const syncStart = performance.now();
+    for (let i = 0; i < CACHED_ITERATIONS; i += 1) inspector.inspectCached(cached);
+    const syncMs = performance.now() - syncStart;
+    console.log('cached inspection, through inspectCached() (the request path)');
+    console.log(`  ${Math.round((CACHED_ITERATIONS / syncMs) * 1000).toLocaleString('en')} ops/s, ${((syncMs * 1000) / CACHED_ITERATIONS).toFixed(2)} µs/op`);
     await inspector.close();
   }
 
