@@ -15,8 +15,9 @@ function systemResolvers(): DnsServer[] {
 }
 
 /**
- * Outside production, a fresh clone with no keys still answers: a development key is made once,
- * written to `.dev-api-key` (mode 0600, git-ignored) and reused on the next start. It never goes to the log.
+ * Outside production, a fresh clone with no keys (none in API_KEYS, none in the store) still
+ * answers: a development key is made once, written to `.dev-api-key` (mode 0600, git-ignored) and
+ * reused on the next start, as a key of the `default` account. It never goes to the log.
  */
 function developmentKey(): string {
   if (existsSync(DEV_KEY_FILE)) {
@@ -42,19 +43,16 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   if (config.dnsServers.length === 0) config = { ...config, dnsServers: systemResolvers() };
 
-  if (config.apiKeys.length === 0 && config.accountsFile === undefined) {
-    if (config.env === 'production') {
-      logger.fatal('no API keys: set API_KEYS or ACCOUNTS_FILE (NODE_ENV=production never makes a development key)');
-      process.exit(1);
-    }
+  // NODE_ENV=production never makes one: a start with no key at all is refused there.
+  const development = config.env === 'production' ? undefined : () => {
     const key = developmentKey();
-    config = { ...config, apiKeys: [key] };
     logger.warn({ key_id: keyIdOf(hashKey(key)), file: DEV_KEY_FILE }, `no API keys configured: using the development key in ${DEV_KEY_FILE} (never in production)`);
-  }
+    return key;
+  };
 
   let app: FastifyInstance;
   try {
-    app = await buildApp(config, { logger });
+    app = await buildApp(config, { logger, developmentKey: development });
   } catch (error) {
     logger.fatal({ error: (error as Error).message }, 'start-up failed');
     logger.flush();

@@ -13,7 +13,7 @@ export const RULE_FILE = /^(.+)\.ya?ml$/;
 const EVENT_TYPE = /^[A-Za-z0-9_-]{1,64}$/;
 
 export type RuleFileResult =
-  | { eventType: string; file: string; ruleSet: RuleSet; problems?: undefined }
+  | { eventType: string; file: string; /** The file as read: what the store keeps. */ text: string; ruleSet: RuleSet; problems?: undefined }
   | { eventType: string; file: string; ruleSet?: undefined; problems: RuleFileProblem[] };
 
 export type DirectoryResult =
@@ -56,5 +56,5 @@ export function readRuleDirectory(dir: string): DirectoryResult {
 
 function parseFile(eventType: string, file: string, text: string): RuleFileResult {
   const parsed = parseRuleFile(eventType, file, text);
-  return 'ruleSet' in parsed ? { eventType, file, ruleSet: parsed.ruleSet } : { eventType, file, problems: parsed.problems };
+  return 'ruleSet' in parsed ? { eventType, file, text, ruleSet: parsed.ruleSet } : { eventType, file, problems: parsed.problems };
 }

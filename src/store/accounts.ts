@@ -4,7 +4,7 @@ import { appendAudit } from './audit.js';
 import type { Engine } from './engine.js';
 import { StoreRequestError } from './errors.js';
 import { bumpRevision } from './revision.js';
-import type { RuleFileText, RuleSets } from './rule-sets.js';
+import type { RuleSeed, RuleSets } from './rule-sets.js';
 import type { AccountRow, ApiKeyRow, Database } from './schema.js';
 
 /**
@@ -54,26 +54,26 @@ export class Accounts {
   }
 
   /**
-   * Creates the account if it does not exist, with its rule sets seeded from `templates`
-   * (RULES_DIR); resolves true when it did.
+   * Creates the account if it does not exist, with its first rule sets (RULES_DIR's, for an account
+   * made by a key or the environment); resolves true when it did.
    */
-  async ensure(trx: Transaction<Database>, id: string, templates: RuleFileText[], actor: string, name = id): Promise<boolean> {
+  async ensure(trx: Transaction<Database>, id: string, seed: RuleSeed, actor: string, name = id): Promise<boolean> {
     if (!ACCOUNT_ID.test(id)) throw new StoreRequestError('invalid', `account "${id}": ${ACCOUNT_ID_RULE}`);
     const at = this.now();
     // Replicas starting together may both try: one inserts, the other's insert does nothing.
     const inserted = await trx.insertInto('accounts').values({ id, name, status: 'active', env_keys: 0, created_at: at })
       .onConflict((oc) => oc.column('id').doNothing()).returning('id').executeTakeFirst();
     if (!inserted) return false;
-    await this.ruleSets.seed(trx, id, templates, actor, at);
-    await appendAudit(trx, at, { actor, account_id: id, action: 'account.create', target: id, before: null, after: { id, name, status: 'active', event_types: templates.map((t) => t.eventType) } });
+    await this.ruleSets.seed(trx, id, seed, actor, at);
+    await appendAudit(trx, at, { actor, account_id: id, action: 'account.create', target: id, before: null, after: { id, name, status: 'active', event_types: seed.files.map((t) => t.eventType) } });
     await bumpRevision(trx);
     return true;
   }
 
   /** A new key for the account, which is created (and seeded) first if it does not exist. */
-  async createKey(account: string, by: { actor: string; templates: RuleFileText[] }): Promise<NewKey & { accountCreated: boolean }> {
+  async createKey(account: string, by: { actor: string; seed: RuleSeed }): Promise<NewKey & { accountCreated: boolean }> {
     return this.engine.db.transaction().execute(async (trx) => {
-      const accountCreated = await this.ensure(trx, account, by.templates, by.actor);
+      const accountCreated = await this.ensure(trx, account, by.seed, by.actor);
       const row = (await this.engine.lockAccount(trx, account))!;
       const live = await this.liveKeys(trx, account);
       const room = MAX_KEYS_PER_ACCOUNT - row.env_keys - live.length;
@@ -146,9 +146,9 @@ export class Accounts {
    * keys it holds (the CLI counts them against the limit) and refuses a start that would give the
    * account more than two keys in all.
    */
-  async useEnvironmentKeys(count: number, templates: RuleFileText[]): Promise<void> {
+  async useEnvironmentKeys(count: number, seed: RuleSeed): Promise<void> {
     await this.engine.db.transaction().execute(async (trx) => {
-      if (count > 0) await this.ensure(trx, DEFAULT_ACCOUNT, templates, 'system');
+      if (count > 0) await this.ensure(trx, DEFAULT_ACCOUNT, seed, 'system');
       const row = await this.engine.lockAccount(trx, DEFAULT_ACCOUNT);
       if (!row) return;
       const live = await this.liveKeys(trx, DEFAULT_ACCOUNT);
@@ -159,6 +159,12 @@ export class Accounts {
       }
       if (row.env_keys !== count) await trx.updateTable('accounts').set({ env_keys: count }).where('id', '=', DEFAULT_ACCOUNT).execute();
     });
+  }
+
+  /** Whether any account has a live stored key (a production start with neither these nor API_KEYS is refused). */
+  async anyLiveKey(): Promise<boolean> {
+    const row = await this.engine.db.selectFrom('api_keys').select('id').where('revoked_at', 'is', null).limit(1).executeTakeFirst();
+    return row !== undefined;
   }
 
   /** Last-used times, written at most once a minute per key by the key store; no revision bump, no audit. */

@@ -19,6 +19,12 @@ export interface RuleFileText {
   yaml: string;
 }
 
+/** The rule sets a new account starts with, and the comment their first versions carry. */
+export interface RuleSeed {
+  files: RuleFileText[];
+  comment: string;
+}
+
 export interface RuleSetVersion {
   id: number;
   account_id: string;
@@ -85,14 +91,17 @@ export class RuleSets {
    * every file or none. Event types not among the files keep their live version.
    */
   async apply(account: string, files: RuleFileText[], by: { actor: string; comment: string | null }): Promise<ApplyResult[]> {
+    return this.engine.db.transaction().execute((trx) => this.applyIn(trx, account, files, by));
+  }
+
+  /** `apply` inside a transaction the caller holds (an import that also adds accounts and keys). */
+  async applyIn(trx: Transaction<Database>, account: string, files: RuleFileText[], by: { actor: string; comment: string | null }): Promise<ApplyResult[]> {
     for (const file of files) validateRuleFile(account, file);
-    return this.engine.db.transaction().execute(async (trx) => {
-      await this.requireAccount(trx, account);
-      const results: ApplyResult[] = [];
-      for (const file of files) results.push(await this.publishText(trx, account, file, by));
-      if (results.some((r) => r.outcome === 'published')) await bumpRevision(trx);
-      return results;
-    });
+    await this.requireAccount(trx, account);
+    const results: ApplyResult[] = [];
+    for (const file of files) results.push(await this.publishText(trx, account, file, by));
+    if (results.some((r) => r.outcome === 'published')) await bumpRevision(trx);
+    return results;
   }
 
   /** Creates the event type's draft, or replaces its text: there is at most one draft at a time. */
@@ -139,10 +148,11 @@ export class RuleSets {
     });
   }
 
-  /** Inside a transaction: version 1 of each template, published, for an account just created. */
-  async seed(trx: Transaction<Database>, account: string, templates: RuleFileText[], actor: string, at: number): Promise<void> {
-    for (const file of templates) {
-      await this.insertVersion(trx, account, file, 'published', { actor, comment: 'seeded from RULES_DIR' }, at);
+  /** Inside a transaction: version 1 of each file, published, for an account just created. */
+  async seed(trx: Transaction<Database>, account: string, seed: RuleSeed, actor: string, at: number): Promise<void> {
+    for (const file of seed.files) {
+      validateRuleFile(account, file);
+      await this.insertVersion(trx, account, file, 'published', { actor, comment: seed.comment }, at);
     }
   }
 

@@ -35,6 +35,20 @@ function binDir(): string {
 
 let databases = 0;
 
+/** A fresh, empty database on the server `adminUrl` points at; resolves with its URL. */
+export async function createDatabase(adminUrl: string, name = `test_${process.pid}_${(databases += 1)}_${Date.now().toString(36)}`): Promise<string> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(`create database "${name}"`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
 export async function startPostgres(): Promise<PostgresServer> {
   const bin = binDir();
   const dir = mkdtempSync(join(tmpdir(), 'risk-pg-'));
@@ -66,16 +80,7 @@ export async function startPostgres(): Promise<PostgresServer> {
   return {
     port,
     url,
-    async createDatabase(name = `test_${process.pid}_${(databases += 1)}_${Date.now().toString(36)}`) {
-      const client = new pg.Client({ connectionString: url() });
-      await client.connect();
-      try {
-        await client.query(`create database "${name}"`);
-      } finally {
-        await client.end();
-      }
-      return url(name);
-    },
+    createDatabase: (name) => createDatabase(url(), name),
     stop,
     start,
     async close() {
