@@ -158,10 +158,10 @@ export function createEvaluationLog(options: EvaluationLogOptions): EvaluationLo
       }
     },
     stats: () => ({ enabled, queued: queue.length, queued_bytes: bytes, ...counts }),
-    async flush() {
-      if (!enabled) return;
-      await writing;
-      await writeBatches();
+    flush() {
+      if (!enabled) return Promise.resolve();
+      // Starts at once when idle: the batch is taken now, not after a tick.
+      return writing === null ? writeBatches() : writing.then(writeBatches);
     },
     prune,
     resume: () => {

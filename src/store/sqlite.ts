@@ -47,7 +47,7 @@ export function openSqlite(database: DatabaseUrl & { engine: 'sqlite' }): Sqlite
   try {
     mkdirSync(dirname(database.path), { recursive: true });
   } catch (error) {
-    fail(error);
+    throw new StoreError(database, `cannot create the directory ${dirname(database.path)} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
   }
   let sqlite: Sqlite.Database;
   try {
