@@ -1,8 +1,8 @@
-import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig, type Config } from '../config.js';
 import { readRuleFiles } from '../rules/templates.js';
+import { cliActor } from '../store/actor.js';
 import { openStore, type Store } from '../store/index.js';
 import { importAccountsFile } from './import.js';
 
@@ -29,14 +29,6 @@ function fail(message: string): never {
 }
 
 const iso = (ms: number | null) => (ms === null ? 'never' : new Date(ms).toISOString());
-
-function actor(): string {
-  try {
-    return `cli:${userInfo().username}`;
-  } catch {
-    return 'cli';
-  }
-}
 
 export async function run(argv: string[], out: (line: string) => void, err: (line: string) => void, env: Record<string, string | undefined> = process.env): Promise<number> {
   let parsed;
@@ -69,7 +61,7 @@ interface Context {
 }
 
 async function execute(command: string, args: string[], values: { account?: string; key?: string }, { config, store, out, err }: Context): Promise<number> {
-  const by = actor();
+  const by = cliActor();
   const account = () => values.account ?? fail('--account is required');
   switch (command) {
     case 'create': {

@@ -1,10 +1,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig } from '../config.js';
 import { DEFAULT_ACCOUNT } from '../store/accounts.js';
+import { cliActor } from '../store/actor.js';
 import { openStore, type Store } from '../store/index.js';
 import { readRuleFiles } from './templates.js';
 
@@ -28,14 +28,6 @@ npm run rules:check [DIR].`;
 class UsageError extends Error {}
 function fail(message: string): never {
   throw new UsageError(message);
-}
-
-function actor(): string {
-  try {
-    return `cli:${userInfo().username}`;
-  } catch {
-    return 'cli';
-  }
 }
 
 export async function run(argv: string[], out: (line: string) => void, err: (line: string) => void, env: Record<string, string | undefined> = process.env): Promise<number> {
@@ -81,7 +73,7 @@ async function execute(command: string, { store, account, positionals, values, f
   const iso = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString());
   switch (command) {
     case 'apply': {
-      const results = await store.ruleSets.apply(account, files, { actor: actor(), comment: values.comment ?? null });
+      const results = await store.ruleSets.apply(account, files, { actor: cliActor(), comment: values.comment ?? null });
       for (const r of results) out(`${r.eventType}: ${r.outcome === 'published' ? `published as version ${r.version}` : `unchanged (version ${r.version})`}`);
       return 0;
     }
@@ -109,7 +101,7 @@ async function execute(command: string, { store, account, positionals, values, f
       const eventType = values['event-type'] ?? fail('--event-type is required');
       const version = Number(values.version ?? fail('--version is required'));
       if (!Number.isInteger(version) || version < 1) fail('--version must be a version number (see "versions")');
-      await store.ruleSets.publish(account, eventType, version, { actor: actor(), comment: values.comment ?? `rollback to version ${version}` });
+      await store.ruleSets.publish(account, eventType, version, { actor: cliActor(), comment: values.comment ?? `rollback to version ${version}` });
       out(`${eventType}: version ${version} published again`);
       return 0;
     }

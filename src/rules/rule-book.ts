@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { SourceStatus } from '../evaluation/facts.js';
 import type { Account, RuleBook } from '../evaluation/ports.js';
+import { ruleSetLabel } from '../store/rule-sets.js';
 import type { ConfigSnapshot } from '../store/snapshot.js';
 import { evaluateRuleSet } from './engine.js';
 import { formatProblem, parseRuleFile, RuleSetError, type RuleFileProblem } from './rule-file.js';
@@ -49,7 +50,7 @@ export function createRuleBook(snapshot: ConfigSnapshot, options: { logger: Logg
     const nextRefused = new Map<number, string>();
     const problems: RuleFileProblem[] = [];
     for (const entry of next.ruleSets) {
-      const label = `${entry.account_id}/${entry.event_type}.yaml (v${entry.version})`;
+      const label = ruleSetLabel(entry.account_id, entry.event_type, entry.version);
       let ruleSet = compiled.get(entry.id);
       if (ruleSet === undefined && entry.yaml !== null) {
         const parsed = parseRuleFile(entry.event_type, label, entry.yaml);

@@ -76,7 +76,7 @@ function postgresLogWriter(pool: pg.Pool) {
       const json = new Set(['request', 'response']);
       const tuples: string[] = [];
       for (let r = 0; r < rows; r++) {
-        tuples.push(`(${LOG_COLUMNS.map((column, c) => `$${r * width + c + 1}${json.has(column) ? '::jsonb' : ''}`).join(', ')})`);
+        tuples.push(`(${LOG_COLUMNS.map((column, c) => `$${r * width + c + 1}${json.has(column) ? '::json' : ''}`).join(', ')})`);
       }
       text = `insert into evaluations (${LOG_COLUMNS.join(', ')}) values ${tuples.join(', ')}`;
       if (texts.size >= 16) texts.clear(); // bounded: batch sizes vary with traffic

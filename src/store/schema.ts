@@ -3,8 +3,8 @@ import type { Generated } from 'kysely';
 /**
  * The tables, as the query layer sees them (one Kysely interface for both engines). Times are
  * integer milliseconds since the epoch on both engines (`bigint` in PostgreSQL, read back as
- * numbers), so one query reads the same on either; JSON columns are `jsonb` in PostgreSQL and
- * text in SQLite (see `json.ts`).
+ * numbers), so one query reads the same on either; JSON columns are `jsonb` in PostgreSQL (`json`
+ * for the evaluation log's documents, kept as the exact text) and text in SQLite (see `json.ts`).
  */
 export interface Database {
   /** Values kept once per store: what was imported, and later the history HMAC secret. */

@@ -7,7 +7,6 @@ import type { Engine } from './engine.js';
  */
 export interface ConfigSnapshot {
   revision: number;
-  accounts: Array<{ id: string; env_keys: number }>;
   keys: Array<{ id: string; hash: string; account_id: string }>;
   ruleSets: Array<{ id: number; account_id: string; event_type: string; version: number; yaml: string | null }>;
 }
@@ -18,7 +17,6 @@ export async function readSnapshot(engine: Engine, compiled: ReadonlySet<number>
   const db = engine.db;
   // The revision first: a change that lands while the rest is read bumps it again, so the next poll reloads.
   const revision = await engine.revision();
-  const accounts = await db.selectFrom('accounts').select(['id', 'env_keys']).where('status', '=', 'active').execute();
   const keys = await db.selectFrom('api_keys').innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
     .select(['api_keys.id', 'api_keys.hash', 'api_keys.account_id'])
     .where('api_keys.revoked_at', 'is', null).where('accounts.status', '=', 'active').execute();
@@ -31,5 +29,5 @@ export async function readSnapshot(engine: Engine, compiled: ReadonlySet<number>
     const rows = await db.selectFrom('rule_set_versions').select(['id', 'yaml']).where('id', 'in', missing.slice(i, i + CHUNK)).execute();
     for (const row of rows) texts.set(row.id, row.yaml);
   }
-  return { revision, accounts, keys, ruleSets: published.map((p) => ({ ...p, yaml: texts.get(p.id) ?? null })) };
+  return { revision, keys, ruleSets: published.map((p) => ({ ...p, yaml: texts.get(p.id) ?? null })) };
 }

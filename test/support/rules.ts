@@ -11,7 +11,6 @@ export async function ruleBookFromDirectory(dir = 'rules', account = 'default'):
   return createRuleBook(
     {
       revision: 1,
-      accounts: [{ id: account, env_keys: 0 }],
       keys: [],
       ruleSets: files.map((file, i) => ({ id: i + 1, account_id: account, event_type: file.eventType, version: 1, yaml: file.yaml })),
     },

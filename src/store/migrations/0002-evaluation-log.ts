@@ -11,7 +11,7 @@ export const evaluationLog: Migration = {
   version: 2,
   name: 'evaluation log',
   async up(db, engine) {
-    const { time, json } = types(engine);
+    const { time, document } = types(engine);
     await db.schema.createTable('evaluations')
       .addColumn('id', engine === 'postgres' ? 'uuid' : 'text', (c) => c.primaryKey())
       .addColumn('account_id', 'text', (c) => c.notNull())
@@ -25,8 +25,8 @@ export const evaluationLog: Migration = {
       .addColumn('state', 'text', (c) => c.notNull())
       .addColumn('fraud_score', 'integer', (c) => c.notNull())
       .addColumn('rule_set_version', 'integer')
-      .addColumn('request', json, (c) => c.notNull())
-      .addColumn('response', json, (c) => c.notNull())
+      .addColumn('request', document, (c) => c.notNull())
+      .addColumn('response', document, (c) => c.notNull())
       .execute();
     const index = (name: string, columns: string[], whereNotNull?: string) => {
       const builder = db.schema.createIndex(`evaluations_${name}`).on('evaluations').columns(columns);

@@ -19,4 +19,6 @@ export const types = (engine: EngineKind) => ({
   /** Milliseconds since the epoch. */
   time: engine === 'postgres' ? ('bigint' as const) : ('integer' as const),
   json: engine === 'postgres' ? ('jsonb' as const) : ('text' as const),
+  /** Written once and read whole (the evaluation log): kept as the exact text, which PostgreSQL only validates. */
+  document: engine === 'postgres' ? ('json' as const) : ('text' as const),
 });
