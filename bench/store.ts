@@ -5,8 +5,6 @@
  * 127.0.0.1 (PostgreSQL from Debian's package, started by test/support/postgres.ts).
  */
 import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +13,7 @@ import { sql } from 'kysely';
 import { openStore, type Store } from '../src/store/index.js';
 import { firstIdAt, type LogRecord } from '../src/store/log-record.js';
 import { parseDatabaseUrl, type DatabaseUrl } from '../src/store/url.js';
+import { freePort } from '../test/support/process.js';
 
 export interface StoreFigures {
   engine: string;
@@ -49,15 +48,6 @@ function record(i: number, at: number): LogRecord {
     request: JSON.stringify({ ip, email, event_type: 'account_register', user: { user_id: `user-${i}` } }),
     response: JSON.stringify({ id, event_type: 'account_register', score: { details: [], fraud_score: 0, state: 'approve' }, email: { address: email, padding: RESPONSE_PADDING }, ip: { address: ip }, unavailable: [] }),
   };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 const stats = (samples: number[]) => {

@@ -16,14 +16,18 @@ function systemResolvers(): DnsServer[] {
 
 /**
  * Outside production, a fresh clone with no keys (none in API_KEYS, none in the store) still
- * answers: a development key is made once, written to `.dev-api-key` (mode 0600, git-ignored) and
- * reused on the next start, as a key of the `default` account. It never goes to the log.
+ * answers: a development key is made once, written to `.dev-api-key` (mode 0600, git-ignored), as
+ * a key of the `default` account. Once made, it keeps serving at every start without API_KEYS,
+ * keys made in the store since included, so the README's first curl keeps working. It never goes
+ * to the log.
  */
-function developmentKey(): string {
-  if (existsSync(DEV_KEY_FILE)) {
-    const key = readFileSync(DEV_KEY_FILE, 'utf8').trim();
-    if (key.length >= MIN_KEY_LENGTH) return key;
-  }
+function existingDevelopmentKey(): string | null {
+  if (!existsSync(DEV_KEY_FILE)) return null;
+  const key = readFileSync(DEV_KEY_FILE, 'utf8').trim();
+  return key.length >= MIN_KEY_LENGTH ? key : null;
+}
+
+function newDevelopmentKey(): string {
   const key = generateKey();
   writeFileSync(DEV_KEY_FILE, `${key}\n`, { mode: 0o600 });
   return key;
@@ -43,12 +47,17 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   if (config.dnsServers.length === 0) config = { ...config, dnsServers: systemResolvers() };
 
-  // NODE_ENV=production never makes one: a start with no key at all is refused there.
-  const development = config.env === 'production' ? undefined : () => {
-    const key = developmentKey();
+  // NODE_ENV=production never uses one: a start with no key at all is refused there.
+  const announce = (key: string) => {
     logger.warn({ key_id: keyIdOf(hashKey(key)), file: DEV_KEY_FILE }, `no API keys configured: using the development key in ${DEV_KEY_FILE} (never in production)`);
     return key;
   };
+  let development: (() => string) | undefined;
+  if (config.env !== 'production' && config.apiKeys.length === 0) {
+    const existing = existingDevelopmentKey();
+    if (existing !== null) config = { ...config, apiKeys: [announce(existing)] };
+    else development = () => announce(newDevelopmentKey());
+  }
 
   let app: FastifyInstance;
   try {

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig, type Config } from '../config.js';
 import { readRuleFiles } from '../rules/templates.js';
-import { cliActor } from '../store/actor.js';
+import { cliActor, fail, runIfMain } from '../cli.js';
 import { openStore, type Store } from '../store/index.js';
 import { importAccountsFile } from './import.js';
 
@@ -22,11 +22,6 @@ const usage = `Usage: npm run keys -- <command> [options]
 The store is DATABASE_URL's (default sqlite:./var/risk.sqlite). An account has at most two keys; the
 "default" account's API_KEYS count among them.`;
 
-class UsageError extends Error {}
-
-function fail(message: string): never {
-  throw new UsageError(message);
-}
 
 const iso = (ms: number | null) => (ms === null ? 'never' : new Date(ms).toISOString());
 
@@ -111,13 +106,4 @@ async function execute(command: string, args: string[], values: { account?: stri
   }
 }
 
-const isMain = process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/').split('/').pop()!);
-if (isMain) {
-  run(process.argv.slice(2), (l) => process.stdout.write(`${l}\n`), (l) => process.stderr.write(`${l}\n`)).then(
-    (code) => process.exit(code),
-    (error: Error) => {
-      process.stderr.write(`${error instanceof UsageError ? '' : 'error: '}${error.message}\n`);
-      process.exit(error instanceof UsageError ? 2 : 1);
-    },
-  );
-}
+runIfMain(import.meta.url, (argv, out, err) => run(argv, out, err));

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig } from '../config.js';
 import { DEFAULT_ACCOUNT } from '../store/accounts.js';
-import { cliActor } from '../store/actor.js';
+import { cliActor, fail, runIfMain } from '../cli.js';
 import { openStore, type Store } from '../store/index.js';
 import { readRuleFiles } from './templates.js';
 
@@ -25,10 +25,6 @@ const usage = `Usage: npm run rules -- <command> [options]
 The store is DATABASE_URL's (default sqlite:./var/risk.sqlite). To check files without a store:
 npm run rules:check [DIR].`;
 
-class UsageError extends Error {}
-function fail(message: string): never {
-  throw new UsageError(message);
-}
 
 export async function run(argv: string[], out: (line: string) => void, err: (line: string) => void, env: Record<string, string | undefined> = process.env): Promise<number> {
   let parsed;
@@ -110,13 +106,4 @@ async function execute(command: string, { store, account, positionals, values, f
   }
 }
 
-const isMain = process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/').split('/').pop()!);
-if (isMain) {
-  run(process.argv.slice(2), (l) => process.stdout.write(`${l}\n`), (l) => process.stderr.write(`${l}\n`)).then(
-    (code) => process.exit(code),
-    (error: Error) => {
-      process.stderr.write(`${error instanceof UsageError ? '' : 'error: '}${error.message}\n`);
-      process.exit(error instanceof UsageError ? 2 : 1);
-    },
-  );
-}
+runIfMain(import.meta.url, (argv, out, err) => run(argv, out, err));
