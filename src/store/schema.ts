@@ -95,6 +95,10 @@ export interface EvaluationRow {
   rule_set_version: number | null;
   /** The request as validated: e-mail and IP as sent, user, device_intelligence. */
   request: unknown;
-  /** The answer exactly as sent: the facts as they were (email, ip, later history), unavailable, score, signals. */
+  /**
+   * The answer exactly as sent: the facts as they were (email, ip, later history), score, signals,
+   * dry_run, unavailable. A replay takes the checks that could not run from `unavailable` without
+   * its `rule:` entries (those name rules of the rule set that decided, not missing facts).
+   */
   response: unknown;
 }

@@ -188,6 +188,18 @@ describe.each(ENGINES)('the store on %s', (engine: EngineName) => {
       expect(await count('device_hash', 'dev-1')).toBe(12);
     });
 
+    it('keeps nothing with RETENTION_DAYS=0: no record is even queued', async () => {
+      const none = await openTestStore(engine, { retentionDays: 0 });
+      try {
+        none.log.record(record(1, clock));
+        await none.log.flush();
+        expect(none.log.stats()).toEqual({ enabled: false, queued: 0, queued_bytes: 0, written: 0, dropped: 0, failed: 0, pruned: 0 });
+        expect(await none.engine.db.selectFrom('evaluations').select('id').execute()).toEqual([]);
+      } finally {
+        await none.close();
+      }
+    });
+
     it('prunes what is older than RETENTION_DAYS, in batches, and keeps the rest', async () => {
       const day = 86_400_000;
       for (let n = 1; n <= 7; n++) store.log.record(record(n, clock - 31 * day - n));
