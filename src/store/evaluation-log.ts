@@ -173,9 +173,12 @@ export function createEvaluationLog(options: EvaluationLogOptions): EvaluationLo
       clearInterval(pruneTimer);
       if (enabled) {
         await pruning?.catch(() => undefined);
-        // What was answered before the shutdown is kept, if the store takes it.
+        // What was answered before the shutdown is kept, if the store takes it; what it cannot take is counted.
         await writing;
         await writeBatches();
+        counts.dropped += queue.length;
+        queue = [];
+        bytes = 0;
         report();
       }
       await o.writer?.close();
