@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Engine } from './engine.js';
+import { LOG_DEFAULTS } from './evaluation-log.js';
 import { LOG_COLUMNS, logColumns, type LogRecord } from './log-record.js';
 import type { Database } from './schema.js';
 import { StoreError, type DatabaseUrl } from './url.js';
@@ -65,7 +66,8 @@ export async function openPostgres(database: DatabaseUrl & { engine: 'postgres' 
 
 /**
  * One multi-row INSERT per batch: every value its own parameter, so the JSON text goes to the
- * server as it is (no array-literal escaping of its quotes). Statement texts are cached per batch size.
+ * server as it is (no array-literal escaping of its quotes). Statement texts are cached per batch
+ * size (a few at a time).
  */
 function postgresLogWriter(pool: pg.Pool) {
   const texts = new Map<number, string>();
@@ -88,7 +90,10 @@ function postgresLogWriter(pool: pg.Pool) {
     async write(records: LogRecord[]) {
       const values: unknown[] = [];
       for (const record of records) values.push(...logColumns(record));
-      await pool.query({ text: insertText(records.length), values, query_timeout: QUERY_TIMEOUT_MS } as pg.QueryConfig);
+      // A full batch, the usual one under load, is a named statement: each pooled connection
+      // parses and plans it once. Other sizes are sent unnamed, so the server keeps no plan per size.
+      const name = records.length === LOG_DEFAULTS.batchSize ? `evaluations_insert_${records.length}` : undefined;
+      await pool.query({ name, text: insertText(records.length), values, query_timeout: QUERY_TIMEOUT_MS } as pg.QueryConfig);
     },
     async prune(beforeId: string, limit: number) {
       const result = await pool.query({
