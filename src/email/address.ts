@@ -28,8 +28,8 @@ const ASCII_DOT_ATOM = new RegExp(`^[${ATEXT}]+(?:\\.[${ATEXT}]+)*$`);
 const DOT_ATOM = new RegExp(`^[${ATEXT}\\u0080-\\u{10FFFF}]+(?:\\.[${ATEXT}\\u0080-\\u{10FFFF}]+)*$`, 'u');
 /**
  * Non-ASCII the specifications allow but no mailbox should have: separators and spaces (Z), controls,
- * format characters such as bidirectional overrides and zero-width spaces, private-use and
- * unassigned code points (C), and a combining mark with nothing to combine with.
+ * format characters such as bidirectional overrides and zero-width spaces, lone surrogates,
+ * private-use and unassigned code points (C), and a combining mark with nothing to combine with.
  */
 const UNSAFE = /[\p{Z}\p{C}]|^\p{M}|\.\p{M}/u;
 
@@ -59,13 +59,12 @@ function checkLocalPart(local: string): string | null {
   if (local.length === 0) return 'local part must not be empty';
   if (ASCII_DOT_ATOM.test(local)) return local.length > MAX_LOCAL_OCTETS ? `local part must be at most ${MAX_LOCAL_OCTETS} octets` : null;
   if (local.startsWith('"')) return 'local part must not be quoted';
-  if (!local.isWellFormed()) return 'local part must be valid Unicode';
   if (!DOT_ATOM.test(local)) {
     return /^\.|\.\.|\.$/.test(local)
       ? 'local part must not start or end with a dot or have two in a row'
       : 'local part may hold letters, digits and !#$%&\'*+-/=?^_`{|}~ only (no spaces, quotes, brackets, backslashes, commas or comments)';
   }
-  if (UNSAFE.test(local)) return 'local part must not contain spaces, control, format or unassigned characters';
+  if (UNSAFE.test(local)) return 'local part must not contain spaces, control, format, private-use or unassigned characters';
   return utf8Length(local) > MAX_LOCAL_OCTETS ? `local part must be at most ${MAX_LOCAL_OCTETS} octets` : null;
 }
 
