@@ -70,4 +70,3 @@ export function combine(lists: DomainMatcher[]): DomainMatcher {
     },
   };
 }
-

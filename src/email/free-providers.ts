@@ -3,8 +3,8 @@ import { publicSuffixOf } from './public-suffix.js';
 /**
  * What `email-providers` (its all.json, ~8,700 domains gathered from sign-up data) gets wrong, found
  * by checking its most common entries by hand against the providers' own pages. The vendor list
- * stays the base, refreshed by upgrading the package; these two lists and the rules in
- * `isFreeProvider` correct it. A domain added here needs a reason a reviewer can check.
+ * stays the base, refreshed by upgrading the package; the lists below and the rules of
+ * `curateFreeProviders` correct it. A domain added here needs a reason a reviewer can check.
  */
 
 /** Free mailbox providers the vendor list lacks (each is the provider's own published domain). */

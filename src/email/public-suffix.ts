@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { getPublicSuffix } from 'tldts';
 
 /**
@@ -17,3 +18,6 @@ export function publicSuffixOf(domain: string): string {
 export function isPublicSuffix(domain: string): boolean {
   return publicSuffixOf(domain) === domain;
 }
+
+/** `tldts@version`, for `/readyz`: the list is as recent as the package. */
+export const PUBLIC_SUFFIX_SOURCE = `tldts@${(createRequire(import.meta.url)('tldts/package.json') as { version: string }).version}`;

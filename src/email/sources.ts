@@ -8,6 +8,7 @@ import type { DisposableData } from './disposable.js';
 import { DISPOSABLE_MX_HOSTS } from './disposable-mx-hosts.js';
 import { combine, DomainList } from './domain-list.js';
 import { MAX_LIST_BYTES, parseDomainList } from './list-file.js';
+import { PUBLIC_SUFFIX_SOURCE } from './public-suffix.js';
 import { RELAY_DOMAINS } from './relay.js';
 
 /** The lists one inspection reads, swapped as a whole when a file changes. */
@@ -121,6 +122,7 @@ export async function openEmailSources(options: { dataDir: string; reloadInterva
       builtIn('email.disposable.mx_hosts', DISPOSABLE_MX_HOSTS.length),
       builtIn('email.relay', RELAY_DOMAINS.length),
       bundledStatus(bundled.freeProviders, freeList.size),
+      { ...builtIn('email.public_suffix_list', 0), source: PUBLIC_SUFFIX_SOURCE, entries: null },
     ],
     refresh: () => watcher.check(),
     close: () => watcher.close(),

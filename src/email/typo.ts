@@ -64,8 +64,8 @@ const remembered = new Map<string, string | null>();
 
 /**
  * Whether `b` is `a` with at most one edit: a character inserted, deleted or substituted, or two
- * neighbours swapped (the optimal string alignment distance is at most 1). Linear, no allocation:
- * it runs for every major provider on every new domain, and on every vendor list entry at start.
+ * neighbours swapped (the optimal string alignment distance is at most 1). Linear, without the
+ * distance table: it runs for every major provider on every new domain and vendor list entry.
  */
 export function withinOneEdit(a: string, b: string): boolean {
   if (Math.abs(a.length - b.length) > 1) return false;

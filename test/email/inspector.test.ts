@@ -259,7 +259,9 @@ describe('DATA_DIR lists', () => {
       'email.disposable.mx_hosts',
       'email.relay',
       'email.free_provider',
+      'email.public_suffix_list',
     ]);
+    expect(status.find((s) => s.name === 'email.public_suffix_list')?.source).toMatch(/^tldts@\d+\.\d+\.\d+$/);
     expect(status.find((s) => s.name === 'email.disposable.allowlist')).toMatchObject({ loaded: true, entries: 2, error: null });
     expect(status.find((s) => s.name === 'email.disposable.tompec')?.entries).toBeGreaterThan(100_000);
     expect(status.every((s) => s.type === 'list')).toBe(true);
