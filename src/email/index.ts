@@ -64,7 +64,7 @@ export async function createEmailInspector(options: EmailInspectorOptions): Prom
 
     const relay = data.disposable.relays.match(domain) !== null;
     const disposable = isDisposable(domain, mx.mx_records, data.disposable);
-    const suggested = suggestDomain(domain);
+    const suggested = suggestDomain(domain, data.freeProviders);
     const unavailable: string[] = [];
     if (mx.deliverability === 'unknown') unavailable.push(UNAVAILABLE.mx);
     if (disposable === null) unavailable.push(UNAVAILABLE.disposable);

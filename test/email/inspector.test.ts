@@ -248,18 +248,22 @@ describe('DATA_DIR lists', () => {
     await open();
     const status = inspector.status();
     expect(status.map((s) => s.name)).toEqual([
-      'email.disposable.ivolo',
-      'email.disposable.ivolo_wildcard',
+      'email.disposable.tompec',
       'email.disposable.blocklist',
+      'email.disposable.mailchecker',
+      'email.disposable.burner',
+      'email.disposable.agreed',
       'email.disposable.additions',
       'email.disposable.allowlist',
       'email.disposable.mx_hosts.additions',
       'email.disposable.mx_hosts',
       'email.relay',
       'email.free_provider',
+      'email.public_suffix_list',
     ]);
+    expect(status.find((s) => s.name === 'email.public_suffix_list')?.source).toMatch(/^tldts@\d+\.\d+\.\d+$/);
     expect(status.find((s) => s.name === 'email.disposable.allowlist')).toMatchObject({ loaded: true, entries: 2, error: null });
-    expect(status.find((s) => s.name === 'email.disposable.ivolo')?.entries).toBeGreaterThan(100_000);
+    expect(status.find((s) => s.name === 'email.disposable.tompec')?.entries).toBeGreaterThan(100_000);
     expect(status.every((s) => s.type === 'list')).toBe(true);
   });
 });
