@@ -4,7 +4,8 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { generateKey } from '../src/keys/key.js';
 import { createLogger } from '../src/logger.js';
-import { SDK_DIST, sdkVersion, sriOf } from '../scripts/build-sdk.js';
+import { SDK_DIST, sriOf } from '../scripts/build-sdk.js';
+import { sdkVersion } from '../src/http/routes/sdk.js';
 import { createDemoBackend } from './backend.js';
 
 /**

@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build, type BuildOptions } from 'esbuild';
+// The version is read where the service reads it to name the exact-version path.
+import { sdkVersion } from '../src/http/routes/sdk.js';
 
 /**
  * Builds the device intelligence SDK (`sdk/src`) into `sdk/dist`: `device.js`, a classic script
@@ -23,8 +25,6 @@ export interface BuiltFile {
   /** Subresource Integrity value (SHA-384), for `<script integrity>`. */
   integrity: string;
 }
-
-export const sdkVersion = (): string => JSON.parse(readFileSync(join(root, 'sdk', 'package.json'), 'utf8')).version;
 
 export const sriOf = (content: Buffer | string) => `sha384-${createHash('sha384').update(content).digest('base64')}`;
 

@@ -3,9 +3,10 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDemoBackend, type DemoOptions } from '../../demo/backend.js';
-import { SDK_DIST, sdkVersion, sriOf } from '../../scripts/build-sdk.js';
+import { SDK_DIST, sriOf } from '../../scripts/build-sdk.js';
+import { sdkVersion } from '../../src/http/routes/sdk.js';
 import { launchChromium, recordRequests } from '../support/browser.js';
 import { KEY_A, startTestApp, type TestApp } from '../support/app.js';
 
@@ -14,6 +15,10 @@ import { KEY_A, startTestApp, type TestApp } from '../support/app.js';
  * integrity hash), the form posts to the demo backend, which evaluates the sign-up with the
  * service's key and renders the decision with its reasons.
  */
+
+// A new browser page starts a renderer process: seconds on a loaded 2-core runner. The harness's
+// time per test, not a bound on the demo.
+vi.setConfig({ testTimeout: 60_000 });
 
 let service: TestApp;
 let serviceUrl: string;

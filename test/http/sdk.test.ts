@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildSdk, MAX_GZIP_BYTES, SDK_DIST, sdkVersion, sriOf } from '../../scripts/build-sdk.js';
+import { buildSdk, MAX_GZIP_BYTES, SDK_DIST, sriOf } from '../../scripts/build-sdk.js';
+import { sdkVersion } from '../../src/http/routes/sdk.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 let t: TestApp;

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SDK_DIST } from '../../scripts/build-sdk.js';
 import { deviceIntelligenceSchema } from '../../src/evaluation/request.js';
 import { launchChromium, recordRequests } from '../support/browser.js';
@@ -95,6 +95,10 @@ const baseline = () => (baselineResult ??= collectIn({}));
 
 const HEX64 = /^[0-9a-f]{64}$/;
 
+// A new profile starts a renderer process: about a second each on a loaded 2-core runner. The
+// harness's time per test, not a bound on the SDK (its budget is tested on the page's clock).
+vi.setConfig({ testTimeout: 60_000 });
+
 describe('collect()', () => {
   it('resolves to exactly the spec’s device_intelligence fields, which the service accepts', async () => {
     const result = await baseline();
@@ -178,8 +182,10 @@ describe('stability and distinctness of the hashes', () => {
         locale: 'de-DE',
       },
     };
-    const results: Record<string, Result> = { desktop: await baseline() };
-    for (const [name, options] of Object.entries(cases)) results[name] = await collectIn(options);
+    // Side by side: each profile is its own renderer process.
+    const results: Record<string, Result> = Object.fromEntries(
+      await Promise.all([['desktop', await baseline()] as const, ...Object.entries(cases).map(async ([name, options]) => [name, await collectIn(options)] as const)]),
+    );
 
     expect(results['desktop, another profile']).toEqual(results.desktop);
     expect(results['desktop, another browser']!.device_hash).toBe(results.desktop!.device_hash);
