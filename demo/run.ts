@@ -21,7 +21,7 @@ async function startService(): Promise<{ url: string; apiKey: string; close(): P
   const apiKey = generateKey();
   const config = loadConfig({ ...env, NODE_ENV: 'development', API_KEYS: apiKey, ACCOUNTS_FILE: undefined, HOST: '127.0.0.1', LOG_LEVEL: env.LOG_LEVEL ?? 'warn' });
   const app = await buildApp(config, { logger: createLogger(config.logLevel) });
-  const address = await app.listen({ host: '127.0.0.1', port: Number(env.RISK_PORT ?? 0) });
+  const address = await app.listen({ host: '127.0.0.1', port: 0 });
   return { url: address, apiKey, close: () => app.close() };
 }
 

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { z } from 'zod';
 import { SDK_DIST } from '../../scripts/build-sdk.js';
 import { deviceIntelligenceSchema } from '../../src/evaluation/request.js';
 import { launchChromium, recordRequests } from '../support/browser.js';
@@ -14,15 +15,8 @@ import { launchChromium, recordRequests } from '../support/browser.js';
  * most the budget. One browser for the file; a context is one browser profile.
  */
 
-interface Result {
-  device_hash?: string;
-  device_os?: string;
-  device_model?: string;
-  browser_hash?: string;
-  browser_name?: string;
-  browser_version?: string;
-  cookie_enabled?: boolean;
-}
+/** What collect() resolves to: the request's device_intelligence, as the service's schema types it. */
+type Result = z.infer<typeof deviceIntelligenceSchema>;
 
 const PAGE = '<!doctype html><meta charset="utf-8"><title>sdk</title><script src="/device.js"></script><body>page</body>';
 const MODULE_PAGE = '<!doctype html><meta charset="utf-8"><title>sdk</title><script type="module">import { collect } from "/device.mjs"; window.collectFromModule = collect;</script>';
