@@ -7,6 +7,9 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+# The device SDK, built by the same `npm run build` into sdk/dist.
+COPY sdk ./sdk
+COPY scripts/build-sdk.ts ./scripts/
 RUN npm run build
 
 # Production dependencies only.
@@ -24,6 +27,8 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=deps --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist ./dist
+COPY --from=build --chown=root:root /app/sdk/dist ./sdk/dist
+COPY --from=build --chown=root:root /app/sdk/package.json ./sdk/
 COPY --chown=root:root package.json ./
 COPY --chown=root:root rules /rules
 RUN mkdir -p /data && chown node:node /data

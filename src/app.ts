@@ -14,6 +14,7 @@ import { registerRateLimit } from './http/rate-limit.js';
 import { OneLinePerRequest } from './http/request-log.js';
 import { registerEvaluateRoute } from './http/routes/evaluate.js';
 import { registerHealthRoutes } from './http/routes/health.js';
+import { registerSdkRoutes } from './http/routes/sdk.js';
 import { createIpInspector } from './ip/index.js';
 import { createKeyStore, type KeyStore } from './keys/key-store.js';
 import { loadRuleBook } from './rules/index.js';
@@ -92,6 +93,7 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
   registerHealthRoutes(app, { accepting: () => accepting, sources });
   const openapi = buildOpenApiDocument(version);
   app.get('/openapi.json', async () => openapi);
+  registerSdkRoutes(app);
 
   await app.register(async (v1) => {
     acceptJsonOnly(v1);

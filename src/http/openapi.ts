@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { evaluationRequestSchema } from '../evaluation/request.js';
 import { evaluationResponseSchema } from '../evaluation/response.js';
 import { problemCodes } from './problem.js';
+import { sdkOpenApiPaths } from './routes/sdk.js';
 
 /**
  * The OpenAPI 3.1 document, generated from the same zod schemas that validate requests and type
@@ -83,6 +84,7 @@ export function buildOpenApiDocument(version: string) {
         },
       },
       '/openapi.json': { get: { operationId: 'openapi', summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1' } } } },
+      ...sdkOpenApiPaths(),
     },
   };
 }

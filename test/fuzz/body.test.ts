@@ -48,10 +48,10 @@ const field = <T>(valid: fc.Arbitrary<T>) =>
 const validUser = fc.record({ user_id: fc.string({ maxLength: 20 }), first_name: fc.string({ maxLength: 20 }), last_name: fc.string({ maxLength: 20 }) }, { requiredKeys: [] });
 const validDevice = fc.record(
   {
-    device_hash: fc.stringMatching(/^[0-9a-f]{8,64}$/),
+    device_hash: fc.stringMatching(/^[0-9a-f]{64}$/),
     device_os: fc.string({ maxLength: 20 }),
     device_model: fc.string({ maxLength: 20 }),
-    browser_hash: fc.stringMatching(/^[0-9a-f]{8,64}$/),
+    browser_hash: fc.stringMatching(/^[0-9a-f]{64}$/),
     browser_name: fc.string({ maxLength: 20 }),
     browser_version: fc.string({ maxLength: 20 }),
     cookie_enabled: fc.boolean(),
