@@ -74,4 +74,6 @@ export interface SourceStatus {
   error: string | null;
   /** Lines or rows skipped as malformed in the loaded copy, for sources that count them. */
   malformed?: number;
+  /** Rows cut or dropped because they overlapped an earlier row, for sources that count them. */
+  overlapping?: number;
 }

@@ -73,7 +73,10 @@ export function createSources(dataDir: string, openData: OpenDataFiles | null, l
         const table = await shared(`${openData.asnIpv4NumCsv}|${openData.asnIpv6Csv}`, () =>
           loadAsnCsv({ ipv4Num: openData.asnIpv4NumCsv, ipv6: openData.asnIpv6Csv }));
         if (table.entries === 0) throw new Error('no ASN ranges read');
-        return { value: table, type: 'open data: asn', buildDate: openData.asnBuildDate, entries: table.entries, malformed: table.malformed };
+        return {
+          value: table, type: 'open data: asn', buildDate: openData.asnBuildDate,
+          entries: table.entries, malformed: table.malformed, overlapping: table.overlapping,
+        };
       },
       logger,
       openData.asnPackage,

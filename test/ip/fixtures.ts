@@ -82,6 +82,7 @@ export async function openDataFixture(dir: string): Promise<OpenDataFiles> {
     `${0x51024500},${0x510245ff},64999,"Open, Data ""Org"""`, // 81.2.69.0/24
     `${0x345e0000},${0x345effff},16509,"Amazon.com, Inc."`, // 52.94.0.0/16
     `${0x08080800},${0x080808ff},15169,Google LLC`, // 8.8.8.0/24
+    `${0x345eff00},${0x345f00ff},64998,Overlapping`, // 52.94.255.0-52.95.0.255: the part from 52.95.0.0 on is kept
     'not,a,row',
     '',
   ].join('\n'));

@@ -90,9 +90,18 @@ describe('open data only', () => {
       },
       {
         name: 'ip.open.asn', source: '@ip-location-db/asn@2.3.2026061719', type: 'open data: asn',
-        loaded: true, build_date: '2026-06-17T19:00:00.000Z', entries: 4, error: null, malformed: 1,
+        loaded: true, build_date: '2026-06-17T19:00:00.000Z', entries: 5, error: null, malformed: 1, overlapping: 1,
       },
     ]);
+  });
+
+  it('counts what it skipped in the bundled data quietly: the operator cannot act on it', async () => {
+    const { inspector, log } = await start({ openData });
+    expect(inspector.inspect(ip('52.94.255.1')).facts.asn).toBe(16509);
+    expect(inspector.inspect(ip('52.95.0.1')).facts.asn).toBe(64998);
+    expect(log.lines().filter((l) => (l.level as number) >= 40)).toEqual([]);
+    const loaded = log.lines().find((l) => l.msg === 'ip data source loaded: ip.open.asn');
+    expect(loaded).toMatchObject({ malformed: 1, overlapping: 1 });
   });
 });
 
