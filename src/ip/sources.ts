@@ -22,7 +22,7 @@ export interface IpSources {
 const mmdb = <T extends object>(kind: Parameters<typeof loadMmdb>[1]) =>
   async (file: string): Promise<Loaded<MmdbDatabase<T>>> => {
     const db = await loadMmdb<T>(file, kind);
-    return { value: db, type: db.type, buildDate: db.buildDate, entries: db.nodeCount };
+    return { value: db, type: db.type, buildDate: db.buildDate, entries: db.networks };
   };
 
 /**
