@@ -83,6 +83,11 @@ function wrongType(reading: { wrongType: string | null }, source: string, check:
  * precedence over the open data, which answers only where no MaxMind database can (not loaded,
  * failed, or an IPv4-only tree asked about IPv6).
  *
+ * An IPv6 address that carries an IPv4 client address (`ip.embedded`: NAT64, 6to4, Teredo...) is
+ * checked against the lists and the Anonymous-IP database as both addresses, either listed being
+ * listed. Geolocation, ASN (so the hosting-ASN signal) and bogon status are the IPv4 client's:
+ * the IPv6 prefix is a translator's or a relay's, which says nothing of where the client is.
+ *
  * `ip.geo` is listed only when no geolocation source can answer. With the country-only open data,
  * the country is known and `ip.geo` is not listed; the finer fields (region, city, postal code,
  * coordinates, time zone) are `null`, which a rule must read as unknown. A value read of the wrong
@@ -90,16 +95,20 @@ function wrongType(reading: { wrongType: string | null }, source: string, check:
  */
 export function factsOf(ip: ParsedIp, sources: LoadedSources, onError: OnError): Report<IpFacts> {
   const key = keyOf(ip);
+  const embedded = ip.embedded;
+  /** Where the client is: the address, or the IPv4 address it carries. */
+  const client = embedded ?? ip;
+  const clientKey = embedded === null ? key : keyOf(embedded);
   const unavailable: string[] = [];
 
   let geo: Geo = NO_GEO;
-  const city = look(sources.city, 'ip.maxmind.city', inMmdb, ip, onError);
+  const city = look(sources.city, 'ip.maxmind.city', inMmdb, client, onError);
   if (city !== undefined && city !== FAILED) {
     const reading = readCity(city);
     wrongType(reading, 'ip.maxmind.city', 'ip.geo', unavailable, onError);
     geo = reading;
   } else {
-    const open = look(sources.openCountry, 'ip.open.country', inMmdb, ip, onError);
+    const open = look(sources.openCountry, 'ip.open.country', inMmdb, client, onError);
     if (open === undefined || open === FAILED) {
       unavailable.push('ip.geo');
     } else {
@@ -113,14 +122,14 @@ export function factsOf(ip: ParsedIp, sources: LoadedSources, onError: OnError):
   let organization: string | null = null;
   /** Whether the ASN is a hosting network's: unknown when no ASN source could answer. */
   let hosting: Answer;
-  const asnRecord = look(sources.asn, 'ip.maxmind.asn', inMmdb, ip, onError);
+  const asnRecord = look(sources.asn, 'ip.maxmind.asn', inMmdb, client, onError);
   if (asnRecord !== undefined && asnRecord !== FAILED) {
     const reading = readAsn(asnRecord);
     asn = reading.asn;
     organization = reading.organization;
     hosting = wrongType(reading, 'ip.maxmind.asn', 'ip.asn', unavailable, onError) ? null : asn !== null && isHostingAsn(asn);
   } else {
-    const open = look(sources.openAsn, 'ip.open.asn', inAsnTable, key, onError);
+    const open = look(sources.openAsn, 'ip.open.asn', inAsnTable, clientKey, onError);
     if (open === undefined || open === FAILED) {
       unavailable.push('ip.asn');
       hosting = open === FAILED || asnRecord === FAILED ? null : undefined;
@@ -132,11 +141,15 @@ export function factsOf(ip: ParsedIp, sources: LoadedSources, onError: OnError):
   }
 
   const flags = anonymousFlags(sources.anonymous, ip, onError);
+  const carriedFlags = embedded === null ? undefined : anonymousFlags(sources.anonymous, embedded, onError);
+  /** A list's answer for the address or the IPv4 address it carries. */
+  const inEither = (list: AddressList | null, name: string): Answer =>
+    embedded === null ? listed(list, name, key, onError) : or(listed(list, name, key, onError), listed(list, name, clientKey, onError));
 
-  const is_tor = signal(or(listed(sources.tor, 'ip.list.tor', key, onError), flags?.tor));
-  const is_proxy = signal(or(listed(sources.proxy, 'ip.list.proxy', key, onError), flags?.proxy));
-  const is_datacenter = signal(or(or(listed(sources.datacenter, 'ip.list.datacenter', key, onError), hosting), flags?.hosting));
-  const is_vpn = signal(flags?.vpn);
+  const is_tor = signal(or(or(inEither(sources.tor, 'ip.list.tor'), flags?.tor), carriedFlags?.tor));
+  const is_proxy = signal(or(or(inEither(sources.proxy, 'ip.list.proxy'), flags?.proxy), carriedFlags?.proxy));
+  const is_datacenter = signal(or(or(or(inEither(sources.datacenter, 'ip.list.datacenter'), hosting), flags?.hosting), carriedFlags?.hosting));
+  const is_vpn = signal(or(flags?.vpn, carriedFlags?.vpn));
   if (is_tor === null) unavailable.push('ip.tor');
   if (is_proxy === null) unavailable.push('ip.proxy');
   if (is_datacenter === null) unavailable.push('ip.datacenter');
@@ -146,6 +159,8 @@ export function factsOf(ip: ParsedIp, sources: LoadedSources, onError: OnError):
     facts: {
       address: ip.address,
       version: ip.version,
+      embedded_ipv4: embedded === null ? null : embedded.address,
+      transition: embedded === null ? null : embedded.via,
       country_code: geo.country_code,
       country: geo.country,
       region: geo.region,
@@ -161,7 +176,7 @@ export function factsOf(ip: ParsedIp, sources: LoadedSources, onError: OnError):
       is_proxy,
       is_datacenter,
       is_vpn,
-      is_bogon: isBogon(key),
+      is_bogon: isBogon(clientKey),
     },
     unavailable,
   };

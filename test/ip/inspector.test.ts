@@ -114,7 +114,7 @@ describe('MaxMind databases', () => {
     const { inspector } = await start({ openData });
     const report = inspector.inspect(ip('81.2.69.142'));
     expect(report.facts).toEqual({
-      address: '81.2.69.142', version: 4,
+      address: '81.2.69.142', version: 4, embedded_ipv4: null, transition: null,
       country_code: 'GB', country: 'United Kingdom', region: 'England', city: 'London', postal_code: 'EC1A',
       latitude: 51.5142, longitude: -0.0931, accuracy_radius_km: 20, time_zone: 'Europe/London',
       asn: 20712, as_organization: 'Andrews & Arnold Ltd',
