@@ -62,10 +62,13 @@ const inList = (list: AddressList, key: IpKey) => list.has(key);
 const inMmdb = <T extends object>(db: MmdbDatabase<T>, ip: ParsedIp) => db.lookup(ip);
 const inAsnTable = (table: AsnTable, key: IpKey) => table.lookup(key);
 
-/** A list's answer: listed or not, `null` if its look-up failed. */
-function listed(list: AddressList | null, name: string, key: IpKey, onError: OnError): Answer {
+/** A list's answer for an address or the IPv4 address it carries (either listed is listed); `null` if a look-up failed. */
+function listed(list: AddressList | null, name: string, key: IpKey, carried: IpKey | null, onError: OnError): Answer {
   const found = look(list, name, inList, key, onError);
-  return found === FAILED ? null : found;
+  const answer = found === FAILED ? null : found;
+  if (carried === null) return answer;
+  const alsoFound = look(list, name, inList, carried, onError);
+  return or(answer, alsoFound === FAILED ? null : alsoFound);
 }
 
 /** A value of the wrong type is reported once per source (the handler deduplicates) and its check listed. */
@@ -96,59 +99,20 @@ function wrongType(reading: { wrongType: string | null }, source: string, check:
 export function factsOf(ip: ParsedIp, sources: LoadedSources, onError: OnError): Report<IpFacts> {
   const key = keyOf(ip);
   const embedded = ip.embedded;
-  /** Where the client is: the address, or the IPv4 address it carries. */
-  const client = embedded ?? ip;
-  const clientKey = embedded === null ? key : keyOf(embedded);
+  const carriedKey = embedded === null ? null : keyOf(embedded);
   const unavailable: string[] = [];
 
-  let geo: Geo = NO_GEO;
-  const city = look(sources.city, 'ip.maxmind.city', inMmdb, client, onError);
-  if (city !== undefined && city !== FAILED) {
-    const reading = readCity(city);
-    wrongType(reading, 'ip.maxmind.city', 'ip.geo', unavailable, onError);
-    geo = reading;
-  } else {
-    const open = look(sources.openCountry, 'ip.open.country', inMmdb, client, onError);
-    if (open === undefined || open === FAILED) {
-      unavailable.push('ip.geo');
-    } else {
-      const code = readCountry(open);
-      wrongType(code, 'ip.open.country', 'ip.geo', unavailable, onError);
-      if (code.country_code !== null) geo = { ...NO_GEO, country_code: code.country_code, country: countryName(code.country_code) };
-    }
-  }
-
-  let asn: number | null = null;
-  let organization: string | null = null;
-  /** Whether the ASN is a hosting network's: unknown when no ASN source could answer. */
-  let hosting: Answer;
-  const asnRecord = look(sources.asn, 'ip.maxmind.asn', inMmdb, client, onError);
-  if (asnRecord !== undefined && asnRecord !== FAILED) {
-    const reading = readAsn(asnRecord);
-    asn = reading.asn;
-    organization = reading.organization;
-    hosting = wrongType(reading, 'ip.maxmind.asn', 'ip.asn', unavailable, onError) ? null : asn !== null && isHostingAsn(asn);
-  } else {
-    const open = look(sources.openAsn, 'ip.open.asn', inAsnTable, clientKey, onError);
-    if (open === undefined || open === FAILED) {
-      unavailable.push('ip.asn');
-      hosting = open === FAILED || asnRecord === FAILED ? null : undefined;
-    } else {
-      asn = open?.asn ?? null;
-      organization = open?.organization ?? null;
-      hosting = asn !== null && isHostingAsn(asn);
-    }
-  }
+  // Where the client is: the address, or the IPv4 address it carries.
+  const geo = geolocation(embedded ?? ip, sources, unavailable, onError);
+  const { asn, organization, hosting } = autonomousSystem(embedded ?? ip, carriedKey ?? key, sources, unavailable, onError);
 
   const flags = anonymousFlags(sources.anonymous, ip, onError);
   const carriedFlags = embedded === null ? undefined : anonymousFlags(sources.anonymous, embedded, onError);
-  /** A list's answer for the address or the IPv4 address it carries. */
-  const inEither = (list: AddressList | null, name: string): Answer =>
-    embedded === null ? listed(list, name, key, onError) : or(listed(list, name, key, onError), listed(list, name, clientKey, onError));
-
-  const is_tor = signal(or(or(inEither(sources.tor, 'ip.list.tor'), flags?.tor), carriedFlags?.tor));
-  const is_proxy = signal(or(or(inEither(sources.proxy, 'ip.list.proxy'), flags?.proxy), carriedFlags?.proxy));
-  const is_datacenter = signal(or(or(or(inEither(sources.datacenter, 'ip.list.datacenter'), hosting), flags?.hosting), carriedFlags?.hosting));
+  const is_tor = signal(or(or(listed(sources.tor, 'ip.list.tor', key, carriedKey, onError), flags?.tor), carriedFlags?.tor));
+  const is_proxy = signal(or(or(listed(sources.proxy, 'ip.list.proxy', key, carriedKey, onError), flags?.proxy), carriedFlags?.proxy));
+  const is_datacenter = signal(
+    or(or(or(listed(sources.datacenter, 'ip.list.datacenter', key, carriedKey, onError), hosting), flags?.hosting), carriedFlags?.hosting),
+  );
   const is_vpn = signal(or(flags?.vpn, carriedFlags?.vpn));
   if (is_tor === null) unavailable.push('ip.tor');
   if (is_proxy === null) unavailable.push('ip.proxy');
@@ -176,10 +140,51 @@ export function factsOf(ip: ParsedIp, sources: LoadedSources, onError: OnError):
       is_proxy,
       is_datacenter,
       is_vpn,
-      is_bogon: isBogon(clientKey),
+      is_bogon: isBogon(carriedKey ?? key),
     },
     unavailable,
   };
+}
+
+/** The City database's answer, else the open data's country; lists `ip.geo` when neither can answer. */
+function geolocation(ip: ParsedIp, sources: LoadedSources, unavailable: string[], onError: OnError): Geo {
+  const city = look(sources.city, 'ip.maxmind.city', inMmdb, ip, onError);
+  if (city !== undefined && city !== FAILED) {
+    const reading = readCity(city);
+    wrongType(reading, 'ip.maxmind.city', 'ip.geo', unavailable, onError);
+    return reading;
+  }
+  const open = look(sources.openCountry, 'ip.open.country', inMmdb, ip, onError);
+  if (open === undefined || open === FAILED) {
+    unavailable.push('ip.geo');
+    return NO_GEO;
+  }
+  const reading = readCountry(open);
+  wrongType(reading, 'ip.open.country', 'ip.geo', unavailable, onError);
+  const code = reading.country_code;
+  return code === null ? NO_GEO : { ...NO_GEO, country_code: code, country: countryName(code) };
+}
+
+/**
+ * The ASN database's answer, else the open data's; lists `ip.asn` when neither can answer.
+ * `hosting`: whether the ASN is a hosting network's, for `is_datacenter`.
+ */
+function autonomousSystem(
+  ip: ParsedIp, key: IpKey, sources: LoadedSources, unavailable: string[], onError: OnError,
+): { asn: number | null; organization: string | null; hosting: Answer } {
+  const record = look(sources.asn, 'ip.maxmind.asn', inMmdb, ip, onError);
+  if (record !== undefined && record !== FAILED) {
+    const reading = readAsn(record);
+    const wrong = wrongType(reading, 'ip.maxmind.asn', 'ip.asn', unavailable, onError);
+    return { asn: reading.asn, organization: reading.organization, hosting: wrong ? null : reading.asn !== null && isHostingAsn(reading.asn) };
+  }
+  const open = look(sources.openAsn, 'ip.open.asn', inAsnTable, key, onError);
+  if (open === undefined || open === FAILED) {
+    unavailable.push('ip.asn');
+    return { asn: null, organization: null, hosting: open === FAILED || record === FAILED ? null : undefined };
+  }
+  const asn = open?.asn ?? null;
+  return { asn, organization: open?.organization ?? null, hosting: asn !== null && isHostingAsn(asn) };
 }
 
 /** Every flag unknown: the database is loaded but its look-up failed. */
