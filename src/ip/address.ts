@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { embeddedIpv4, type Ipv4Transition } from './embedded.js';
+import { embeddedIpv4, mayCarryIpv4, type Ipv4Transition } from './embedded.js';
 import { ipv6ToWords, numberToIpv4 } from './numeric.js';
 
 export interface ParsedIp {
@@ -34,6 +34,7 @@ export function parseIp(value: string): ParsedIp | { error: string } {
     if (value.includes('%')) return { error: 'must not carry an IPv6 zone id' };
     // WHATWG URL parsing gives the canonical (RFC 5952) text, so one address has one spelling.
     const canonical = new URL(`http://[${value}]/`).hostname.slice(1, -1);
+    if (!mayCarryIpv4(canonical)) return { address: canonical, version: 6, embedded: null };
     const words = ipv6ToWords(canonical, WORDS);
     // ::ffff:a.b.c.d (RFC 4291 section 2.5.5.2) is an IPv4 address on a dual-stack socket: it is one.
     if (words[0] === 0 && words[1] === 0 && words[2] === 0xffff) return { address: numberToIpv4(words[3]!), version: 4, embedded: null };

@@ -9,6 +9,15 @@ export const IPV4_TRANSITIONS = ['ipv4_compatible', 'siit', 'nat64', '6to4', 'te
 export type Ipv4Transition = (typeof IPV4_TRANSITIONS)[number];
 
 /**
+ * Whether an IPv6 address in canonical text (RFC 5952) can carry an IPv4 address or be IPv4-mapped:
+ * a cheap test that spares the common address (2a00:..., 2600:...) being read into words.
+ */
+export function mayCarryIpv4(canonical: string): boolean {
+  return canonical.startsWith('::') || canonical.startsWith('64:ff9b:') || canonical.startsWith('2002:') ||
+    canonical.startsWith('2001:0:') || canonical.startsWith('2001::');
+}
+
+/**
  * The IPv4 address carried in an IPv6 address given as four 32-bit words (most significant
  * first), or `null`. IPv4-mapped `::ffff:0:0/96` is not here: that address *is* an IPv4 address.
  */
