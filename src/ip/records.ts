@@ -48,9 +48,9 @@ class RecordReader {
   }
 
   /** The first element of an array of maps (MaxMind lists subdivisions from the largest down). */
-  firstOf(value: unknown, path: string): Record<string, unknown> | undefined {
+  firstOf(value: unknown, path: string, firstPath: string): Record<string, unknown> | undefined {
     if (value === undefined || value === null) return undefined;
-    if (Array.isArray(value)) return this.map(value[0], `${path}[0]`);
+    if (Array.isArray(value)) return this.map(value[0], firstPath);
     this.wrong(path, value, 'an array');
     return undefined;
   }
@@ -94,7 +94,7 @@ export function readCity(record: unknown): GeoReading {
   const r = new RecordReader();
   const root = r.map(record, 'the record');
   const country = r.map(root?.country, 'country');
-  const subdivision = r.firstOf(root?.subdivisions, 'subdivisions');
+  const subdivision = r.firstOf(root?.subdivisions, 'subdivisions', 'subdivisions[0]');
   const city = r.map(root?.city, 'city');
   const location = r.map(root?.location, 'location');
   return {
