@@ -47,7 +47,8 @@ function context(body: object, overrides: { ip?: object; email?: object; unavail
       relay: false, suggested_domain: null, ...overrides.email,
     },
     ip: {
-      address: r.parsedIp.address, version: r.parsedIp.version, country_code: 'GB', country: 'United Kingdom', region: 'England',
+      address: r.parsedIp.address, version: r.parsedIp.version,
+      embedded_ipv4: r.parsedIp.embedded?.address ?? null, transition: r.parsedIp.embedded?.via ?? null, country_code: 'GB', country: 'United Kingdom', region: 'England',
       city: 'London', postal_code: 'EC1A', latitude: 51.5, longitude: -0.09, accuracy_radius_km: 20, time_zone: 'Europe/London',
       asn: 64501, as_organization: 'Example', is_tor: false, is_proxy: false, is_datacenter: false, is_vpn: false, is_bogon: false,
       ...overrides.ip,

@@ -187,7 +187,7 @@ async function updateEdition(mm: MaxMindSource, edition: string, settings: Updat
     } catch (error) {
       throw new Error(`${url}: ${(error as Error).message}`);
     }
-    const db = openMmdb(mmdb, kind);
+    const db = await openMmdb(mmdb, kind);
     await replaceAtomically(settings.dataDir, file, mmdb);
     return { source, file, outcome: 'updated', detail: `${db.type} built ${db.buildDate.toISOString()}` };
   } catch (error) {

@@ -13,8 +13,10 @@ export interface AsnTable {
   lookup(ip: IpKey): { asn: number; organization: string | null } | null;
   /** Ranges held. */
   entries: number;
-  /** Rows that could not be read, or overlapped an earlier row. */
+  /** Rows that could not be read. */
   malformed: number;
+  /** Rows that overlapped an earlier row of another ASN: cut to what lies beyond it, or dropped (see `IpRangeTable.builder`). */
+  overlapping: number;
 }
 
 export async function loadAsnCsv(files: { ipv4Num: string; ipv6: string }): Promise<AsnTable> {
@@ -29,7 +31,8 @@ export async function loadAsnCsv(files: { ipv4Num: string; ipv6: string }): Prom
       return asn === undefined ? null : { asn, organization: organizations.get(asn) ?? null };
     },
     entries: table.size,
-    malformed: malformed + builder.overlapping,
+    malformed,
+    overlapping: builder.overlapping,
   };
 }
 

@@ -92,6 +92,20 @@ export const FIELDS = {
 
   'ip.address': ip('address', 'ip', 'Canonical address; IPv4-mapped IPv6 reads as IPv4.'),
   'ip.version': field('number', '4 or 6.', (c) => c.ip.version),
+  'ip.embedded_ipv4': field(
+    'ip',
+    'The IPv4 client address an IPv6 address carries (NAT64, 6to4, Teredo...); absent when none.',
+    (c) => c.ip.embedded_ipv4,
+    null,
+    true,
+  ),
+  'ip.transition': field(
+    'text',
+    'How the IPv6 address carries ip.embedded_ipv4: ipv4_compatible, siit, nat64, 6to4 or teredo; absent when none.',
+    (c) => c.ip.transition,
+    null,
+    true,
+  ),
   'ip.country_code': ip('country_code', 'text', 'ISO 3166-1 alpha-2, upper case (GB).', 'ip.geo'),
   'ip.country': ip('country', 'text', 'Country name in English.', 'ip.geo'),
   'ip.region': ip('region', 'text', 'First subdivision name.', 'ip.geo'),
@@ -107,7 +121,7 @@ export const FIELDS = {
   'ip.is_proxy': ip('is_proxy', 'boolean', 'A known open or anonymising proxy.', 'ip.proxy'),
   'ip.is_datacenter': ip('is_datacenter', 'boolean', 'A hosting or cloud provider range.', 'ip.datacenter'),
   'ip.is_vpn': ip('is_vpn', 'boolean', 'A commercial VPN exit.', 'ip.vpn'),
-  'ip.is_bogon': ip('is_bogon', 'boolean', 'Private, reserved or otherwise unroutable.'),
+  'ip.is_bogon': ip('is_bogon', 'boolean', 'Private, reserved or otherwise unroutable (for an IPv6 address that carries an IPv4 one, that IPv4 address).'),
 
   'user.user_id': user('user_id', "The caller's identifier of the user; absent when not sent."),
   'user.first_name': user('first_name', 'First name; absent when not sent.'),
