@@ -37,7 +37,7 @@ afterEach(async () => {
 describe('loadRuleBook at start-up', () => {
   it('serves the shipped rules directory', async () => {
     const rules = await open('rules');
-    expect(rules.eventTypes(defaultAccount).sort()).toEqual(['account_login', 'account_register', 'account_update', 'password_reset']);
+    expect((await rules.eventTypes(defaultAccount)).sort()).toEqual(['account_login', 'account_register', 'account_update', 'password_reset']);
     const outcome = rules.evaluate(defaultAccount, contextOf({ email: { disposable: true } }));
     expect(outcome).toMatchObject({
       details: [{ rule_name: 'Email address is disposable', rule_type: 'static', score: 40 }],
@@ -156,7 +156,7 @@ describe('accounts with their own rules directory', () => {
     write('account_login.yaml', torRule(30), join(dir, 'acme'));
     write('signup.yaml', 'rules: []\n', join(dir, 'acme'));
     const rules = await open();
-    expect(rules.eventTypes(acme).sort()).toEqual(['account_login', 'signup']);
+    expect((await rules.eventTypes(acme)).sort()).toEqual(['account_login', 'signup']);
     expect(rules.evaluate(acme, torContext())?.fraud_score).toBe(30);
     expect(rules.evaluate(defaultAccount, torContext())?.fraud_score).toBe(10);
 
@@ -171,7 +171,7 @@ describe('accounts with their own rules directory', () => {
     write('password_reset.yaml', 'rules: [ { library: nope } ]\n', join(dir, 'acme'));
     const rules = await open();
     const acme: Account = { id: 'acme', rulesDir: join(dir, 'acme') };
-    expect(rules.eventTypes(acme)).toEqual(['account_login']);
+    expect(await rules.eventTypes(acme)).toEqual(['account_login']);
     expect(logs.find((l) => l.level === 50)?.file).toBe(join(dir, 'acme', 'password_reset.yaml'));
     expect(rules.status().filter((s) => s.error !== null).map((s) => s.source)).toEqual([join(dir, 'acme', 'password_reset.yaml')]);
   });
@@ -180,7 +180,7 @@ describe('accounts with their own rules directory', () => {
     write('account_login.yaml', torRule(10));
     const rules = await open();
     const ghost: Account = { id: 'ghost', rulesDir: join(dir, 'ghost') };
-    expect(rules.eventTypes(ghost)).toEqual([]);
+    expect(await rules.eventTypes(ghost)).toEqual([]);
     expect(rules.evaluate(ghost, torContext())).toBeUndefined();
     expect(rules.status().find((s) => s.source === join(dir, 'ghost'))?.error).toMatch(/cannot read rules directory/);
   });
