@@ -2,7 +2,7 @@ import type { EvaluationContext, RuleOutcome, ScoreDetail, State } from '../eval
 import { addressBytes, cidrContains } from './cidr.js';
 import { ABSENT, UNKNOWN, readField, type Reading } from './fields.js';
 import type { Condition, RuleSet, Thresholds } from './rule-set.js';
-import { MAX_REGEX_INPUT } from './safe-regex.js';
+import { MAX_REGEX_INPUT } from './pattern.js';
 
 /**
  * The engine: a pure function from (enriched context, rule set) to outcome. No I/O, no clock.
