@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseCidr } from './cidr.js';
+import { parseCidrRanges } from './cidr.js';
 import { FIELDS, FIELD_PATHS, type FieldPath, type FieldType, type Scalar } from './fields.js';
 import { LIBRARY_IDS } from './library.js';
 import { compilePattern, MAX_FILE_INSTRUCTIONS } from './pattern.js';
@@ -121,9 +121,11 @@ function checkValues(condition: ConditionInput, operator: Operator, type: FieldT
     });
   } else if (operator === 'cidr') {
     const ranges = condition.cidr!;
-    (Array.isArray(ranges) ? ranges : [ranges]).forEach((range, i) => {
-      if (parseCidr(range) === null) issue(`"${range}" is not an IP address or CIDR range`, Array.isArray(ranges) ? ['cidr', i] : ['cidr']);
-    });
+    const texts = Array.isArray(ranges) ? ranges : [ranges];
+    const parsed = parseCidrRanges(texts);
+    if ('invalid' in parsed) {
+      issue(`"${texts[parsed.invalid]}" is not an IP address or CIDR range`, Array.isArray(ranges) ? ['cidr', parsed.invalid] : ['cidr']);
+    }
   } else if (operator === 'matches') {
     const pattern = compilePattern(condition.matches!);
     if ('problem' in pattern) issue(pattern.problem, ['matches']);

@@ -1,4 +1,4 @@
-import { parseCidr, type Cidr } from './cidr.js';
+import { parseCidrRanges, type CidrRanges } from './cidr.js';
 import { FIELDS, type Field, type FieldPath, type Scalar } from './fields.js';
 import { DEFAULT_THRESHOLDS, type ConditionInput, type Mode, type RuleFile } from './file-schema.js';
 import { LIBRARY, libraryRule, type LibraryRule } from './library.js';
@@ -18,7 +18,7 @@ export type Condition =
   | { kind: 'compare'; field: Field; op: 'gt' | 'gte' | 'lt' | 'lte'; value: number }
   | { kind: 'exists'; field: Field; value: boolean }
   | { kind: 'ends_with'; field: Field; suffixes: string[] }
-  | { kind: 'cidr'; field: Field; ranges: Cidr[] }
+  | { kind: 'cidr'; field: Field; ranges: CidrRanges }
   | { kind: 'matches'; field: Field; pattern: Pattern };
 
 export interface Rule {
@@ -92,7 +92,7 @@ export function compileCondition(input: ConditionInput): Condition {
   }
   if (input.exists !== undefined) return { kind: 'exists', field, value: input.exists };
   if (input.ends_with !== undefined) return { kind: 'ends_with', field, suffixes: list(input.ends_with) };
-  if (input.cidr !== undefined) return { kind: 'cidr', field, ranges: list(input.cidr).map((r) => parseCidr(r)!) };
+  if (input.cidr !== undefined) return { kind: 'cidr', field, ranges: parseCidrRanges(list(input.cidr)) as CidrRanges };
   if (input.matches !== undefined) return { kind: 'matches', field, pattern: compilePattern(input.matches) as Pattern };
   throw new Error('unreachable: the schema requires one operator');
 }
