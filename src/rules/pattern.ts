@@ -44,7 +44,10 @@ export function compilePattern(source: string): Pattern | { problem: string } {
   if (instructions > MAX_PATTERN_INSTRUCTIONS) {
     return { problem: `compiles to ${instructions} instructions, more than ${MAX_PATTERN_INSTRUCTIONS}: use smaller repeat counts ({n,m})` };
   }
-  return { source, instructions, test: (text) => compiled.matcher(text).find() };
+  // One matcher per pattern, given each input in turn: a new one per match allocated more than
+  // the match itself cost. Safe because matching is synchronous.
+  const matcher = compiled.matcher('');
+  return { source, instructions, test: (text) => matcher.resetMatcherInput(text).find() };
 }
 
 /** RE2JS says "error parsing regexp: invalid escape sequence: `\1`"; the first part is noise here. */
