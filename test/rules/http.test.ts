@@ -130,7 +130,7 @@ describe('RULES_DIR at start-up', () => {
   });
 
   it('refuses a rule file over the cap, naming it, without parsing it', async () => {
-    const dir = rulesDir({ 'signup.yaml': `# ${'x'.repeat(70 * 1024)}\nrules: []\n` });
-    await expect(startTestApp({ RULES_DIR: dir })).rejects.toThrow(/signup\.yaml \(file\): refused: larger than 65536 bytes/);
+    const dir = rulesDir({ 'signup.yaml': `# ${'x'.repeat(40 * 1024)}\nrules: []\n` });
+    await expect(startTestApp({ RULES_DIR: dir })).rejects.toThrow(/signup\.yaml \(file\): refused: larger than 32768 bytes/);
   });
 });
