@@ -1,13 +1,14 @@
-import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { SourceStatus } from '../evaluation/facts.js';
+import { FILE_CAPS } from '../files/caps.js';
+import { readLines } from '../files/read.js';
 import { watchFiles, type FileWatcher } from '../files/watch.js';
 import { loadBundledLists, type BundledList } from './bundled.js';
 import type { DisposableData } from './disposable.js';
 import { DISPOSABLE_MX_HOSTS } from './disposable-mx-hosts.js';
 import { combine, DomainList } from './domain-list.js';
-import { MAX_LIST_BYTES, parseDomainList } from './list-file.js';
+import { DomainListReader } from './list-file.js';
 import { PUBLIC_SUFFIX_SOURCE } from './public-suffix.js';
 import { RELAY_DOMAINS } from './relay.js';
 
@@ -169,10 +170,10 @@ type FileRead = { domains: string[] | null; publicSuffixes: string[]; modified: 
 /** Absent is fine (every DATA_DIR file is optional); unreadable, oversized or malformed is refused. */
 async function readDataFile(path: string): Promise<FileRead> {
   try {
-    const info = await stat(path);
-    if (info.size > MAX_LIST_BYTES) return { error: `${path}: larger than ${MAX_LIST_BYTES} bytes` };
-    const parsed = parseDomainList(await readFile(path, 'utf8'), path);
-    return 'error' in parsed ? parsed : { domains: parsed.domains, publicSuffixes: parsed.publicSuffixes, modified: info.mtime.toISOString() };
+    const reader = new DomainListReader(path);
+    const { modified } = await readLines(path, FILE_CAPS.domainList, (line, number) => reader.line(line, number));
+    const parsed = reader.result();
+    return 'error' in parsed ? parsed : { domains: parsed.domains, publicSuffixes: parsed.publicSuffixes, modified: modified.toISOString() };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { domains: null, publicSuffixes: [], modified: null };
     return { error: `${path}: ${(error as Error).message}` };

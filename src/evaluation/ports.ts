@@ -72,8 +72,11 @@ export interface Account {
 }
 
 export interface RuleBook extends Resource {
-  /** Event types the account can evaluate (the rule files present). */
-  eventTypes(account: Account): string[];
+  /**
+   * Event types the account can evaluate (the rule files present). A promise only while an
+   * account's own rules directory is being read for the first time.
+   */
+  eventTypes(account: Account): string[] | Promise<string[]>;
   /** Scores a context with the account's rule set for `context.event_type`; `undefined` when there is none. */
   evaluate(account: Account, context: EvaluationContext): RuleOutcome | undefined;
 }

@@ -1,5 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import { Reader, type Response } from 'maxmind';
+import { FILE_CAPS } from '../files/caps.js';
+import { readBounded } from '../files/read.js';
 import type { ParsedIp } from './address.js';
 import { TreeError, walkTree, type TreeShape } from './mmdb-tree.js';
 
@@ -117,5 +118,5 @@ class RecordCache {
 }
 
 export async function loadMmdb<T extends object>(path: string, kind: MmdbKind): Promise<MmdbDatabase<T>> {
-  return openMmdb<T>(await readFile(path), kind);
+  return openMmdb<T>((await readBounded(path, FILE_CAPS.mmdb)).bytes, kind);
 }

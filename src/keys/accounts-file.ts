@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 import { z } from 'zod';
+import { FILE_CAPS } from '../files/caps.js';
+import { FileLimitError, readBoundedText } from '../files/read.js';
 
 /**
  * The accounts file: several accounts, each with at most two keys, stored as hashes only.
@@ -51,8 +53,9 @@ export class AccountsFileError extends Error {
 export async function readAccountsFile(path: string): Promise<AccountsFile> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    ({ text } = await readBoundedText(path, FILE_CAPS.accountsFile));
   } catch (error) {
+    if (error instanceof FileLimitError) throw new AccountsFileError(path, `is refused: ${error.message}`);
     throw new AccountsFileError(path, `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }
   let json: unknown;

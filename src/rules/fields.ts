@@ -7,7 +7,8 @@ import type { EvaluationContext } from '../evaluation/ports.js';
  *
  * Three readings (see docs/rules.md, "Unknown and absent"):
  * - a value;
- * - UNKNOWN: the check could not run (its name is in `unavailable`) or the fact is `null`;
+ * - UNKNOWN: the check could not run (its name is in `unavailable`), the fact is `null`, or it is
+ *   not of the field's type;
  * - ABSENT: an optional field the caller did not send (`user.*`, `device_intelligence.*`), or
  *   `email.suggested_domain` when no typo was found. Absent is a known answer, not a failure.
  */
@@ -21,6 +22,8 @@ export type Reading = Scalar | typeof UNKNOWN | typeof ABSENT;
 
 export interface Field {
   type: FieldType;
+  /** Whether a value read is of the field's type; data files can hold anything (issue 11, finding 8). */
+  fits(value: Scalar): boolean;
   description: string;
   /** The value, `null` when the service does not know it, `undefined` when it was not sent. */
   read(context: EvaluationContext): Scalar | null | undefined;
@@ -31,8 +34,16 @@ export interface Field {
 }
 
 /** Every field has the same shape (no optional keys), so V8 keeps property reads on it monomorphic. */
+const FITS: Record<FieldType, Field['fits']> = {
+  text: (value) => typeof value === 'string',
+  ip: (value) => typeof value === 'string',
+  number: (value) => typeof value === 'number' && Number.isFinite(value),
+  boolean: (value) => typeof value === 'boolean',
+};
+
 const field = (type: FieldType, description: string, read: Field['read'], check: string | null = null, nullIsAbsent = false): Field => ({
   type,
+  fits: FITS[type],
   description,
   read,
   check,
@@ -140,11 +151,15 @@ export type FieldPath = keyof typeof FIELDS;
 
 export const FIELD_PATHS = Object.keys(FIELDS) as [FieldPath, ...FieldPath[]];
 
-/** Reads a field as the engine sees it: a value, UNKNOWN or ABSENT. */
+/**
+ * Reads a field as the engine sees it: a value, UNKNOWN or ABSENT. A value of the wrong type (a
+ * number where a City database should hold a name, NaN for a latitude) is UNKNOWN: the engine
+ * never compares what it cannot trust, whatever the loaders let through.
+ */
 export function readField(field: Field, context: EvaluationContext): Reading {
   if (field.check !== null && context.unavailable.has(field.check)) return UNKNOWN;
   const value = field.read(context);
   if (value === undefined) return ABSENT;
   if (value === null) return field.nullIsAbsent ? ABSENT : UNKNOWN;
-  return value;
+  return field.fits(value) ? value : UNKNOWN;
 }

@@ -11,7 +11,8 @@ export interface RuleBookOptions {
   /**
    * Accounts' own rules directories to load now, with the start-up rule (any problem throws). Others
    * are loaded on the account's first request, leniently: a broken file there is logged, shown in
-   * `status()` and not served, because one account's typo must not take the service down.
+   * `status()` and not served, because one account's typo must not take the service down. That
+   * first request waits for the read (`eventTypes` answers a promise then, and only then).
    */
   accountRulesDirs?: string[];
 }
@@ -29,42 +30,48 @@ export async function loadRuleBook({ config, logger, accountRulesDirs = [] }: Ru
   const log = logger.child({ component: 'rules' });
   const directories = new Map<string, RuleDirectory>();
   const watching: Promise<void>[] = [];
-  const open = (dir: string, strict: boolean): RuleDirectory => {
-    const directory = RuleDirectory.open(dir, log, strict);
-    directories.set(dir, directory);
+  const keep = (directory: RuleDirectory): RuleDirectory => {
+    directories.set(directory.dir, directory);
     watching.push(directory.watch(config.reloadIntervalMs));
     return directory;
   };
 
-  const main = open(resolve(config.rulesDir), true);
   try {
-    for (const dir of accountRulesDirs) if (!directories.has(resolve(dir))) open(resolve(dir), true);
+    const main = keep(await RuleDirectory.load(resolve(config.rulesDir), log));
+    for (const dir of accountRulesDirs) if (!directories.has(resolve(dir))) keep(await RuleDirectory.load(resolve(dir), log));
+    await Promise.all(watching);
+    return ruleBook(main);
   } catch (error) {
     for (const directory of directories.values()) directory.close();
     throw error;
   }
-  await Promise.all(watching);
 
-  const directoryFor = (account: Account): RuleDirectory => {
-    if (account.rulesDir === undefined) return main;
-    const dir = resolve(account.rulesDir);
-    return directories.get(dir) ?? open(dir, false);
-  };
-
-  return {
-    eventTypes: (account) => directoryFor(account).eventTypes(),
-    evaluate(account, context) {
-      const ruleSet = directoryFor(account).ruleSet(context.event_type);
-      return ruleSet === undefined ? undefined : evaluateRuleSet(context, ruleSet);
-    },
-    status: () => [...directories.values()].flatMap((directory) => directory.status()),
-    async checkForChanges() {
-      await Promise.all(watching);
-      await Promise.all([...directories.values()].map((directory) => directory.check()));
-    },
-    async close() {
-      for (const directory of directories.values()) directory.close();
-      await Promise.allSettled(watching);
-    },
-  };
+  function ruleBook(main: RuleDirectory): ReloadableRuleBook {
+    // An account's own directory not loaded at start is read on its first request, once: the
+    // directory is kept from then on, broken or not, and its watcher picks up the fix.
+    const directoryFor = (account: Account): RuleDirectory => {
+      if (account.rulesDir === undefined) return main;
+      const dir = resolve(account.rulesDir);
+      return directories.get(dir) ?? keep(RuleDirectory.start(dir, log));
+    };
+    return {
+      eventTypes(account) {
+        const directory = directoryFor(account);
+        return directory.loaded ? directory.eventTypes() : directory.ready().then(() => directory.eventTypes());
+      },
+      evaluate(account, context) {
+        const ruleSet = directoryFor(account).ruleSet(context.event_type);
+        return ruleSet === undefined ? undefined : evaluateRuleSet(context, ruleSet);
+      },
+      status: () => [...directories.values()].flatMap((directory) => directory.status()),
+      async checkForChanges() {
+        await Promise.all(watching);
+        await Promise.all([...directories.values()].map((directory) => directory.check()));
+      },
+      async close() {
+        for (const directory of directories.values()) directory.close();
+        await Promise.allSettled(watching);
+      },
+    };
+  }
 }

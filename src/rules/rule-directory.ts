@@ -17,25 +17,46 @@ export class RuleDirectory {
   private watcher: FileWatcher | null = null;
   private fingerprint: string | null = null;
   private closed = false;
+  /** Reads one after another, so a slow read never lands after a newer one. */
+  private reading: Promise<void> = Promise.resolve();
+  private firstRead: Promise<void> | null = null;
+  /** Whether the first read has been applied; until then the directory serves nothing. */
+  loaded = false;
 
   private constructor(
     readonly dir: string,
     private readonly logger: Logger,
   ) {}
 
-  /** Loads `dir`; with `strict`, any problem throws a RuleSetError (the start-up rule). */
-  static open(dir: string, logger: Logger, strict: boolean): RuleDirectory {
+  /** Loads `dir` now; any problem throws a RuleSetError (the start-up rule). */
+  static async load(dir: string, logger: Logger): Promise<RuleDirectory> {
     const directory = new RuleDirectory(dir, logger.child({ rulesDir: dir }));
-    const result = readRuleDirectory(dir);
-    if (strict) {
-      if (result.error !== undefined) throw new Error(result.error);
-      // No event type at all is a wrong path or an unmounted volume, not a choice.
-      if (result.files.length === 0) throw new Error(`no rule files (<event_type>.yaml) in rules directory ${dir}`);
-      const problems = result.files.flatMap((f) => f.problems ?? []);
-      if (problems.length > 0) throw new RuleSetError(problems);
-    }
+    const result = await readRuleDirectory(dir);
+    if (result.error !== undefined) throw new Error(result.error);
+    // No event type at all is a wrong path or an unmounted volume, not a choice.
+    if (result.files.length === 0) throw new Error(`no rule files (<event_type>.yaml) in rules directory ${dir}`);
+    const problems = result.files.flatMap((f) => f.problems ?? []);
+    if (problems.length > 0) throw new RuleSetError(problems);
     directory.apply(result);
+    directory.loaded = true;
     return directory;
+  }
+
+  /**
+   * Starts loading `dir` and returns at once; `ready()` resolves when the first read is applied.
+   * Problems are reported (log, status), never thrown: one account's broken files must not fail
+   * its requests, let alone anyone else's.
+   */
+  static start(dir: string, logger: Logger): RuleDirectory {
+    const directory = new RuleDirectory(dir, logger.child({ rulesDir: dir }));
+    directory.firstRead = directory.reload().then(() => {
+      directory.loaded = true;
+    });
+    return directory;
+  }
+
+  ready(): Promise<void> {
+    return this.firstRead ?? Promise.resolve();
   }
 
   async watch(intervalMs: number): Promise<void> {
@@ -44,7 +65,7 @@ export class RuleDirectory {
     if (this.closed) return watcher.close();
     this.watcher = watcher;
     // The watcher's baseline was taken after our first read: a change in between would go unseen.
-    this.reload();
+    await this.reload();
   }
 
   /** Checks for changes now (the interval does this on its own). */
@@ -60,16 +81,26 @@ export class RuleDirectory {
     return [...this.sets.keys()];
   }
 
-  reload(): void {
-    this.apply(readRuleDirectory(this.dir));
+  /** Reads the directory again and takes what changed. Never rejects: a failure is reported in `status()`. */
+  reload(): Promise<void> {
+    this.reading = this.reading.then(async () => {
+      if (this.closed) return;
+      try {
+        this.apply(await readRuleDirectory(this.dir));
+      } catch (error) {
+        this.refuseDirectory(`cannot reload rules directory ${this.dir}: ${(error as Error).message}`);
+      }
+    });
+    return this.reading;
+  }
+
+  private refuseDirectory(message: string): void {
+    this.errors.set('', message);
+    this.logger.error({ err: message }, 'rules directory refused; the last good rule sets keep serving');
   }
 
   private apply(result: DirectoryResult): void {
-    if (result.error !== undefined) {
-      this.errors.set('', result.error);
-      this.logger.error({ err: result.error }, 'rules directory refused; the last good rule sets keep serving');
-      return;
-    }
+    if (result.error !== undefined) return this.refuseDirectory(result.error);
     this.errors.delete('');
     if (result.fingerprint === this.fingerprint) return; // nothing changed since the last read
     this.fingerprint = result.fingerprint;

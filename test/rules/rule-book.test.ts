@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import type { Account } from '../../src/evaluation/ports.js';
 import { loadRuleBook, type ReloadableRuleBook } from '../../src/rules/index.js';
+import { HOSTILE_FILES, hostileFile } from '../support/hostile-files.js';
 import { contextOf } from './context.js';
 
 let dir: string;
@@ -37,7 +38,7 @@ afterEach(async () => {
 describe('loadRuleBook at start-up', () => {
   it('serves the shipped rules directory', async () => {
     const rules = await open('rules');
-    expect(rules.eventTypes(defaultAccount).sort()).toEqual(['account_login', 'account_register', 'account_update', 'password_reset']);
+    expect((await rules.eventTypes(defaultAccount)).sort()).toEqual(['account_login', 'account_register', 'account_update', 'password_reset']);
     const outcome = rules.evaluate(defaultAccount, contextOf({ email: { disposable: true } }));
     expect(outcome).toMatchObject({
       details: [{ rule_name: 'Email address is disposable', rule_type: 'static', score: 40 }],
@@ -148,6 +149,42 @@ describe('loadRuleBook on a change on disk', () => {
   });
 });
 
+describe('loadRuleBook and the files of issue 11', () => {
+  it('refuses to start on an alias without its anchor, naming the file and the line', async () => {
+    write('account_login.yaml', 'rules:\n  - *tor\n');
+    await expect(open()).rejects.toThrow(/account_login\.yaml:2:5 \(file\): alias \*tor has no anchor &tor before it/);
+  });
+
+  it('keeps reloading the directory around a file whose aliases do not resolve', async () => {
+    write('account_login.yaml', torRule(10));
+    write('account_update.yaml', torRule(20));
+    const rules = await open();
+    write('password_reset.yaml', `x: &a [1]\nrules:\n${'  - *a\n'.repeat(101)}`);
+    write('account_login.yaml', 'rules:\n  - *tor\n');
+    rmSync(join(dir, 'rules', 'account_update.yaml'));
+    write('checkout.yaml', torRule(30));
+    await rules.checkForChanges();
+    expect([...rules.eventTypes(defaultAccount) as string[]].sort()).toEqual(['account_login', 'checkout']);
+    expect(rules.evaluate(defaultAccount, torContext())?.fraud_score).toBe(10); // the last good account_login
+    expect(rules.evaluate(defaultAccount, torContext('checkout'))?.fraud_score).toBe(30);
+    expect(Object.fromEntries(rules.status().map((s) => [s.name, s.error]))).toEqual({
+      'rules.account_login': expect.stringMatching(/account_login\.yaml:2:5 \(file\): alias \*tor has no anchor/),
+      'rules.checkout': null,
+      'rules.password_reset': expect.stringMatching(/password_reset\.yaml:3:5 \(file\): aliases expand to more than 100 copies/),
+    });
+  });
+
+  it.each(HOSTILE_FILES)('refuses a rule file replaced by %s, and keeps its last good rule set', async (kind, reason) => {
+    write('account_login.yaml', torRule(10));
+    const rules = await open();
+    rmSync(join(dir, 'rules', 'account_login.yaml'));
+    hostileFile(kind, join(dir, 'rules', 'account_login.yaml'));
+    await rules.checkForChanges();
+    expect(rules.evaluate(defaultAccount, torContext())?.fraud_score).toBe(10);
+    expect(rules.status()[0]?.error).toMatch(new RegExp(`account_login\\.yaml \\(file\\): refused: ${reason.source}`));
+  });
+});
+
 describe('accounts with their own rules directory', () => {
   it('loads it on first use, apart from RULES_DIR, and watches it', async () => {
     write('account_login.yaml', torRule(10));
@@ -156,7 +193,7 @@ describe('accounts with their own rules directory', () => {
     write('account_login.yaml', torRule(30), join(dir, 'acme'));
     write('signup.yaml', 'rules: []\n', join(dir, 'acme'));
     const rules = await open();
-    expect(rules.eventTypes(acme).sort()).toEqual(['account_login', 'signup']);
+    expect((await rules.eventTypes(acme)).sort()).toEqual(['account_login', 'signup']);
     expect(rules.evaluate(acme, torContext())?.fraud_score).toBe(30);
     expect(rules.evaluate(defaultAccount, torContext())?.fraud_score).toBe(10);
 
@@ -171,7 +208,7 @@ describe('accounts with their own rules directory', () => {
     write('password_reset.yaml', 'rules: [ { library: nope } ]\n', join(dir, 'acme'));
     const rules = await open();
     const acme: Account = { id: 'acme', rulesDir: join(dir, 'acme') };
-    expect(rules.eventTypes(acme)).toEqual(['account_login']);
+    expect(await rules.eventTypes(acme)).toEqual(['account_login']);
     expect(logs.find((l) => l.level === 50)?.file).toBe(join(dir, 'acme', 'password_reset.yaml'));
     expect(rules.status().filter((s) => s.error !== null).map((s) => s.source)).toEqual([join(dir, 'acme', 'password_reset.yaml')]);
   });
@@ -180,7 +217,7 @@ describe('accounts with their own rules directory', () => {
     write('account_login.yaml', torRule(10));
     const rules = await open();
     const ghost: Account = { id: 'ghost', rulesDir: join(dir, 'ghost') };
-    expect(rules.eventTypes(ghost)).toEqual([]);
+    expect(await rules.eventTypes(ghost)).toEqual([]);
     expect(rules.evaluate(ghost, torContext())).toBeUndefined();
     expect(rules.status().find((s) => s.source === join(dir, 'ghost'))?.error).toMatch(/cannot read rules directory/);
   });

@@ -40,7 +40,9 @@ function expectOpaque500(response: Awaited<ReturnType<typeof evaluate>>) {
 describe('no internals in any error', () => {
   it('500 from a component that throws carries no message or stack, and the log has both', async () => {
     const real = await realRuleBook();
-    const broken: RuleBook = { ...real, evaluate: () => { throw new TypeError(INTERNAL); } };
+    // The rule step itself degrades the answer when it throws (test/rules/http.test.ts); the event
+    // type check before it is a component whose failure still fails the request.
+    const broken: RuleBook = { ...real, eventTypes: () => { throw new TypeError(INTERNAL); } };
     t = await startTestApp({}, { rules: broken });
     expectOpaque500(await evaluate(t.app));
     const logged = t.logs.lines.find((l) => l.msg === 'request failed') as { err?: { message: string; stack: string } } | undefined;

@@ -20,7 +20,8 @@ export function registerEvaluateRoute(scope: FastifyInstance, deps: { evaluate: 
     const body = validation.value;
     const account = request.account!;
 
-    const eventTypes = deps.rules.eventTypes(account);
+    const known = deps.rules.eventTypes(account);
+    const eventTypes = known instanceof Promise ? await known : known;
     if (!eventTypes.includes(body.event_type)) {
       throw problems.invalidRequest([{ path: 'event_type', message: `must be one of: ${eventTypes.join(', ')}` }]);
     }
