@@ -14,6 +14,7 @@ import { registerRateLimit } from './http/rate-limit.js';
 import { OneLinePerRequest } from './http/request-log.js';
 import { registerEvaluateRoute } from './http/routes/evaluate.js';
 import { registerHealthRoutes } from './http/routes/health.js';
+import { httpServerTimeouts } from './http/timeouts.js';
 import { createIpInspector } from './ip/index.js';
 import { createKeyStore, type KeyStore } from './keys/key-store.js';
 import { loadRuleBook } from './rules/index.js';
@@ -77,7 +78,8 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
     frameworkErrors: frameworkErrorHandler(config.bodyLimitBytes),
     clientErrorHandler,
     // A missing Host is refused by registerErrorHandling, as a problem rather than Node's empty 400.
-    http: { requireHostHeader: false },
+    // The timeouts make REQUEST_TIMEOUT_MS hold for headers and body alike (see timeouts.ts).
+    http: { requireHostHeader: false, ...httpServerTimeouts(config.requestTimeoutMs) },
   });
 
   app.decorateRequest('account', null);
