@@ -1,6 +1,7 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hostProblem } from './host.js';
 import { PROBLEM_CONTENT_TYPE, Problem, problems } from './problem.js';
 
 /** Maps what Fastify and its plugins throw to our problems; anything unrecognised is a 500 without internals. */
@@ -79,13 +80,15 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): 
     response.writeHead(problem.status, { 'content-type': PROBLEM_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), connection: 'close' });
     response.end(body);
   });
-  // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400. Node's own check (`requireHostHeader`,
-  // turned off in app.ts) answers it with an empty body; this one answers with a problem.
+  // RFC 9112 §3.2: no Host on HTTP/1.1, several Host lines, or a Host that is not a host is a 400.
+  // Node's own check (`requireHostHeader`, turned off in app.ts) answers only the first, with an
+  // empty body; this one answers all three with a problem.
   // A callback hook, not an async one: it runs on every request and a promise each time costs.
   app.addHook('onRequest', (request, reply, done) => {
-    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+    const problem = hostProblem(request.raw);
+    if (problem !== null) {
       reply.header('connection', 'close');
-      return done(problems.malformedRequest('An HTTP/1.1 request must carry a Host header'));
+      return done(problems.malformedRequest(problem));
     }
     done();
   });
