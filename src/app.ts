@@ -91,7 +91,7 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
 
   const sources = () => [...resources.keys.status(), ...resources.rules.status(), ...resources.email.status(), ...resources.ip.status()];
   app.decorate('sources', sources);
-  registerHealthRoutes(app, { accepting: () => accepting, sources });
+  registerHealthRoutes(app, { accepting: () => accepting });
   const openapi = buildOpenApiDocument(version);
   app.get('/openapi.json', async () => openapi);
 

@@ -78,8 +78,14 @@ export function buildOpenApiDocument(version: string) {
       '/readyz': {
         get: {
           operationId: 'ready',
-          summary: 'Readiness, with every data source and rule set loaded (file, type, build date, entries)',
-          responses: { 200: { description: 'Ready' }, 503: problem('Starting or shutting down') },
+          summary: 'Readiness: send traffic or not. Says nothing else; which sources are loaded is in the start-up log',
+          responses: {
+            200: {
+              description: 'Ready: keys, rules and data are loaded',
+              content: { 'application/json': { schema: { type: 'object', required: ['status'], properties: { status: { type: 'string', const: 'ready' } }, additionalProperties: false } } },
+            },
+            503: problem('Shutting down (draining)'),
+          },
         },
       },
       '/openapi.json': { get: { operationId: 'openapi', summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1' } } } },
