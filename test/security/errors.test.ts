@@ -31,6 +31,7 @@ function expectOpaque500(response: Awaited<ReturnType<typeof evaluate>>) {
     title: 'The service failed to answer',
     status: 500,
     detail: 'An unexpected error occurred; it has been logged',
+    instance: `urn:risk-evaluation:request:${String(response.headers['x-request-id'])}`,
     code: 'internal_error',
   });
   expect(response.body).not.toContain('secret');
@@ -115,7 +116,9 @@ describe('what the HTTP parser refuses is a problem too (real port)', () => {
     expect(raw.status).toBe(status);
     expect(raw.headers['content-type']).toBe(PROBLEM_TYPE);
     expect(Number(raw.headers['content-length'])).toBe(Buffer.byteLength(raw.body));
-    expect(JSON.parse(raw.body)).toMatchObject({ status, code, type: `urn:risk-evaluation:problem:${code}` });
+    expect(JSON.parse(raw.body)).toMatchObject({ status, code, type: `urn:risk-evaluation:problem:${code}`, instance: `urn:risk-evaluation:request:${raw.headers['x-request-id']}` });
+    expect(raw.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(raw.headers['x-content-type-options']).toBe('nosniff');
   }
 
   it('431 for headers over Node’s limit', async () => {
