@@ -52,7 +52,7 @@ export function createDownload(options: DownloadOptions): Download {
       } catch (error) {
         if (!(error instanceof Retryable)) throw error;
         if (attempt >= options.attempts) {
-          throw new Error(`${error.message}${options.attempts > 1 ? ` (after ${options.attempts} attempts)` : ''}`);
+          throw new Error(`${error.message}${options.attempts > 1 ? `, after ${options.attempts} attempts` : ''}`);
         }
         const backOff = options.retryDelayMs * 2 ** (attempt - 1);
         // Half fixed, half random: jobs started by the same schedule do not retry in step.

@@ -5,7 +5,7 @@ import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, Fast
 import { hostProblem } from './host.js';
 import { PROBLEM_CONTENT_TYPE, Problem, problems } from './problem.js';
 import { problemInstance, requestIdFor } from './request-id.js';
-import { setCommonHeaders } from './response-headers.js';
+import { commonHeaders, setCommonHeaders } from './response-headers.js';
 
 /** Maps what Fastify and its plugins throw to our problems; anything unrecognised is a 500 without internals. */
 function toProblem(error: FastifyError, request: FastifyRequest, bodyLimit: number): Problem {
@@ -48,8 +48,7 @@ function rawProblem(problem: Problem, requestId: string): { head: Record<string,
     head: {
       'Content-Type': PROBLEM_CONTENT_TYPE,
       'Content-Length': Buffer.byteLength(body),
-      'X-Content-Type-Options': 'nosniff',
-      'X-Request-Id': requestId,
+      ...commonHeaders(requestId),
       Connection: 'close',
       ...problem.headers,
     },
