@@ -47,10 +47,10 @@ const problem = (description: string, headers: Record<string, unknown> = {}) => 
   content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
 });
 
-const ok = (description: string, content?: Record<string, unknown>, headers: Record<string, unknown> = {}) => ({
+const ok = (description: string, content: Record<string, { schema: object }>, headers: Record<string, unknown> = {}) => ({
   description,
   headers: { ...responseHeaders, ...headers },
-  ...(content ? { content } : {}),
+  content,
 });
 
 /** Answers under /v1 carry personal data. */
