@@ -69,8 +69,11 @@ async function freePort(): Promise<number> {
 
 function spawnNode(script: string[], env: Record<string, string>): ChildProcess {
   const sink = openSync('/dev/null', 'w');
-  return spawn(process.execPath, script, { env: { PATH: process.env.PATH!, ...env }, stdio: ['ignore', sink, 'inherit'] });
+  return spawn(process.execPath, script, { env: { PATH: process.env.PATH!, ...env }, stdio: ['ignore', sink, 'inherit', 'ipc'] });
 }
+
+/** The service from the built code, with the runtime probe preloaded (see bench/runtime-probe.mjs). */
+const SERVICE = ['--import', './bench/runtime-probe.mjs', 'dist/server.js'];
 
 async function waitReady(url: string, child: ChildProcess, limitMs = 60_000): Promise<number> {
   const started = performance.now();
@@ -87,8 +90,17 @@ async function waitReady(url: string, child: ChildProcess, limitMs = 60_000): Pr
   throw new Error(`${url} not ready within ${limitMs} ms`);
 }
 
-async function readyz(url: string): Promise<{ runtime: { rss_bytes: number; event_loop_delay_p99_ms: number }; sources: unknown[] }> {
-  return (await fetch(`${url}/readyz`)).json() as never;
+interface Runtime {
+  rss_bytes: number;
+  event_loop_delay_p99_ms: number;
+}
+
+/** RSS and event-loop delay of a service process, asked over IPC: /readyz no longer shows them. */
+function runtimeOf(child: ChildProcess): Promise<Runtime> {
+  return new Promise((resolve) => {
+    child.once('message', (m) => resolve(m as Runtime));
+    child.send('runtime');
+  });
 }
 
 const body = (email: string, ip = '81.2.69.160') => JSON.stringify({ ip, email, event_type: 'account_register', user: { user_id: 'u-1', first_name: 'Jane', last_name: 'Doe' } });
@@ -195,10 +207,10 @@ async function main(): Promise<void> {
 
   const service = await serviceEnv();
   const serviceUrl = `http://127.0.0.1:${service.port}`;
-  const serviceProcess = spawnNode(['dist/server.js'], service.env);
+  const serviceProcess = spawnNode(SERVICE, service.env);
   processes.push(serviceProcess);
   const readyMs = await waitReady(serviceUrl, serviceProcess);
-  const afterStart = await readyz(serviceUrl);
+  const afterStart = await runtimeOf(serviceProcess);
   const sample = await (await fetch(`${serviceUrl}/v1/risk/evaluate`, {
     method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: body(`jane@${WARM_DOMAIN}`),
   })).text();
@@ -232,7 +244,7 @@ async function main(): Promise<void> {
     // The cold path, on a fresh process: every request a domain it has never seen.
     const cold = await serviceEnv();
     const coldUrl = `http://127.0.0.1:${cold.port}`;
-    const coldProcess = spawnNode(['dist/server.js'], cold.env);
+    const coldProcess = spawnNode(SERVICE, cold.env);
     processes.push(coldProcess);
     await waitReady(coldUrl, coldProcess);
     let next = 0;
@@ -240,7 +252,7 @@ async function main(): Promise<void> {
       amount: COLD_DOMAINS,
       requests: [{ setupRequest: (request) => ({ ...request, body: body(`jane@d${next++ % COLD_DOMAINS}.cold-bench.example`) }) }],
     });
-    const coldRuntime = (await readyz(coldUrl)).runtime;
+    const coldRuntime = await runtimeOf(coldProcess);
     const coldQueries = (await dnsQueries()).filter((name) => name.endsWith('.cold-bench.example')).length;
 
     // Many evaluations over varied domains and addresses: caches must stay bounded.
@@ -254,7 +266,7 @@ async function main(): Promise<void> {
         },
       }],
     });
-    const afterLong = (await readyz(serviceUrl)).runtime;
+    const afterLong = await runtimeOf(serviceProcess);
 
     const serviceRps = median(warm.map((r) => r.requests_per_s));
     const ceilingRps = median(ceiling.map((r) => r.requests_per_s));
@@ -262,7 +274,7 @@ async function main(): Promise<void> {
       machine: { cpus: cpus().length, model: cpus()[0]?.model, memory_gib: Math.round(totalmem() / 2 ** 30), node: process.version },
       settings: { connections, duration_s: duration, warmup_s: warmup, rounds },
       data_set: dataSet,
-      start_up: { time_to_ready_ms: Math.round(readyMs), rss_mb: Math.round(afterStart.runtime.rss_bytes / 2 ** 20) },
+      start_up: { time_to_ready_ms: Math.round(readyMs), rss_mb: Math.round(afterStart.rss_bytes / 2 ** 20) },
       warm: { runs: warm, median_rps: serviceRps },
       ceiling: { runs: ceiling, median_rps: ceilingRps },
       ...compare(warm, ceiling),

@@ -11,10 +11,13 @@ import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from
 import { buildOpenApiDocument } from './http/openapi.js';
 import { acceptJsonOnly } from './http/json-body.js';
 import { registerRateLimit } from './http/rate-limit.js';
+import { requestIdFor } from './http/request-id.js';
 import { OneLinePerRequest } from './http/request-log.js';
+import { setCommonHeaders } from './http/response-headers.js';
 import { registerEvaluateRoute } from './http/routes/evaluate.js';
 import { registerHealthRoutes } from './http/routes/health.js';
 import { registerSdkRoutes } from './http/routes/sdk.js';
+import { httpServerTimeouts } from './http/timeouts.js';
 import { createIpInspector } from './ip/index.js';
 import { createKeyStore, type KeyStore } from './keys/key-store.js';
 import { loadRuleBook } from './rules/index.js';
@@ -63,7 +66,9 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
 
   const app = Fastify({
     loggerInstance: options.logger as FastifyBaseLogger,
-    logController: new OneLinePerRequest(),
+    // X-Request-Id when sane, else a UUID; on the request's log line as `request_id`.
+    genReqId: requestIdFor,
+    logController: new OneLinePerRequest({ requestIdLogLabel: 'request_id' }),
     trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
     bodyLimit: config.bodyLimitBytes,
     keepAliveTimeout: config.keepAliveTimeoutMs,
@@ -77,8 +82,10 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
     // Errors raised before a route runs, and by the HTTP parser, are problems too.
     frameworkErrors: frameworkErrorHandler(config.bodyLimitBytes),
     clientErrorHandler,
-    // A missing Host is refused by registerErrorHandling, as a problem rather than Node's empty 400.
-    http: { requireHostHeader: false },
+    // Host (missing, repeated or malformed) is checked by registerErrorHandling, which answers a
+    // problem rather than Node's empty 400. The timeouts make REQUEST_TIMEOUT_MS hold for headers
+    // and body alike (see timeouts.ts).
+    http: { requireHostHeader: false, ...httpServerTimeouts(config.requestTimeoutMs) },
   });
 
   app.decorateRequest('account', null);
@@ -90,12 +97,17 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
 
   const sources = () => [...resources.keys.status(), ...resources.rules.status(), ...resources.email.status(), ...resources.ip.status()];
   app.decorate('sources', sources);
-  registerHealthRoutes(app, { accepting: () => accepting, sources });
+  registerHealthRoutes(app, { accepting: () => accepting });
   const openapi = buildOpenApiDocument(version);
   app.get('/openapi.json', async () => openapi);
   registerSdkRoutes(app);
 
   await app.register(async (v1) => {
+    // Answers under /v1 carry personal data (the e-mail and IP address evaluated): no cache may keep them.
+    v1.addHook('onSend', (_request, reply, payload, done) => {
+      reply.header('cache-control', 'no-store');
+      done(null, payload);
+    });
     acceptJsonOnly(v1);
     await registerAuthentication(v1, resources.keys);
     registerRateLimit(v1, config.rateLimit);
@@ -117,8 +129,10 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
   // connection, the sweep closes it, and the client's next POST is reset after it was sent, which
   // neither it nor a load balancer may safely retry. Fastify marks only requests that arrive
   // after the close began; this covers those already in flight.
+  // Every response also names its request (echoed or generated) and forbids content sniffing.
   // A callback hook, not an async one: no promise per response on the hot path.
   app.addHook('onSend', (_request, reply, payload, done) => {
+    setCommonHeaders(reply);
     if (!accepting) reply.header('connection', 'close');
     done(null, payload);
   });

@@ -165,7 +165,8 @@ describe('fuzz: request bodies', () => {
         const alone = await postEvaluate(t, JSON.stringify(JSON.parse(text)));
         expectContract(raw);
         expect(raw.statusCode).toBe(alone.statusCode);
-        if (raw.statusCode !== 200) expect(raw.json()).toEqual(alone.json());
+        // The same problem, but for `instance`: each request has its own id.
+        if (raw.statusCode !== 200) expect({ ...raw.json(), instance: null }).toEqual({ ...alone.json(), instance: null });
       }),
       fuzzOptions(800),
     );

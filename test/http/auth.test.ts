@@ -116,7 +116,7 @@ describe('rotation through the CLI', () => {
     const { writeFileSync } = await import('node:fs');
     writeFileSync(file, '{"accounts": [ {"id": "acme", "keys": [{"id":"k","hash":"plaintext-key"');
     await keys.checkForChanges();
-    const sources = (await t.app.inject('/readyz')).json().sources as { name: string; error: string | null }[];
+    const sources = t.app.sources();
     expect(sources.find((s) => s.name === 'keys.accounts_file')!.error).toMatch(/accounts\.json: is not valid JSON/);
     expect((await evaluate(t.app, bearer(printed[0]!))).statusCode).toBe(200);
   });

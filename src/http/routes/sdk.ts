@@ -98,7 +98,7 @@ export function registerSdkRoutes(app: FastifyInstance): void {
 
 /** The SDK's paths in the OpenAPI document (src/http/openapi.ts). */
 export function sdkOpenApiPaths(version = sdkVersion()) {
-  const paths: Record<string, unknown> = {};
+  const paths: Record<string, { get: Record<string, unknown> }> = {};
   for (const { path, file, cacheControl } of sdkRoutes(version)) {
     const exact = cacheControl === EXACT_CACHE;
     const what = file === 'device.js' ? 'classic script (defines `window.RiskDevice`)' : 'ES module (`import { collect }`)';
