@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createResolver, type ResolverOptions } from '../../src/dns/resolver.js';
+import { MAX_NAME_LENGTH, MAX_RECORDS_PER_ANSWER } from '../../src/dns/records.js';
+import { answerBytes, createResolver, type LookupResult, type ResolverOptions } from '../../src/dns/resolver.js';
 import { closedPort, startDnsServer, type TestDnsServer, type Zone } from '../support/dns-server.js';
 
 const zone: Zone = {
@@ -28,8 +29,8 @@ function resolverFor(list: Array<{ host: string; port: number }>, options: Parti
   return createResolver({ servers: list, timeoutMs: TIMEOUT, attemptTimeoutMs: ATTEMPT, ...options });
 }
 
-const exchanges = (result: Awaited<ReturnType<ReturnType<typeof createResolver>['lookup']>>) =>
-  result.kind === 'records' ? result.records.map((r) => (r.type === 'MX' ? r.data.exchange : r.type === 'A' ? r.data : r.type)) : result.kind;
+const exchanges = (result: LookupResult) =>
+  result.kind === 'records' ? result.records.map((r) => (typeof r === 'string' ? r : r.exchange)) : result.kind;
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
@@ -75,6 +76,12 @@ describe('answers', () => {
   it('retries over TCP when the UDP reply is truncated', async () => {
     const s = await server({ faults: { 'big.test': { kind: 'truncate' } } });
     expect(exchanges(await resolverFor([s.address]).lookup('big.test', 'MX'))).toEqual(['mx.big.test']);
+    expect(s.queries.map((q) => q.transport)).toEqual(['udp', 'tcp']);
+  });
+
+  it('reads a TCP reply that arrives in many pieces', async () => {
+    const s = await server({ faults: { 'mail.test': { kind: 'truncate', pieces: true } } });
+    expect(exchanges(await resolverFor([s.address]).lookup('mail.test', 'MX'))).toEqual(['mx1.mail.test', 'mx2.mail.test']);
     expect(s.queries.map((q) => q.transport)).toEqual(['udp', 'tcp']);
   });
 
@@ -210,6 +217,51 @@ describe('cache', () => {
     const results = await Promise.all([r.lookup('mail.test', 'MX'), r.lookup('mail.test', 'MX'), r.lookup('MAIL.test', 'MX')]);
     expect(results.map(exchanges)).toEqual(Array(3).fill(['mx1.mail.test', 'mx2.mail.test']));
     expect(s.queries).toHaveLength(1);
+  });
+});
+
+describe('what an answer keeps', () => {
+  it('keeps the most preferred MX records of a huge answer, each exchange once, in order', async () => {
+    // Some 3,000 records of ~245-character names in one 64 KB TCP reply; preferences run downwards.
+    const s = await server({ zone: { 'hostile.test': { hugeMx: true } } });
+    const result = await resolverFor([s.address]).lookup('hostile.test', 'MX');
+    if (result.kind !== 'records') throw new Error(`expected records, got ${result.kind}`);
+    expect(result.records).toHaveLength(MAX_RECORDS_PER_ANSWER);
+    const priorities = result.records.map((r) => r.priority);
+    expect(priorities).toEqual([...priorities].sort((a, b) => a - b));
+    expect(new Set(result.records.map((r) => r.exchange)).size).toBe(MAX_RECORDS_PER_ANSWER);
+    expect(result.records.every((r) => r.exchange.length <= MAX_NAME_LENGTH && r.exchange.endsWith('.hostile.test'))).toBe(true);
+    expect(Object.isFrozen(result.records) && result.records.every((r) => Object.isFrozen(r))).toBe(true);
+    expect(s.queries.map((q) => q.transport)).toEqual(['udp', 'tcp']);
+  });
+
+  it('keeps one record per exchange, the most preferred, and the null MX as "."', async () => {
+    const s = await server({
+      zone: {
+        'twice.test': { MX: [{ exchange: 'B.twice.test.', priority: 20 }, { exchange: 'a.twice.test', priority: 30 }, { exchange: 'b.twice.test', priority: 5 }] },
+        'null.test': { MX: [{ exchange: '.', priority: 0 }] },
+      },
+    });
+    const r = resolverFor([s.address]);
+    expect(await r.lookup('twice.test', 'MX')).toMatchObject({
+      records: [{ exchange: 'b.twice.test', priority: 5 }, { exchange: 'a.twice.test', priority: 30 }],
+    });
+    expect(await r.lookup('null.test', 'MX')).toMatchObject({ records: [{ exchange: '.', priority: 0 }] });
+  });
+
+  it('regression: holds the cache within its byte bound, however large the answers', async () => {
+    // Thousands of fresh domains with huge MX answers grew the process to 4.3 GB: the cache was
+    // bounded in entries only and kept every record of every answer.
+    const s = await server({ zone: { '*.hostile.test': { hugeMx: true }, '*.small.test': { MX: [{ exchange: 'mx.small.test', priority: 1 }] } } });
+    const bound = 5 * answerBytes('MX d0.hostile.test', { kind: 'records', records: [] }) + 20_000;
+    const r = resolverFor([s.address], { cacheBytes: bound });
+    for (let i = 0; i < 12; i += 1) {
+      await r.lookup(`d${i}.hostile.test`, 'MX');
+      await r.lookup(`d${i}.small.test`, 'MX');
+      expect(r.cacheBytes).toBeLessThanOrEqual(bound);
+    }
+    expect(r.cacheSize).toBeLessThan(24);
+    expect(r.cacheLimits).toEqual({ entries: 10_000, bytes: bound });
   });
 });
 
