@@ -2,13 +2,16 @@ import { randomInt } from 'node:crypto';
 import dnsPacket from 'dns-packet';
 import type { Answer, DecodedPacket } from 'dns-packet';
 
-/** The record types the service asks for. */
+/** The record types the service looks up. */
 export type RecordType = 'MX' | 'A' | 'AAAA';
+
+/** What a query may ask: a record type, or NS for the liveness check on the root (see health.ts). */
+export type QuestionType = RecordType | 'NS';
 
 export interface Query {
   id: number;
   name: string;
-  type: RecordType;
+  type: QuestionType;
   bytes: Buffer;
 }
 
@@ -22,7 +25,7 @@ const UDP_PAYLOAD_SIZE = 1232;
  * A recursive query with a random ID from the CSPRNG (RFC 5452 §9.2: predictable IDs make
  * spoofed replies easy to land).
  */
-export function buildQuery(name: string, type: RecordType): Query {
+export function buildQuery(name: string, type: QuestionType): Query {
   const id = randomInt(0, 65_536);
   const bytes = dnsPacket.encode({
     type: 'query',

@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import type { DnsServer } from '../config.js';
-import { DnsFailure } from './failure.js';
+import { DnsFailure, socketFailure } from './failure.js';
 import { queryLife } from './settle.js';
 import { answersQuery, decodeReply, type DecodedPacket, type Query } from './message.js';
 
@@ -20,7 +20,7 @@ export function queryTcp(server: DnsServer, query: Query, timeoutMs: number, sig
     const { finish, settled } = queryLife({ signal, timeoutMs, where, release: () => socket.destroy() }, resolve, reject);
     if (settled) return;
 
-    socket.on('error', (error) => finish(new DnsFailure('network', `${where}: ${error.message}`)));
+    socket.on('error', (error) => finish(socketFailure(error, where)));
     socket.on('close', () => finish(new DnsFailure('network', `${where}: closed before a full reply`)));
     socket.on('connect', () => {
       const prefix = Buffer.alloc(2);

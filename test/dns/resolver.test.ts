@@ -32,6 +32,9 @@ function resolverFor(list: Array<{ host: string; port: number }>, options: Parti
 const exchanges = (result: LookupResult) =>
   result.kind === 'records' ? result.records.map((r) => (typeof r === 'string' ? r : r.exchange)) : result.kind;
 
+/** The liveness check's question as the test server records it: the root's NS set. */
+const CHECK = { name: '', type: 'NS' };
+
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
 });
@@ -265,58 +268,99 @@ describe('what an answer keeps', () => {
   });
 });
 
-describe('limits', () => {
-  it('backs off when every server is failing instead of waiting out each timeout', async () => {
-    const s = await server({ faults: { 'mail.test': { kind: 'drop' } } });
+describe('server health', () => {
+  it('regression: never-answering names do not count against a server that answers', async () => {
+    // A trickle of fresh domains whose own name servers never answer used to put the client in
+    // back-off, and ~80 % of other users' domains came back unknown. Each timeout now asks the
+    // server a question it always answers; it does, so it stays in use.
+    const s = await server({ faults: { '*.dead.test': { kind: 'drop' }, 'servfail.test': { kind: 'servfail' } } });
+    const r = resolverFor([s.address], { attemptsPerServer: 1, backoff: { threshold: 1 } });
+    for (let round = 0; round < 3; round += 1) {
+      const names = Array.from({ length: 10 }, (_, i) => `n${round}-${i}.dead.test`);
+      const before = s.queries.length;
+      const pending = names.map((n) => r.lookup(n, 'MX'));
+      await s.waitForQueries(before + names.length);
+      await vi.advanceTimersByTimeAsync(ATTEMPT);
+      expect((await Promise.all(pending)).every((p) => p.kind === 'failure' && p.reason === 'timeout')).toBe(true);
+      // One liveness check for the ten, answered.
+      await s.waitForQueries(before + names.length + 1);
+      expect(s.queries.at(-1)).toMatchObject(CHECK);
+      await vi.waitFor(() => expect(r.backingOff).toBe(false));
+      expect(await r.lookup('servfail.test', 'MX')).toMatchObject({ reason: 'servfail' });
+    }
+    expect(s.queries.filter((q) => q.type === 'NS')).toHaveLength(3);
+    expect(exchanges(await r.lookup('web.test', 'A'))).toEqual(['192.0.2.1']);
+  });
+
+  it('backs off from a server silent to everything, checks it after the window, and comes back when it answers', async () => {
+    const s = await server({ faults: { '*': { kind: 'drop' } } });
     const r = resolverFor([s.address], { attemptsPerServer: 1, backoff: { threshold: 2, initialMs: 10_000 } });
-    for (let i = 1; i <= 2; i += 1) {
-      const pending = r.lookup('mail.test', 'MX');
-      await s.waitForQueries(i);
+    for (let i = 0; i < 2; i += 1) {
+      const before = s.queries.length;
+      const pending = r.lookup(`name${i}.test`, 'MX');
+      await s.waitForQueries(before + 1);
       await vi.advanceTimersByTimeAsync(ATTEMPT);
       expect(await pending).toMatchObject({ kind: 'failure', reason: 'timeout' });
+      // The timeout is followed by the liveness check, which goes unanswered too: a strike.
+      await s.waitForQueries(before + 2);
+      expect(s.queries.at(-1)).toMatchObject(CHECK);
+      await vi.advanceTimersByTimeAsync(ATTEMPT);
     }
     expect(r.backingOff).toBe(true);
     // No timer advanced: the answer comes at once, and nothing is sent.
+    const sent = s.queries.length;
     expect(await r.lookup('web.test', 'A')).toMatchObject({ kind: 'failure', reason: 'backoff' });
-    expect(s.queries).toHaveLength(2);
-    // After the window one probe goes out; its success restores the server.
+    expect(s.queries).toHaveLength(sent);
+    // After the window the liveness check goes out, not the user's query; its reply restores the server.
+    s.setFault('*', null);
     vi.advanceTimersByTime(10_000);
-    expect(exchanges(await r.lookup('web.test', 'A'))).toEqual(['192.0.2.1']);
-    expect(r.backingOff).toBe(false);
-  });
-
-  it('regression: queries already in flight that fail together open the back-off window once, not once each', async () => {
-    // Eight lookups of a dead server fail at the same moment. Each used to double the window
-    // (1 s, 2 s, 4 s … up to 30 s), so a resolver that came back after a blip stayed unused for
-    // many seconds under load. The window doubles per failed probe, not per straggler.
-    const names = Array.from({ length: 8 }, (_, i) => `dead${i}.test`);
-    const s = await server({ faults: Object.fromEntries(names.map((n) => [n, { kind: 'drop' }])) });
-    const r = resolverFor([s.address], { attemptsPerServer: 1, backoff: { threshold: 2, initialMs: 1_000 } });
-    const pending = names.map((n) => r.lookup(n, 'MX'));
-    await s.waitForQueries(names.length);
-    await vi.advanceTimersByTimeAsync(ATTEMPT);
-    expect(await Promise.all(pending)).toEqual(names.map(() => expect.objectContaining({ reason: 'timeout' })));
-    expect(r.backingOff).toBe(true);
-    vi.advanceTimersByTime(1_000);
-    expect(r.backingOff).toBe(false);
+    expect(await r.lookup('web.test', 'A')).toMatchObject({ kind: 'failure', reason: 'backoff' });
+    await s.waitForQueries(sent + 1);
+    expect(s.queries.slice(sent)).toEqual([expect.objectContaining(CHECK)]);
+    await vi.waitFor(() => expect(r.backingOff).toBe(false));
     expect(exchanges(await r.lookup('web.test', 'A'))).toEqual(['192.0.2.1']);
   });
 
-  it('frees the probe slot when the probing lookup runs out of time', async () => {
+  it('after the window, the liveness check decides, not a user look-up of a dead name', async () => {
+    // The first look-up after a window used to be the probe: a dead name there doubled the window.
     const s = await server({ faults: { 'refused.test': { kind: 'refused' }, 'dropped.test': { kind: 'drop' } } });
-    // Attempts outlast the deadline, so the probe below ends by its deadline, not by a failure.
-    const r = resolverFor([s.address], { attemptTimeoutMs: 2 * TIMEOUT, attemptsPerServer: 1, backoff: { threshold: 1, initialMs: 1_000 } });
+    const r = resolverFor([s.address], { attemptsPerServer: 1, backoff: { threshold: 1, initialMs: 1_000 } });
     expect(await r.lookup('refused.test', 'MX')).toMatchObject({ reason: 'refused' });
     expect(r.backingOff).toBe(true);
     vi.advanceTimersByTime(1_000);
-    const probe = r.lookup('dropped.test', 'MX');
-    await s.waitForQueries(2);
-    await vi.advanceTimersByTimeAsync(TIMEOUT);
-    expect(await probe).toMatchObject({ reason: 'timeout' });
-    // The next lookup may probe again instead of being refused for ever.
+    expect(await r.lookup('dropped.test', 'MX')).toMatchObject({ reason: 'backoff' });
+    await vi.waitFor(() => expect(r.backingOff).toBe(false));
     expect(exchanges(await r.lookup('web.test', 'A'))).toEqual(['192.0.2.1']);
   });
 
+  it('regression: queries already in flight that fail together open the back-off window once, not once each', async () => {
+    // Eight lookups of an unreachable server fail at the same moment. Each used to double the
+    // window (1 s, 2 s, 4 s … up to 30 s), so a resolver that came back after a blip stayed
+    // unused for many seconds under load. The window doubles per failed check, not per straggler.
+    const closed = await closedPort();
+    const r = resolverFor([closed], { attemptsPerServer: 1, backoff: { threshold: 2, initialMs: 1_000 } });
+    const failed = await Promise.all(Array.from({ length: 8 }, (_, i) => r.lookup(`n${i}.test`, 'MX')));
+    expect(failed.every((f) => f.kind === 'failure' && f.reason === 'network')).toBe(true);
+    expect(r.backingOff).toBe(true);
+    await server({ port: closed.port });
+    vi.advanceTimersByTime(1_000);
+    expect(await r.lookup('web.test', 'A')).toMatchObject({ reason: 'backoff' }); // starts the check
+    await vi.waitFor(() => expect(r.backingOff).toBe(false));
+    expect(exchanges(await r.lookup('web.test', 'A'))).toEqual(['192.0.2.1']);
+  });
+
+  it('moves on from a server that refuses every question', async () => {
+    const bad = await server({ faults: { '*': { kind: 'refused' } } });
+    const good = await server();
+    const r = resolverFor([bad.address, good.address], { attemptsPerServer: 1, backoff: { threshold: 2 } });
+    for (const name of ['mail.test', 'web.test']) expect(await r.lookup(name, name === 'web.test' ? 'A' : 'MX')).toMatchObject({ kind: 'records' });
+    expect(r.backingOff).toBe(false); // the good server is up
+    expect(await r.lookup('slow.test', 'MX')).toMatchObject({ kind: 'records' });
+    expect(bad.queries.map((q) => q.name)).toEqual(['mail.test', 'web.test']); // benched after two
+  });
+});
+
+describe('limits', () => {
   it('caps the queries in flight', async () => {
     const s = await server({ faults: { 'slow.test': { kind: 'delay', ms: 100 } } });
     const r = resolverFor([s.address], { maxInFlight: 1 });
@@ -328,5 +372,19 @@ describe('limits', () => {
     expect(exchanges(await slow)).toEqual(['mx.slow.test']);
     expect(exchanges(await next)).toHaveLength(2);
     expect(s.queries.map((q) => q.name)).toEqual(['slow.test', 'mail.test']);
+  });
+
+  it('fails at once when too many look-ups wait for a slot: a local shortage, not held against the server', async () => {
+    const s = await server({ faults: { 'slow.test': { kind: 'delay', ms: 100 } } });
+    const r = resolverFor([s.address], { maxInFlight: 1, maxWaiting: 1, backoff: { threshold: 1 } });
+    const slow = r.lookup('slow.test', 'MX');
+    await s.waitForQueries(1);
+    const waiting = r.lookup('mail.test', 'MX');
+    expect(await r.lookup('web.test', 'A')).toMatchObject({ kind: 'failure', reason: 'local' });
+    expect(r.backingOff).toBe(false);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(exchanges(await slow)).toEqual(['mx.slow.test']);
+    expect(exchanges(await waiting)).toHaveLength(2);
+    expect(exchanges(await r.lookup('web.test', 'A'))).toEqual(['192.0.2.1']);
   });
 });
