@@ -1,13 +1,14 @@
-import { NULL_MX, type MailExchange } from '../dns/records.js';
+import type { MailExchange } from '../dns/records.js';
 import type { LookupResult, Resolver } from '../dns/resolver.js';
 import type { Deliverability, MxRecord } from '../evaluation/facts.js';
+import { isUsableMailHost } from './mail-host.js';
 
 export interface DeliverabilityResult {
   deliverability: Deliverability;
   /**
    * `null` when unknown; `[]` when the domain has no MX (none, or an implicit MX from A/AAAA).
-   * At most the 10 most preferred records (dns/records.ts); when deliverable, without a null MX.
-   * Frozen, shared by every response that carries them.
+   * At most the 10 most preferred records (dns/records.ts); when deliverable, only the usable mail
+   * hosts among them. Frozen, shared by every response that carries them.
    */
   mx_records: MxRecord[] | null;
   /** Why it is unknown, for logs. */
@@ -23,8 +24,9 @@ const IMPLICIT_MX = Object.freeze(deliverable(Object.freeze([]) as unknown as Mx
 
 /**
  * Whether mail to `domain` has somewhere to go, per RFC 5321 §5.1 and RFC 7505:
- * MX records → deliverable; a null MX (one MX with exchange ".") → undeliverable; NXDOMAIN →
- * undeliverable; no MX but an A or AAAA → deliverable (the implicit MX); neither → undeliverable.
+ * an MX naming a usable mail host → deliverable; MX records of which none is usable (a null MX,
+ * `localhost`, an IP address as a name: mail-host.ts) → undeliverable; NXDOMAIN → undeliverable;
+ * no MX but an A or AAAA → deliverable (the implicit MX); neither → undeliverable.
  * A lookup that could not complete is `unknown`: not being able to ask is not a "no".
  */
 export async function checkDeliverability(resolver: Resolver, domain: string, signal: AbortSignal, timeoutMs: number): Promise<DeliverabilityResult> {
@@ -64,10 +66,11 @@ function fromMxAnswer(mx: MxAnswer): DeliverabilityResult {
   if (result === undefined) {
     // The resolver's records are sorted, capped and frozen: shared as they are, never copied.
     const records = mx.records as MxRecord[];
-    const real = records.filter((r) => r.exchange !== NULL_MX);
+    const usable = records.filter((r) => isUsableMailHost(r.exchange));
     // RFC 7505 §3: a null MX is the only MX; mixed with real ones, the real ones still take mail.
-    if (real.length === 0) result = undeliverable(records);
-    else result = deliverable(real.length === records.length ? records : (Object.freeze(real) as MxRecord[]));
+    // The same for hosts no one can reach: the others take the mail.
+    if (usable.length === 0) result = undeliverable(records);
+    else result = deliverable(usable.length === records.length ? records : (Object.freeze(usable) as MxRecord[]));
     fromAnswer.set(mx, result);
   }
   return result;

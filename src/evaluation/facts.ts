@@ -17,7 +17,7 @@ export const emailFactsSchema = z.object({
   deliverability: z.enum(['deliverable', 'undeliverable', 'unknown']),
   mx_records: nullable(z.array(z.object({ exchange: z.string(), priority: z.number().int() }))).meta({
     description:
-      'At most the 10 most preferred MX records, lowest priority first. `[]` without MX records; `null` when unknown.',
+      'At most the 10 most preferred MX records, lowest priority first; when deliverable, only the hosts that can take mail. `[]` without MX records; `null` when unknown.',
   }),
   disposable: nullable(z.boolean()),
   free_provider: nullable(z.boolean()),
