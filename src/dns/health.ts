@@ -6,8 +6,9 @@
  * and if that counted against the resolver, one fraudster's sign-ups would take DNS away from
  * everyone. So:
  *
- * - Any reply (NOERROR, NXDOMAIN, SERVFAIL…) shows the server is up; REFUSED shows it is up but
- *   refuses us, which is a strike.
+ * - Any reply (NOERROR, NXDOMAIN, SERVFAIL…) shows the server is up. REFUSED may be policy about
+ *   that one name (a resolver can refuse a zone, e.g. unbound's `local-zone: … refuse`) or about
+ *   us: the liveness check below tells, and only its REFUSED is a strike.
  * - A socket error that says the server cannot be reached (port closed, host unreachable) is a
  *   strike, unless the server has replied to something since that query was sent.
  * - A query that timed out says nothing by itself. If the server replied to any other query
@@ -17,6 +18,9 @@
  *   health checks work this way: a check only after regular queries fail.)
  * - A local shortage (out of file descriptors, the in-flight cap) is not the server's doing: the
  *   resolver never reports it here.
+ *
+ * Any reply also counts as evidence for the timeouts and checks waiting on it, REFUSED included:
+ * the server spoke.
  *
  * `threshold` strikes in a row open a back-off window: the server is skipped. When the window
  * ends the liveness check runs again (not a user's query, which may be for a dead name); a
@@ -74,7 +78,7 @@ export class ServerHealth {
 
   refused(): void {
     this.replies += 1;
-    this.strike();
+    if (!this.backingOff) this.startCheck();
   }
 
   unreachable(mark: number): void {
@@ -104,7 +108,11 @@ export class ServerHealth {
     void this.check().then((result) => {
       this.checking = false;
       if (result === 'answered') this.answered();
-      else if (result === 'refused') this.refused();
+      else if (result === 'refused') {
+        // It refuses a question every resolver answers to anyone it serves: it refuses us.
+        this.replies += 1;
+        this.strike();
+      }
       // A reply to anything else while the check waited outweighs its silence.
       else if ((result === 'unreachable' || result === 'silent') && this.replies === mark) this.strike();
     });

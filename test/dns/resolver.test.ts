@@ -323,10 +323,11 @@ describe('server health', () => {
 
   it('after the window, the liveness check decides, not a user look-up of a dead name', async () => {
     // The first look-up after a window used to be the probe: a dead name there doubled the window.
-    const s = await server({ faults: { 'refused.test': { kind: 'refused' }, 'dropped.test': { kind: 'drop' } } });
+    const s = await server({ faults: { '*': { kind: 'refused' }, 'dropped.test': { kind: 'drop' } } });
     const r = resolverFor([s.address], { attemptsPerServer: 1, backoff: { threshold: 1, initialMs: 1_000 } });
     expect(await r.lookup('refused.test', 'MX')).toMatchObject({ reason: 'refused' });
-    expect(r.backingOff).toBe(true);
+    await vi.waitFor(() => expect(r.backingOff).toBe(true));
+    s.setFault('*', null);
     vi.advanceTimersByTime(1_000);
     expect(await r.lookup('dropped.test', 'MX')).toMatchObject({ reason: 'backoff' });
     await vi.waitFor(() => expect(r.backingOff).toBe(false));
@@ -349,14 +350,35 @@ describe('server health', () => {
     expect(exchanges(await r.lookup('web.test', 'A'))).toEqual(['192.0.2.1']);
   });
 
-  it('moves on from a server that refuses every question', async () => {
+  it('moves on from a server that refuses every question, and benches it once it refuses the check too', async () => {
     const bad = await server({ faults: { '*': { kind: 'refused' } } });
     const good = await server();
     const r = resolverFor([bad.address, good.address], { attemptsPerServer: 1, backoff: { threshold: 2 } });
-    for (const name of ['mail.test', 'web.test']) expect(await r.lookup(name, name === 'web.test' ? 'A' : 'MX')).toMatchObject({ kind: 'records' });
+    expect(await r.lookup('mail.test', 'MX')).toMatchObject({ kind: 'records' }); // from the second server
+    await bad.waitForQueries(2);
+    expect(bad.queries.at(-1)).toMatchObject(CHECK);
+    expect(await r.lookup('web.test', 'A')).toMatchObject({ kind: 'records' });
+    await bad.waitForQueries(4); // a second check, refused too: two strikes
+    await vi.waitFor(async () => {
+      const before = bad.queries.length;
+      expect(await r.lookup(`n${before}.slow.test`, 'MX')).toMatchObject({ kind: 'nxdomain' });
+      expect(bad.queries.length).toBe(before); // benched: not asked
+    });
     expect(r.backingOff).toBe(false); // the good server is up
-    expect(await r.lookup('slow.test', 'MX')).toMatchObject({ kind: 'records' });
-    expect(bad.queries.map((q) => q.name)).toEqual(['mail.test', 'web.test']); // benched after two
+  });
+
+  it('regression: REFUSED for some names is their policy, not a reason to bench the server', async () => {
+    // A resolver may refuse a zone (unbound's `local-zone: … refuse`); a fraudster's sign-ups with
+    // such domains must not switch DNS off for others.
+    const s = await server({ faults: { '*.blocked.test': { kind: 'refused' } } });
+    const r = resolverFor([s.address], { attemptsPerServer: 1, backoff: { threshold: 1 } });
+    const refused = await Promise.all(Array.from({ length: 10 }, (_, i) => r.lookup(`n${i}.blocked.test`, 'MX')));
+    expect(refused.every((f) => f.kind === 'failure' && f.reason === 'refused')).toBe(true);
+    expect(r.backingOff).toBe(false); // REFUSED used to be a strike at once
+    await s.waitForQueries(11); // the ten, and one liveness check, which is answered
+    expect(s.queries.at(-1)).toMatchObject(CHECK);
+    expect(exchanges(await r.lookup('web.test', 'A'))).toEqual(['192.0.2.1']);
+    expect(r.backingOff).toBe(false);
   });
 });
 
