@@ -5,8 +5,9 @@
  * domains resolved with 1–5 ms of server latency at 20 and 200 concurrent inspections
  * (throughput, p99, event-loop delay p99); the memory of the DNS cache at its bounds, with typical
  * answers and with hostile ones (some 3,000 MX records of ~245-character names each, 64 KB over
- * TCP), beside the cache's own estimate (which must not be lower); the memory of an inspector's
- * caches filled with hostile answers, and the event-loop delay while they arrive.
+ * TCP), beside the cache's own estimate (which must not be lower: the exit code is 1 if it is);
+ * the memory of an inspector's caches filled with hostile answers, and the event-loop delay while
+ * they arrive.
  */
 import { fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -25,7 +26,7 @@ import type { Zone } from '../test/support/dns-server.js';
 const DISTINCT = 10_000;
 const CACHED_ITERATIONS = 200_000;
 const CACHE_FILL = RESOLVER_DEFAULTS.cacheEntries + 2_000;
-/** Hostile answers needed to overflow the byte bound (about 5 KB each as estimated). */
+/** Hostile answers enough to overflow the byte bound (about 6 KB each as estimated). */
 const HOSTILE_FILL = 4_000;
 
 setFlagsFromString('--expose_gc');
@@ -158,6 +159,10 @@ async function main(): Promise<void> {
     const bytes = filled - settledHeap();
     console.log(`\nDNS cache, ${label}: ${size.toLocaleString('en')} entries after ${count.toLocaleString('en')} look-ups, failed ${JSON.stringify(failed)} (bounds ${RESOLVER_DEFAULTS.cacheEntries.toLocaleString('en')} entries, ${mib(RESOLVER_DEFAULTS.cacheBytes)})`);
     console.log(`  heap ${mib(bytes)}, ${Math.round(bytes / size)} bytes/entry measured; estimated ${mib(estimated)}, ${Math.round(estimated / size)} bytes/entry`);
+    if (estimated < bytes) {
+      console.log('  FAIL: the estimate is below the heap measured, so the byte bound does not hold');
+      process.exitCode = 1;
+    }
   }
 
   // 4. A whole inspector (DNS cache, per-domain memo, what deliverability derives) filled with
