@@ -10,10 +10,11 @@
  *   npm run soak                              # 150 s
  *   npm run soak -- --duration 30             # shorter
  *   npm run soak -- --max-rss-mb 400 --max-growth-mb 48
+ *   npm run soak -- --hostile-every 0         # without hostile answers, to compare
  *
- * One request in twenty is for a fresh domain of a hostile DNS: its MX answer holds some 3,000
- * records of ~245-character names (64 KB over TCP, by name compression), as a fraudster's own
- * name server can send.
+ * One request in --hostile-every (20) is for a fresh domain of a hostile DNS: its MX answer holds
+ * some 3,000 records of ~245-character names (64 KB over TCP, by name compression), as a
+ * fraudster's own name server can send.
  *
  * Bounds (flags): every request answered 200; RSS never above --max-rss-mb (512); RSS at the end
  * of the load no more than --max-growth-mb (96) above RSS after the warm-up (a leak grows without levelling
@@ -44,6 +45,7 @@ const { values: options } = parseArgs({
     'max-rss-mb': { type: 'string', default: '512' },
     'max-growth-mb': { type: 'string', default: '96' },
     'abort-rss-mb': { type: 'string', default: '1024' },
+    'hostile-every': { type: 'string', default: '20' },
   },
 });
 
@@ -56,6 +58,8 @@ interface LoadOrder {
   key: string;
   durationS: number;
   connections: number;
+  /** One request in this many is for a hostile domain; 0: none. */
+  hostileEvery: number;
 }
 
 interface LoadReport {
@@ -71,13 +75,14 @@ interface LoadReport {
 }
 
 /**
- * The load generator's request n: a zone domain, a domain that does not exist (NXDOMAIN), a big
- * provider, or a fresh domain whose MX answer is hostile (one in twenty); a new IP.
+ * The load generator's request n: a fresh domain whose MX answer is hostile (one in
+ * `hostileEvery`), else a zone domain, a domain that does not exist (NXDOMAIN) or a big provider;
+ * a new IP.
  */
-function bodyFor(n: number): { email: string; ip: string } {
+function bodyFor(n: number, hostileEvery: number): { email: string; ip: string } {
   const kind = n % 20;
   const email =
-    kind === 0
+    hostileEvery > 0 && n % hostileEvery === 0
       ? `user${n}@h${n}.hostile.soak.example`
       : kind < 12
         ? `user${n}@d${(n * 7919) % ZONE_DOMAINS}.soak.example`
@@ -104,7 +109,7 @@ async function runLoad(order: LoadOrder): Promise<LoadReport> {
     requests: [
       {
         setupRequest: (request) => {
-          const body = bodyFor(n++);
+          const body = bodyFor(n++, order.hostileEvery);
           // Counted for the first 200,000 only: the generator must not be what grows.
           if (domains.size < 200_000) domains.add(body.email.split('@')[1]!);
           if (ips.size < 200_000) ips.add(body.ip);
@@ -191,7 +196,7 @@ async function serviceRole(): Promise<number> {
   };
   const sampler = setInterval(sample, 1000);
 
-  load.send({ url, key, durationS, connections: Number(options.connections) } satisfies LoadOrder);
+  load.send({ url, key, durationS, connections: Number(options.connections), hostileEvery: Number(options['hostile-every']) } satisfies LoadOrder);
   // `null` when the load was stopped past --abort-rss-mb.
   const report = await new Promise<LoadReport | null>((resolve, reject) => {
     load.once('message', (m) => resolve(m as LoadReport));
@@ -224,7 +229,7 @@ async function serviceRole(): Promise<number> {
   ];
 
   const lines = [
-    `soak: ${durationS} s, ${options.connections} connections, loopback only`,
+    `soak: ${durationS} s, ${options.connections} connections, one request in ${options['hostile-every']} for a hostile domain (0: none), loopback only`,
     ...(report === null
       ? []
       : [
