@@ -16,7 +16,10 @@ export const emailFactsSchema = z.object({
   canonical: z.string().meta({ description: "One person's many addresses fold to this form (provider-aware dots and +tags)." }),
   deliverable: nullable(z.boolean()).meta({ description: '`null` when deliverability could not be decided.' }),
   deliverability: z.enum(['deliverable', 'undeliverable', 'unknown']),
-  mx_records: nullable(z.array(z.object({ exchange: z.string(), priority: z.number().int() }))),
+  mx_records: nullable(z.array(z.object({ exchange: z.string(), priority: z.number().int() }))).meta({
+    description:
+      'At most the 10 most preferred MX records, lowest priority first; when deliverable, only the hosts that can take mail. `[]` without MX records; `null` when unknown.',
+  }),
   disposable: nullable(z.boolean()),
   free_provider: nullable(z.boolean()),
   role_account: nullable(z.boolean()),
