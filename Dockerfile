@@ -1,22 +1,32 @@
 # syntax=docker/dockerfile:1
 
+# Node.js 24 LTS on Debian 12, pinned by digest so a rebuild gets the same base until the pin is
+# moved on purpose (by Dependabot, Renovate or a person: `docker buildx imagetools inspect
+# node:24-bookworm-slim` prints the current digest). This is the multi-platform index digest of
+# node:24-bookworm-slim for Node 24.19.0, as docker-library/repo-info recorded it.
+FROM node:24-bookworm-slim@sha256:a9f5f7c91a432850b2a8a7797adf5eadb6c733ceed61167806cee7ea7fbc29df AS node
+
 # Build stage: compile TypeScript with the dev dependencies.
-FROM node:20-bookworm-slim AS build
+FROM node AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+# The device SDK, built by the same `npm run build` into sdk/dist.
+COPY sdk ./sdk
+COPY scripts/build-sdk.ts ./scripts/
 RUN npm run build
 
 # Production dependencies only.
-FROM node:20-bookworm-slim AS deps
+FROM node AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts
 
 # Final stage: built code, production node_modules and the shipped rules; runs as the non-root `node` user.
-FROM node:20-bookworm-slim
+# The data job runs from it too: `node dist/data-update/cli.js` (or `npm run data:update`).
+FROM node
 ENV NODE_ENV=production \
     PORT=3000 \
     DATA_DIR=/data \
@@ -25,6 +35,8 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=deps --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist ./dist
+COPY --from=build --chown=root:root /app/sdk/dist ./sdk/dist
+COPY --from=build --chown=root:root /app/sdk/package.json ./sdk/
 COPY --chown=root:root package.json ./
 COPY --chown=root:root rules /rules
 RUN mkdir -p /data /var/lib/risk && chown node:node /data /var/lib/risk

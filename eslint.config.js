@@ -3,7 +3,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'bench/results/', 'bench/tmp/', 'coverage/'] },
+  { ignores: ['dist/', 'sdk/dist/', 'node_modules/', 'bench/results/', 'bench/tmp/', 'coverage/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -13,4 +13,6 @@ export default tseslint.config(
       'no-control-regex': 'off',
     },
   },
+  // The device SDK and the demo page's script run in the browser.
+  { files: ['sdk/src/**', 'demo/public/**'], languageOptions: { globals: globals.browser } },
 );

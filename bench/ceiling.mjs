@@ -4,13 +4,24 @@
 import Fastify from 'fastify';
 import bearerAuth from '@fastify/bearer-auth';
 import { createLogger } from '../dist/logger.js';
+import { requestIdFor } from '../dist/http/request-id.js';
 import { OneLinePerRequest } from '../dist/http/request-log.js';
+import { setCommonHeaders } from '../dist/http/response-headers.js';
 
 const port = Number(process.env.PORT);
 const key = process.env.API_KEYS;
 const response = process.env.CEILING_RESPONSE ?? '{}';
 
-const app = Fastify({ loggerInstance: createLogger('info'), logController: new OneLinePerRequest() });
+const app = Fastify({
+  loggerInstance: createLogger('info'),
+  genReqId: requestIdFor,
+  logController: new OneLinePerRequest({ requestIdLogLabel: 'request_id' }),
+});
+// The same headers as the service's answers: request id, nosniff, no-store.
+app.addHook('onSend', (_request, reply, payload, done) => {
+  setCommonHeaders(reply).header('cache-control', 'no-store');
+  done(null, payload);
+});
 app.get('/readyz', async () => ({ status: 'ready' }));
 await app.register(async (v1) => {
   await v1.register(bearerAuth, { keys: [key], specCompliance: 'rfc6749' });

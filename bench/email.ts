@@ -3,7 +3,11 @@
  * Talks only to its own DNS server on 127.0.0.1 (bench/dns-server-process.ts), never to the
  * machine's resolver. Prints: the cost of an inspection whose domain is cached; 10,000 distinct
  * domains resolved with 1–5 ms of server latency at 20 and 200 concurrent inspections
- * (throughput, p99, event-loop delay p99); the memory of the DNS cache at its bound.
+ * (throughput, p99, event-loop delay p99); the memory of the DNS cache at its bounds, with typical
+ * answers and with hostile ones (some 3,000 MX records of ~245-character names each, 64 KB over
+ * TCP), beside the cache's own estimate (which must not be lower: the exit code is 1 if it is);
+ * the memory of an inspector's caches filled with hostile answers, and the event-loop delay while
+ * they arrive.
  */
 import { fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -14,7 +18,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
-import { createResolver, RESOLVER_DEFAULTS } from '../src/dns/resolver.js';
+import { createResolver, RESOLVER_DEFAULTS, type Resolver } from '../src/dns/resolver.js';
 import { parseEmail, type ParsedEmail } from '../src/email/address.js';
 import { createEmailInspector } from '../src/email/index.js';
 import type { Zone } from '../test/support/dns-server.js';
@@ -22,12 +26,15 @@ import type { Zone } from '../test/support/dns-server.js';
 const DISTINCT = 10_000;
 const CACHED_ITERATIONS = 200_000;
 const CACHE_FILL = RESOLVER_DEFAULTS.cacheEntries + 2_000;
+/** Hostile answers enough to overflow the byte bound (about 6 KB each as estimated). */
+const HOSTILE_FILL = 4_000;
 
 setFlagsFromString('--expose_gc');
 const gc = runInNewContext('gc') as () => void;
 
 const domain = (i: number): string => `d${i}.bench.test`;
-const zone: Zone = {};
+const hostile = (i: number): string => `h${i}.hostile.bench.test`;
+const zone: Zone = { '*.hostile.bench.test': { hugeMx: true } };
 for (let i = 0; i < CACHE_FILL; i += 1) {
   zone[domain(i)] = {
     MX: [
@@ -41,6 +48,29 @@ function email(address: string): ParsedEmail {
   const parsed = parseEmail(address);
   if ('error' in parsed) throw new Error(parsed.error);
   return parsed;
+}
+
+const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(2)} MiB`;
+
+/** Heap in use after full collections (weak maps and what they free can take more than one). */
+function settledHeap(): number {
+  for (let i = 0; i < 3; i += 1) gc();
+  return process.memoryUsage().heapUsed;
+}
+
+/** Look-ups of `count` names, `concurrency` at a time; returns how many failed, by reason. */
+async function fill(resolver: Resolver, name: (i: number) => string, count: number, concurrency: number): Promise<Record<string, number>> {
+  const failed: Record<string, number> = {};
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const result = await resolver.lookup(name(next++), 'MX');
+        if (result.kind === 'failure') failed[result.reason] = (failed[result.reason] ?? 0) + 1;
+      }
+    }),
+  );
+  return failed;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -115,25 +145,49 @@ async function main(): Promise<void> {
     await inspector.close();
   }
 
-  // 3. Memory of the DNS cache filled past its bound (two MX records per entry): heap with the
-  // filled resolver alive minus heap once it is garbage.
+  // 3. Memory of the DNS cache filled past its bounds: heap with the filled resolver alive minus
+  // heap once it is garbage, beside what the cache estimates it holds.
+  for (const [label, name, count, concurrency] of [
+    ['two MX records each', domain, CACHE_FILL, 200],
+    ['hostile answers, 10 of ~3,000 MX records kept each', hostile, HOSTILE_FILL, 10],
+  ] as const) {
+    let resolver: Resolver | null = createResolver({ servers: config.dnsServers, timeoutMs: 1500 });
+    const failed = await fill(resolver, name, count, concurrency);
+    const { cacheSize: size, cacheBytes: estimated } = resolver;
+    const filled = settledHeap();
+    resolver = null;
+    const bytes = filled - settledHeap();
+    console.log(`\nDNS cache, ${label}: ${size.toLocaleString('en')} entries after ${count.toLocaleString('en')} look-ups, failed ${JSON.stringify(failed)} (bounds ${RESOLVER_DEFAULTS.cacheEntries.toLocaleString('en')} entries, ${mib(RESOLVER_DEFAULTS.cacheBytes)})`);
+    console.log(`  heap ${mib(bytes)}, ${Math.round(bytes / size)} bytes/entry measured; estimated ${mib(estimated)}, ${Math.round(estimated / size)} bytes/entry`);
+    if (estimated < bytes) {
+      console.log('  FAIL: the estimate is below the heap measured, so the byte bound does not hold');
+      process.exitCode = 1;
+    }
+  }
+
+  // 4. A whole inspector (DNS cache, per-domain memo, what deliverability derives) filled with
+  // hostile answers: the heap its caches keep, and the event-loop delay while the answers arrive.
   {
-    let resolver: ReturnType<typeof createResolver> | null = createResolver({ servers: config.dnsServers, timeoutMs: 1500 });
+    const inspector = await createEmailInspector({ config, logger });
+    await inspector.inspect(email('user@warm-up.hostile.bench.test'), new AbortController().signal);
+    const before = settledHeap();
+    const loop = monitorEventLoopDelay({ resolution: 1 });
+    loop.enable();
     let next = 0;
+    let unknown = 0;
     await Promise.all(
-      Array.from({ length: 200 }, async () => {
-        while (next < CACHE_FILL) await resolver!.lookup(domain(next++), 'MX');
+      Array.from({ length: 10 }, async () => {
+        while (next < HOSTILE_FILL) {
+          const report = await inspector.inspect(email(`user@${hostile(HOSTILE_FILL + next++)}`), new AbortController().signal);
+          if (report.facts.deliverability === 'unknown') unknown += 1;
+        }
       }),
     );
-    const size = resolver.cacheSize;
-    const capacity = resolver.cacheCapacity;
-    gc();
-    const filled = process.memoryUsage().heapUsed;
-    resolver = null;
-    gc();
-    const bytes = filled - process.memoryUsage().heapUsed;
-    console.log(`\nDNS cache at its bound (${size.toLocaleString('en')} of ${capacity.toLocaleString('en')} entries after ${CACHE_FILL.toLocaleString('en')} lookups)`);
-    console.log(`  ${(bytes / 1024 / 1024).toFixed(2)} MiB heap, ${Math.round(bytes / size)} bytes/entry`);
+    loop.disable();
+    const bytes = settledHeap() - before;
+    console.log(`\ninspector after ${HOSTILE_FILL.toLocaleString('en')} hostile domains (${unknown} unknown; bounds: DNS cache and domain memo ${mib(RESOLVER_DEFAULTS.cacheBytes)} each, estimated)`);
+    console.log(`  heap kept by its caches ${mib(bytes)}; event-loop delay p99 ${(loop.percentile(99) / 1e6).toFixed(2)} ms, max ${(loop.max / 1e6).toFixed(2)} ms`);
+    await inspector.close();
   }
 
   server.send('close');

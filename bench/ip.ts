@@ -1,6 +1,7 @@
 /**
- * IP intelligence micro-benchmark: `npx tsx bench/ip.ts`. Prints look-ups per second per source and
- * for the whole `inspect`, and start-up time and RSS (1) with the bundled open data, (2) with a
+ * IP intelligence micro-benchmark: `npx tsx bench/ip.ts`. Prints address parses and look-ups per
+ * second per source and for the whole `inspect` (also for IPv6 addresses that carry an IPv4 client,
+ * each checked twice), and start-up time and RSS (1) with the bundled open data, (2) with a
  * generated 100,000-range data-center list. Each start-up scenario runs in its own process so its
  * memory is its own. The MaxMind databases are generated (no real ones here), in the official
  * schemas. Nothing leaves the machine.
@@ -37,17 +38,28 @@ function random(seed: number): () => number {
   };
 }
 
-function addresses(n: number): ParsedIp[] {
+function addressTexts(n: number): string[] {
   const next = random(42);
-  const out: ParsedIp[] = [];
-  for (let i = 0; i < n; i++) {
-    const text = next() < 0.8
-      ? numberToIpv4(Math.floor(next() * 2 ** 32))
-      : `2${Math.floor(next() * 0xfff).toString(16).padStart(3, '0')}:${Math.floor(next() * 0xffff).toString(16)}::${Math.floor(next() * 0xffff).toString(16)}`;
-    const parsed = parseIp(text);
-    if (!('error' in parsed)) out.push(parsed);
-  }
-  return out;
+  return Array.from({ length: n }, () => next() < 0.8
+    ? numberToIpv4(Math.floor(next() * 2 ** 32))
+    : `2${Math.floor(next() * 0xfff).toString(16).padStart(3, '0')}:${Math.floor(next() * 0xffff).toString(16)}::${Math.floor(next() * 0xffff).toString(16)}`);
+}
+
+/** IPv6 addresses that carry a random IPv4 client address: NAT64, 6to4 and Teredo in turn. */
+function carrierTexts(n: number): string[] {
+  const next = random(99);
+  const hex = (v: number) => `${(v >>> 16).toString(16)}:${(v & 0xffff).toString(16)}`;
+  return Array.from({ length: n }, (_, i) => {
+    const v4 = (Math.floor(next() * 0xfeffffff) + 0x01000000) >>> 0;
+    return [`64:ff9b::${hex(v4)}`, `2002:${hex(v4)}::1`, `2001:0:4136:e378:8000:63bf:${hex(~v4 >>> 0)}`][i % 3]!;
+  });
+}
+
+function parsed(texts: string[]): ParsedIp[] {
+  return texts.flatMap((text) => {
+    const ip = parseIp(text);
+    return 'error' in ip ? [] : [ip];
+  });
 }
 
 function gc(): void {
@@ -59,7 +71,7 @@ const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 const rate = (n: number, ms: number) => `${Math.round((n / ms) * 1000).toLocaleString('en-US')}/s`;
 
 /** Best of three rounds: the machine may be shared, and the best round is the least disturbed. */
-function measure(label: string, ips: ParsedIp[], lookup: (ip: ParsedIp) => unknown): void {
+function measure<T>(label: string, ips: T[], lookup: (ip: T) => unknown): void {
   for (let i = 0; i < 10_000; i++) lookup(ips[i % ips.length]!); // warm up
   let best = Infinity;
   for (let round = 0; round < 3; round++) {
@@ -141,7 +153,9 @@ async function main(): Promise<void> {
   if (process.argv[2] === 'startup') return startupScenario(process.argv[3]!, process.argv[4]!);
 
   console.log(`node ${process.version}, ${LOOKUPS.toLocaleString('en-US')} look-ups per figure, 80% IPv4 / 20% IPv6 random addresses`);
-  const ips = addresses(50_000);
+  const texts = addressTexts(50_000);
+  const ips = parsed(texts);
+  const carriers = parsed(carrierTexts(50_000));
   const empty = await mkdtemp(join(tmpdir(), 'bench-ip-empty-'));
   const full = await mkdtemp(join(tmpdir(), 'bench-ip-full-'));
   const dc = await mkdtemp(join(tmpdir(), 'bench-ip-dc-'));
@@ -157,6 +171,7 @@ async function main(): Promise<void> {
     await writeFile(join(full, 'datacenter-ranges.txt'), datacenterList(100_000));
     const everything = await createIpInspector({ config: loadConfig({ DATA_DIR: full }), logger: silent, openData: null });
     const dcOnly = await createIpInspector({ config: loadConfig({ DATA_DIR: dc }), logger: silent, openData: null });
+    measure('parseIp (the request path parses each address once)', texts, parseIp);
     measure('bogon table', ips, (ip) => isBogon(keyOf(ip)));
     await lookupPerSource(ips, full);
 
@@ -164,6 +179,7 @@ async function main(): Promise<void> {
     measure('open default only', ips, (ip) => openOnly.inspect(ip));
     measure('100,000-range datacenter list only', ips, (ip) => dcOnly.inspect(ip));
     measure('City + ASN + Anonymous-IP + 3 lists (100k dc)', ips, (ip) => everything.inspect(ip));
+    measure('the same, IPv6 carrying IPv4 (NAT64/6to4/Teredo)', carriers, (ip) => everything.inspect(ip));
     await Promise.all([openOnly.close(), everything.close(), dcOnly.close()]);
   } finally {
     await Promise.all([empty, full, dc].map((d) => rm(d, { recursive: true, force: true })));

@@ -1,11 +1,13 @@
 import type { EvaluationContext } from '../src/evaluation/ports.js';
 import { validateEvaluationRequest } from '../src/evaluation/request.js';
 import { evaluateRuleSet } from '../src/rules/engine.js';
+import { compilePattern, MAX_REGEX_INPUT } from '../src/rules/pattern.js';
 import { parseRuleFile } from '../src/rules/rule-file.js';
 
 /**
  * Micro-benchmark of the engine alone: one 50-rule set (library rules, comparisons, sets, CIDR
- * ranges, regular expressions, nested all/any/not), evaluated against a few contexts.
+ * ranges, regular expressions, nested all/any/not), evaluated against a few contexts; then the
+ * regular expression engine alone, against V8's.
  * Run: npx tsx bench/rules.ts
  */
 
@@ -47,7 +49,8 @@ function context(body: object, overrides: { ip?: object; email?: object; unavail
       relay: false, suggested_domain: null, ...overrides.email,
     },
     ip: {
-      address: r.parsedIp.address, version: r.parsedIp.version, country_code: 'GB', country: 'United Kingdom', region: 'England',
+      address: r.parsedIp.address, version: r.parsedIp.version,
+      embedded_ipv4: r.parsedIp.embedded?.address ?? null, transition: r.parsedIp.embedded?.via ?? null, country_code: 'GB', country: 'United Kingdom', region: 'England',
       city: 'London', postal_code: 'EC1A', latitude: 51.5, longitude: -0.09, accuracy_radius_km: 20, time_zone: 'Europe/London',
       asn: 64501, as_organization: 'Example', is_tor: false, is_proxy: false, is_datacenter: false, is_vpn: false, is_bogon: false,
       ...overrides.ip,
@@ -86,4 +89,47 @@ for (const [name, ctx] of scenarios) {
   }
   const outcome = evaluateRuleSet(ctx, ruleSet);
   console.log(`  ${name}: ${best.toFixed(2)} µs/evaluation (fired ${outcome.details.length}, unknown ${outcome.unavailable.length}, score ${outcome.fraud_score}; checksum ${sink})`);
+}
+
+/**
+ * Regular expressions: per-match cost of RE2JS (what rules use) against V8's RegExp on the same
+ * patterns and inputs; the catastrophic patterns are run on RE2JS only (V8 would not finish), and
+ * the last rows are the worst case the limits allow: patterns of ~1,000 instructions that keep
+ * the most NFA threads alive, on 256 random characters.
+ */
+function timeMatches(test: (text: string) => boolean, inputs: string[]): number {
+  for (const text of inputs.slice(0, 50)) test(text); // warm-up
+  let best = Infinity;
+  for (let round = 0; round < ROUNDS; round++) {
+    const start = process.hrtime.bigint();
+    for (const text of inputs) test(text);
+    best = Math.min(best, Number(process.hrtime.bigint() - start) / 1000 / inputs.length);
+  }
+  return best;
+}
+
+let seed = 42;
+const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+const randomText = (alphabet: string, length: number) => Array.from({ length }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
+const names = Array.from({ length: 200 }, () => randomText('abcdefghijklmnopqrstuvwxyz0123456789.', 12 + Math.floor(random() * 20)));
+const longAb = Array.from({ length: 200 }, () => randomText('ab', MAX_REGEX_INPUT));
+const regexCases: [string, string[], boolean][] = [
+  ['^[0-9]{6,}$', names, true],
+  ['Headless|PhantomJS|Selenium', names, true],
+  ['^[a-z]+\\.[a-z]+@', names, true],
+  ['^(?:test|demo|fake)[0-9]*$', names, true],
+  ['^(\\w?\\w?)+$', [`${'a'.repeat(MAX_REGEX_INPUT - 1)}!`], false],
+  [`^${'[a-z]{0,16}'.repeat(8)}$`, [`${'a'.repeat(MAX_REGEX_INPUT - 1)}1`], false],
+  ['a[ab]{16}a$', longAb, true],
+  ['a[ab]{900}a$', longAb, true],
+];
+console.log(`\nregular expressions: µs per match, RE2JS (rules) vs V8 RegExp, best of ${ROUNDS} rounds`);
+for (const [source, inputs, nativeToo] of regexCases) {
+  const pattern = compilePattern(source);
+  if ('problem' in pattern) throw new Error(`${source}: ${pattern.problem}`);
+  const re2 = timeMatches((text) => pattern.test(text), inputs);
+  const regExp = new RegExp(source);
+  const native = nativeToo ? timeMatches((text) => regExp.test(text), inputs) : null;
+  const label = source.length > 40 ? `${source.slice(0, 37)}...` : source;
+  console.log(`  ${label.padEnd(40)} ${String(pattern.instructions).padStart(4)} instr, ${inputs[0]!.length} chars: RE2JS ${re2.toFixed(2)} µs, RegExp ${native === null ? 'would not finish' : `${native.toFixed(2)} µs`}`);
 }

@@ -26,7 +26,7 @@ import type { Zone } from '../test/support/dns-server.js';
 import { generateKey } from '../src/keys/key.js';
 import { startPostgres, type PostgresServer } from '../test/support/postgres.js';
 import { writeDataSet } from './data-set.js';
-import { benchStore, type StoreFigures } from './store.js';
+import { benchStore, loggedEvaluations, type StoreFigures } from './store.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -75,10 +75,14 @@ async function freePort(): Promise<number> {
   });
 }
 
-function spawnNode(script: string[], env: Record<string, string>): ChildProcess {
-  const sink = openSync('/dev/null', 'w');
-  return spawn(process.execPath, script, { env: { PATH: process.env.PATH!, ...env }, stdio: ['ignore', sink, 'inherit'] });
+/** `log`: a file for the process's stdout (its JSON log), when the benchmark reads it afterwards. */
+function spawnNode(script: string[], env: Record<string, string>, log = '/dev/null'): ChildProcess {
+  const sink = openSync(log, 'w');
+  return spawn(process.execPath, script, { env: { PATH: process.env.PATH!, ...env }, stdio: ['ignore', sink, 'inherit', 'ipc'] });
 }
+
+/** The service from the built code, with the runtime probe preloaded (see bench/runtime-probe.mjs). */
+const SERVICE = ['--import', './bench/runtime-probe.mjs', 'dist/server.js'];
 
 async function waitReady(url: string, child: ChildProcess, limitMs = 60_000): Promise<number> {
   const started = performance.now();
@@ -95,8 +99,25 @@ async function waitReady(url: string, child: ChildProcess, limitMs = 60_000): Pr
   throw new Error(`${url} not ready within ${limitMs} ms`);
 }
 
-async function readyz(url: string): Promise<{ runtime: { rss_bytes: number; event_loop_delay_p99_ms: number }; sources: unknown[] }> {
-  return (await fetch(`${url}/readyz`)).json() as never;
+interface Runtime {
+  rss_bytes: number;
+  event_loop_delay_p99_ms: number;
+}
+
+/** SIGTERM, and the process's exit: the service drains and flushes before it goes. */
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  return exited;
+}
+
+/** RSS and event-loop delay of a service process, asked over IPC: /readyz no longer shows them. */
+function runtimeOf(child: ChildProcess): Promise<Runtime> {
+  return new Promise((resolve) => {
+    child.once('message', (m) => resolve(m as Runtime));
+    child.send('runtime');
+  });
 }
 
 const body = (email: string, ip = '81.2.69.160') => JSON.stringify({ ip, email, event_type: 'account_register', user: { user_id: 'u-1', first_name: 'Jane', last_name: 'Doe' } });
@@ -209,12 +230,14 @@ async function main(): Promise<void> {
    * evaluation queued and written in batches) and off (RETENTION_DAYS=0), A B A B on one machine.
    */
   const storeOnOff = async (label: string, on: Record<string, string>): Promise<{ on: Run[]; off: Run[]; ratio: number; ratio_range: number[]; p99_added_ms: number; written: number; dropped: number }> => {
+    // Both log to a file, so that the one difference between them is the evaluation log.
     const start = async (store: Record<string, string>) => {
       const s = await serviceEnv(store);
-      const child = spawnNode(['dist/server.js'], s.env);
+      const log = join(mkdtempSync(join(root, 'service-log-')), 'stdout.jsonl');
+      const child = spawnNode(SERVICE, s.env, log);
       processes.push(child);
       await waitReady(`http://127.0.0.1:${s.port}`, child);
-      return { url: `http://127.0.0.1:${s.port}`, child };
+      return { url: `http://127.0.0.1:${s.port}`, child, database: s.env.DATABASE_URL, log };
     };
     const withLog = await start(on);
     const without = await start({ RETENTION_DAYS: '0' });
@@ -228,10 +251,14 @@ async function main(): Promise<void> {
     }
     const ratios = runsOn.map((r, i) => r.requests_per_s / runsOff[i]!.requests_per_s);
     const p99s = runsOn.map((r, i) => r.p99_ms - runsOff[i]!.p99_ms);
-    const log = ((await readyz(withLog.url)).sources as Array<{ name: string; log?: { written: number; dropped: number } }>).find((s) => s.name === 'store')!.log!;
-    withLog.child.kill('SIGTERM');
     without.child.kill('SIGTERM');
-    return { on: runsOn, off: runsOff, ratio: round2(median(ratios)), ratio_range: [round2(Math.min(...ratios)), round2(Math.max(...ratios))], p99_added_ms: median(p99s), written: log.written, dropped: log.dropped };
+    // The log's counters left the public /readyz. After a graceful stop (which writes what is still
+    // queued): written is what the store holds, dropped what the service's own warnings counted.
+    await stop(withLog.child);
+    const written = await loggedEvaluations(withLog.database);
+    const dropped = readFileSync(withLog.log, 'utf8').split('\n').filter((l) => l.includes('evaluations not recorded'))
+      .reduce((sum, l) => sum + (JSON.parse(l) as { dropped: number }).dropped, 0);
+    return { on: runsOn, off: runsOff, ratio: round2(median(ratios)), ratio_range: [round2(Math.min(...ratios)), round2(Math.max(...ratios))], p99_added_ms: median(p99s), written, dropped };
   };
 
   /** Everything about the store, on SQLite and on a PostgreSQL started here on loopback. */
@@ -284,10 +311,10 @@ async function main(): Promise<void> {
 
   const service = await serviceEnv();
   const serviceUrl = `http://127.0.0.1:${service.port}`;
-  const serviceProcess = spawnNode(['dist/server.js'], service.env);
+  const serviceProcess = spawnNode(SERVICE, service.env);
   processes.push(serviceProcess);
   const readyMs = await waitReady(serviceUrl, serviceProcess);
-  const afterStart = await readyz(serviceUrl);
+  const afterStart = await runtimeOf(serviceProcess);
   const sample = await (await fetch(`${serviceUrl}/v1/risk/evaluate`, {
     method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: body(`jane@${WARM_DOMAIN}`),
   })).text();
@@ -321,7 +348,7 @@ async function main(): Promise<void> {
     // The cold path, on a fresh process: every request a domain it has never seen.
     const cold = await serviceEnv();
     const coldUrl = `http://127.0.0.1:${cold.port}`;
-    const coldProcess = spawnNode(['dist/server.js'], cold.env);
+    const coldProcess = spawnNode(SERVICE, cold.env);
     processes.push(coldProcess);
     await waitReady(coldUrl, coldProcess);
     let next = 0;
@@ -329,7 +356,7 @@ async function main(): Promise<void> {
       amount: COLD_DOMAINS,
       requests: [{ setupRequest: (request) => ({ ...request, body: body(`jane@d${next++ % COLD_DOMAINS}.cold-bench.example`) }) }],
     });
-    const coldRuntime = (await readyz(coldUrl)).runtime;
+    const coldRuntime = await runtimeOf(coldProcess);
     const coldQueries = (await dnsQueries()).filter((name) => name.endsWith('.cold-bench.example')).length;
 
     // Many evaluations over varied domains and addresses: caches must stay bounded.
@@ -343,7 +370,7 @@ async function main(): Promise<void> {
         },
       }],
     });
-    const afterLong = (await readyz(serviceUrl)).runtime;
+    const afterLong = await runtimeOf(serviceProcess);
     const store = await storeBench();
 
     const serviceRps = median(warm.map((r) => r.requests_per_s));
@@ -352,7 +379,7 @@ async function main(): Promise<void> {
       machine: { cpus: cpus().length, model: cpus()[0]?.model, memory_gib: Math.round(totalmem() / 2 ** 30), node: process.version },
       settings: { connections, duration_s: duration, warmup_s: warmup, rounds },
       data_set: dataSet,
-      start_up: { time_to_ready_ms: Math.round(readyMs), rss_mb: Math.round(afterStart.runtime.rss_bytes / 2 ** 20) },
+      start_up: { time_to_ready_ms: Math.round(readyMs), rss_mb: Math.round(afterStart.rss_bytes / 2 ** 20) },
       warm: { runs: warm, median_rps: serviceRps },
       ceiling: { runs: ceiling, median_rps: ceilingRps },
       ...compare(warm, ceiling),

@@ -114,6 +114,17 @@ async function startUp(url: string): Promise<number> {
   }
 }
 
+/** Evaluations in the log of the store at `url` (read after a benchmarked service has stopped). */
+export async function loggedEvaluations(url: string): Promise<number> {
+  const store = await openStore({ database: database(url), logger: pino({ level: 'warn' }), retentionDays: 0, writeLog: false });
+  try {
+    const row = await store.engine.db.selectFrom('evaluations').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+    return Number(row.n);
+  } finally {
+    await store.close();
+  }
+}
+
 /**
  * One engine: fill the log with `rows` evaluations over 40 days, look up, start the service on it,
  * then prune the oldest quarter (those past RETENTION_DAYS=30).

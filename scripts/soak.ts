@@ -10,10 +10,17 @@
  *   npm run soak                              # 150 s
  *   npm run soak -- --duration 30             # shorter
  *   npm run soak -- --max-rss-mb 400 --max-growth-mb 48
+ *   npm run soak -- --hostile-every 0         # without hostile answers, to compare
+ *
+ * One request in --hostile-every (20) is for a fresh domain of a hostile DNS: its MX answer holds
+ * some 3,000 records of ~245-character names (64 KB over TCP, by name compression), as a
+ * fraudster's own name server can send.
  *
  * Bounds (flags): every request answered 200; RSS never above --max-rss-mb (512); RSS at the end
  * of the load no more than --max-growth-mb (96) above RSS after the warm-up (a leak grows without levelling
- * off); the DNS cache never above its capacity and the queries in flight never above their cap.
+ * off); the DNS cache never above its bounds in entries and in (estimated) bytes, and the queries
+ * in flight never above their cap. Past --abort-rss-mb (1024) the load stops at once: the bound is
+ * broken anyway, and a runaway must not take a shared machine down with it.
  */
 import { fork } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -37,6 +44,8 @@ const { values: options } = parseArgs({
     connections: { type: 'string', default: '32' },
     'max-rss-mb': { type: 'string', default: '512' },
     'max-growth-mb': { type: 'string', default: '96' },
+    'abort-rss-mb': { type: 'string', default: '1024' },
+    'hostile-every': { type: 'string', default: '20' },
   },
 });
 
@@ -49,6 +58,8 @@ interface LoadOrder {
   key: string;
   durationS: number;
   connections: number;
+  /** One request in this many is for a hostile domain; 0: none. */
+  hostileEvery: number;
 }
 
 interface LoadReport {
@@ -63,11 +74,21 @@ interface LoadReport {
   distinct_ips: number;
 }
 
-/** The load generator's request n: a zone domain, a domain that does not exist (NXDOMAIN), or a big provider; a new IP. */
-function bodyFor(n: number): { email: string; ip: string } {
-  const kind = n % 10;
+/**
+ * The load generator's request n: a fresh domain whose MX answer is hostile (one in
+ * `hostileEvery`), else a zone domain, a domain that does not exist (NXDOMAIN) or a big provider;
+ * a new IP.
+ */
+function bodyFor(n: number, hostileEvery: number): { email: string; ip: string } {
+  const kind = n % 20;
   const email =
-    kind < 6 ? `user${n}@d${(n * 7919) % ZONE_DOMAINS}.soak.example` : kind < 9 ? `user${n}@nx${n}.soak.example` : `jane.${n}@gmail.com`;
+    hostileEvery > 0 && n % hostileEvery === 0
+      ? `user${n}@h${n}.hostile.soak.example`
+      : kind < 12
+        ? `user${n}@d${(n * 7919) % ZONE_DOMAINS}.soak.example`
+        : kind < 18
+          ? `user${n}@nx${n}.soak.example`
+          : `jane.${n}@gmail.com`;
   const ip =
     n % 4 === 0
       ? `2001:db8:${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}::${(n % 251) + 1}`
@@ -88,7 +109,7 @@ async function runLoad(order: LoadOrder): Promise<LoadReport> {
     requests: [
       {
         setupRequest: (request) => {
-          const body = bodyFor(n++);
+          const body = bodyFor(n++, order.hostileEvery);
           // Counted for the first 200,000 only: the generator must not be what grows.
           if (domains.size < 200_000) domains.add(body.email.split('@')[1]!);
           if (ips.size < 200_000) ips.add(body.ip);
@@ -117,7 +138,10 @@ async function loadRole(): Promise<void> {
 }
 
 async function startDns(): Promise<{ port: number; close: () => void }> {
-  const zone: Zone = { 'gmail.com': { MX: [{ exchange: 'gmail-smtp-in.l.google.com', priority: 5 }] } };
+  const zone: Zone = {
+    'gmail.com': { MX: [{ exchange: 'gmail-smtp-in.l.google.com', priority: 5 }] },
+    '*.hostile.soak.example': { hugeMx: true },
+  };
   for (let i = 0; i < ZONE_DOMAINS; i += 1) {
     // Short TTLs, so entries also expire and are asked for again during the run.
     zone[`d${i}.soak.example`] = { MX: [{ exchange: `mx.d${i}.soak.example`, priority: 10 }], ttl: 5 + (i % 55) };
@@ -133,6 +157,7 @@ async function serviceRole(): Promise<number> {
   const warmupS = Number(options.warmup);
   const maxRss = Number(options['max-rss-mb']) * MB;
   const maxGrowth = Number(options['max-growth-mb']) * MB;
+  const abortRss = Number(options['abort-rss-mb']) * MB;
   const key = generateKey();
   const dns = await startDns();
 
@@ -155,19 +180,27 @@ async function serviceRole(): Promise<number> {
   const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
 
   const rssAtBoot = process.memoryUsage().rss;
-  const samples: Array<{ t: number; rss: number; heap: number; cache: number; inFlight: number }> = [];
+  const samples: Array<{ t: number; rss: number; heap: number; heapTotal: number; external: number; cache: number; cacheBytes: number; inFlight: number }> = [];
   const started = performance.now();
+  const load = fork(new URL(import.meta.url), ['--role', 'load'], { execArgv: ['--import', 'tsx'] });
+  let aborted: string | null = null;
   const sample = () => {
     const memory = process.memoryUsage();
-    samples.push({ t: (performance.now() - started) / 1000, rss: memory.rss, heap: memory.heapUsed, cache: email.resolver.cacheSize, inFlight: email.resolver.inFlight });
+    const { resolver } = email;
+    const t = (performance.now() - started) / 1000;
+    samples.push({ t, rss: memory.rss, heap: memory.heapUsed, heapTotal: memory.heapTotal, external: memory.external, cache: resolver.cacheSize, cacheBytes: resolver.cacheBytes, inFlight: resolver.inFlight });
+    if (memory.rss > abortRss && aborted === null) {
+      aborted = `RSS ${Math.round(memory.rss / MB)} MB after ${Math.round(t)} s, past --abort-rss-mb ${options['abort-rss-mb']}: load stopped`;
+      load.kill();
+    }
   };
   const sampler = setInterval(sample, 1000);
 
-  const load = fork(new URL(import.meta.url), ['--role', 'load'], { execArgv: ['--import', 'tsx'] });
-  load.send({ url, key, durationS, connections: Number(options.connections) } satisfies LoadOrder);
-  const report = await new Promise<LoadReport>((resolve, reject) => {
+  load.send({ url, key, durationS, connections: Number(options.connections), hostileEvery: Number(options['hostile-every']) } satisfies LoadOrder);
+  // `null` when the load was stopped past --abort-rss-mb.
+  const report = await new Promise<LoadReport | null>((resolve, reject) => {
     load.once('message', (m) => resolve(m as LoadReport));
-    load.once('exit', (code) => reject(new Error(`the load generator exited (${code}) without a report`)));
+    load.once('exit', (code) => (aborted === null ? reject(new Error(`the load generator exited (${code}) without a report`)) : resolve(null)));
   });
   sample();
   clearInterval(sampler);
@@ -180,26 +213,33 @@ async function serviceRole(): Promise<number> {
   const idle = samples.at(-1)!;
   const peak = samples.reduce((a, b) => (b.rss > a.rss ? b : a));
   const peakCache = Math.max(...samples.map((s) => s.cache));
+  const peakCacheBytes = Math.max(...samples.map((s) => s.cacheBytes));
+  const limits = email.resolver.cacheLimits;
   const peakInFlight = Math.max(...samples.map((s) => s.inFlight));
-  const failed = report.non2xx + report.errors + report.timeouts;
+  const failed = report === null ? null : report.non2xx + report.errors + report.timeouts;
   const mb = (bytes: number) => `${Math.round(bytes / MB)} MB`;
 
   const checks: Array<[string, boolean]> = [
-    [`every request answered 200 (${failed} failed)`, failed === 0],
+    failed === null ? [aborted ?? 'no report', false] : [`every request answered 200 (${failed} failed)`, failed === 0],
     [`peak RSS ${mb(peak.rss)} <= ${mb(maxRss)}`, peak.rss <= maxRss],
     [`RSS growth from warm-up to end of load ${mb(end.rss - afterWarmup.rss)} <= ${mb(maxGrowth)}`, end.rss - afterWarmup.rss <= maxGrowth],
-    [`DNS cache peak ${peakCache} <= capacity ${email.resolver.cacheCapacity}`, peakCache <= email.resolver.cacheCapacity],
+    [`DNS cache peak ${peakCache} <= ${limits.entries} entries`, peakCache <= limits.entries],
+    [`DNS cache peak ${mb(peakCacheBytes)} <= ${mb(limits.bytes)} (estimated)`, peakCacheBytes <= limits.bytes],
     [`DNS queries in flight peak ${peakInFlight} <= cap ${RESOLVER_DEFAULTS.maxInFlight}`, peakInFlight <= RESOLVER_DEFAULTS.maxInFlight],
   ];
 
   const lines = [
-    `soak: ${durationS} s, ${options.connections} connections, loopback only`,
-    `requests: ${report.requests} (${Math.round(report.requests / durationS)}/s), failed: ${failed} (non-2xx ${report.non2xx}, errors ${report.errors}, timeouts ${report.timeouts})`,
-    `latency: p50 ${report.p50_ms} ms, p99 ${report.p99_ms} ms, max ${report.max_ms} ms`,
-    `distinct: ${report.distinct_domains} domains, ${report.distinct_ips} IPs (counted up to 200,000 each)`,
+    `soak: ${durationS} s, ${options.connections} connections, one request in ${options['hostile-every']} for a hostile domain (0: none), loopback only`,
+    ...(report === null
+      ? []
+      : [
+          `requests: ${report.requests} (${Math.round(report.requests / durationS)}/s), failed: ${failed} (non-2xx ${report.non2xx}, errors ${report.errors}, timeouts ${report.timeouts})`,
+          `latency: p50 ${report.p50_ms} ms, p99 ${report.p99_ms} ms, max ${report.max_ms} ms`,
+          `distinct: ${report.distinct_domains} domains, ${report.distinct_ips} IPs (counted up to 200,000 each)`,
+        ]),
     `RSS: boot ${mb(rssAtBoot)}, after ${warmupS} s warm-up ${mb(afterWarmup.rss)}, peak ${mb(peak.rss)} at ${Math.round(peak.t)} s, end of load ${mb(end.rss)}, idle after ${mb(idle.rss)}`,
-    `heap used: after warm-up ${mb(afterWarmup.heap)}, end of load ${mb(end.heap)}, idle after ${mb(idle.heap)}`,
-    `DNS cache: end ${end.cache}, peak ${peakCache} of ${email.resolver.cacheCapacity}; queries in flight peak ${peakInFlight} of ${RESOLVER_DEFAULTS.maxInFlight}`,
+    `heap used: after warm-up ${mb(afterWarmup.heap)}, end of load ${mb(end.heap)}, idle after ${mb(idle.heap)}; heap reserved: peak ${mb(Math.max(...samples.map((s) => s.heapTotal)))}, end of load ${mb(end.heapTotal)}; buffers outside the heap: peak ${mb(Math.max(...samples.map((s) => s.external)))}, end of load ${mb(end.external)}`,
+    `DNS cache: end ${end.cache} entries, peak ${peakCache} of ${limits.entries}; peak ${mb(peakCacheBytes)} of ${mb(limits.bytes)} (estimated); queries in flight peak ${peakInFlight} of ${RESOLVER_DEFAULTS.maxInFlight}`,
     ...checks.map(([what, ok]) => `${ok ? 'ok  ' : 'FAIL'} ${what}`),
   ];
   console.log(lines.join('\n'));

@@ -3,7 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { createEmailInspector } from './email/index.js';
-import { createEvaluator } from './evaluation/evaluate.js';
+import { createEvaluator, STORE_CHECK } from './evaluation/evaluate.js';
 import type { SourceStatus } from './evaluation/facts.js';
 import type { EmailInspector, IpInspector, Resource, RuleBook } from './evaluation/ports.js';
 import { registerAuthentication } from './http/auth.js';
@@ -11,9 +11,13 @@ import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from
 import { buildOpenApiDocument } from './http/openapi.js';
 import { acceptJsonOnly } from './http/json-body.js';
 import { registerRateLimit } from './http/rate-limit.js';
+import { requestIdFor } from './http/request-id.js';
 import { OneLinePerRequest } from './http/request-log.js';
+import { setCommonHeaders } from './http/response-headers.js';
 import { registerEvaluateRoute } from './http/routes/evaluate.js';
 import { registerHealthRoutes } from './http/routes/health.js';
+import { registerSdkRoutes } from './http/routes/sdk.js';
+import { httpServerTimeouts } from './http/timeouts.js';
 import { createIpInspector } from './ip/index.js';
 import { importAccountsFileOnce } from './keys/import.js';
 import { checkApiKeys, createKeyStore, KeyConfigError, type KeyStore } from './keys/key-store.js';
@@ -119,7 +123,9 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
 
   const app = Fastify({
     loggerInstance: options.logger as FastifyBaseLogger,
-    logController: new OneLinePerRequest(),
+    // X-Request-Id when sane, else a UUID; on the request's log line as `request_id`.
+    genReqId: requestIdFor,
+    logController: new OneLinePerRequest({ requestIdLogLabel: 'request_id' }),
     trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
     bodyLimit: config.bodyLimitBytes,
     keepAliveTimeout: config.keepAliveTimeoutMs,
@@ -133,8 +139,10 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
     // Errors raised before a route runs, and by the HTTP parser, are problems too.
     frameworkErrors: frameworkErrorHandler(config.bodyLimitBytes),
     clientErrorHandler,
-    // A missing Host is refused by registerErrorHandling, as a problem rather than Node's empty 400.
-    http: { requireHostHeader: false },
+    // Host (missing, repeated or malformed) is checked by registerErrorHandling, which answers a
+    // problem rather than Node's empty 400. The timeouts make REQUEST_TIMEOUT_MS hold for headers
+    // and body alike (see timeouts.ts).
+    http: { requireHostHeader: false, ...httpServerTimeouts(config.requestTimeoutMs) },
   });
 
   app.decorateRequest('account', null);
@@ -151,11 +159,17 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
   app.decorate('sources', sources);
   app.decorate('store', store);
   app.decorate('reloadConfiguration', () => sync.check());
-  registerHealthRoutes(app, { accepting: () => accepting, sources });
+  registerHealthRoutes(app, { accepting: () => accepting, unavailable: () => (store.health.available ? [] : [STORE_CHECK]) });
   const openapi = buildOpenApiDocument(version);
   app.get('/openapi.json', async () => openapi);
+  registerSdkRoutes(app);
 
   await app.register(async (v1) => {
+    // Answers under /v1 carry personal data (the e-mail and IP address evaluated): no cache may keep them.
+    v1.addHook('onSend', (_request, reply, payload, done) => {
+      reply.header('cache-control', 'no-store');
+      done(null, payload);
+    });
     acceptJsonOnly(v1);
     await registerAuthentication(v1, resources.keys);
     registerRateLimit(v1, config.rateLimit);
@@ -178,8 +192,10 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
   // connection, the sweep closes it, and the client's next POST is reset after it was sent, which
   // neither it nor a load balancer may safely retry. Fastify marks only requests that arrive
   // after the close began; this covers those already in flight.
+  // Every response also names its request (echoed or generated) and forbids content sniffing.
   // A callback hook, not an async one: no promise per response on the hot path.
   app.addHook('onSend', (_request, reply, payload, done) => {
+    setCommonHeaders(reply);
     if (!accepting) reply.header('connection', 'close');
     done(null, payload);
   });

@@ -1,9 +1,11 @@
-import type { Answer, DecodedPacket } from './message.js';
+import type { Answer, DecodedPacket, RecordType } from './message.js';
 import { canonicalName, sameName } from './message.js';
+import { keepRecords, type RecordData } from './records.js';
 
 /** What a good reply says about a name, once CNAMEs inside it are followed. */
-export type Outcome =
-  | { kind: 'records'; records: Answer[]; ttl: number }
+export type Outcome<T extends RecordType> =
+  /** The records as kept (records.ts: capped, most preferred MX first); `ttl` is the lowest of the whole set. */
+  | { kind: 'records'; records: ReadonlyArray<RecordData[T]>; ttl: number }
   | { kind: 'nxdomain'; ttl: number | null }
   | { kind: 'nodata'; ttl: number | null }
   /** The answer ends on a CNAME whose target the server did not include: ask again for the target. */
@@ -14,11 +16,11 @@ export const MAX_CNAME_HOPS = 8;
 
 /**
  * Reads a NOERROR/NXDOMAIN reply: follows the CNAME chain from the question's name through the
- * answer section (RFC 1034 §3.6.2, §4.3.2) and collects the records of the asked type at its end.
+ * answer section (RFC 1034 §3.6.2, §4.3.2) and keeps the records of the asked type at its end.
  * Records for other names are ignored: a resolver's answer section is not a place to learn
  * unrelated facts from (cache poisoning, RFC 5452 §6).
  */
-export function readOutcome(reply: DecodedPacket, name: string, type: string, rcode: string): Outcome {
+export function readOutcome<T extends RecordType>(reply: DecodedPacket, name: string, type: T, rcode: string): Outcome<T> {
   const answers = reply.answers ?? [];
   let current = canonicalName(name);
   let ttl = Number.POSITIVE_INFINITY;
@@ -27,7 +29,7 @@ export function readOutcome(reply: DecodedPacket, name: string, type: string, rc
     const records = answers.filter((a) => a.type === type && sameName(a.name, current));
     if (records.length > 0) {
       for (const r of records) ttl = Math.min(ttl, ttlOf(r));
-      return { kind: 'records', records, ttl };
+      return { kind: 'records', records: keepRecords(type, records), ttl };
     }
     const alias = answers.find((a) => a.type === 'CNAME' && sameName(a.name, current));
     if (alias === undefined || alias.type !== 'CNAME') break;

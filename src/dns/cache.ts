@@ -1,14 +1,24 @@
+/** A cache's bounds: both hold at every moment. */
+export interface CacheLimits {
+  entries: number;
+  /** Estimated bytes, by the cache's `sizeOf` (the estimate each user documents). */
+  bytes: number;
+}
+
 /**
- * A cache bounded in entries, least recently used out first. Each entry carries its own expiry
- * (set by the caller from the record TTLs); `now` is injected so tests move time instead of waiting.
+ * A cache bounded in entries and in estimated bytes, least recently used out first. Each entry
+ * carries its own expiry (set by the caller, e.g. from the record TTLs); `now` is injected so tests
+ * move time instead of waiting. A value estimated larger than the whole byte bound is not kept.
  */
 export class TtlCache<V> {
-  private readonly entries = new Map<string, { value: V; expiresAt: number }>();
+  private readonly entries = new Map<string, { value: V; expiresAt: number; bytes: number }>();
   /** The most recently used key: a hit on it needs no reordering (a delete and re-insert per hit cost a rehash). */
   private newest: string | undefined;
+  private used = 0;
 
   constructor(
-    readonly maxEntries: number,
+    readonly limits: CacheLimits,
+    private readonly sizeOf: (key: string, value: V) => number,
     private readonly now: () => number,
   ) {}
 
@@ -16,11 +26,16 @@ export class TtlCache<V> {
     return this.entries.size;
   }
 
+  /** Estimated bytes held, by `sizeOf`. */
+  get bytes(): number {
+    return this.used;
+  }
+
   get(key: string): V | undefined {
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
     if (entry.expiresAt <= this.now()) {
-      this.entries.delete(key);
+      this.delete(key);
       return undefined;
     }
     if (key !== this.newest) {
@@ -33,17 +48,28 @@ export class TtlCache<V> {
   }
 
   set(key: string, value: V, ttlMs: number): void {
-    this.entries.delete(key);
-    if (this.entries.size >= this.maxEntries) {
-      const oldest = this.entries.keys().next();
-      if (!oldest.done) this.entries.delete(oldest.value);
+    this.delete(key);
+    const bytes = this.sizeOf(key, value);
+    if (bytes > this.limits.bytes || this.limits.entries < 1) return;
+    while (this.entries.size > 0 && (this.entries.size >= this.limits.entries || this.used + bytes > this.limits.bytes)) {
+      this.delete(this.entries.keys().next().value!);
     }
-    this.entries.set(key, { value, expiresAt: this.now() + ttlMs });
+    this.entries.set(key, { value, expiresAt: this.now() + ttlMs, bytes });
+    this.used += bytes;
     this.newest = key;
   }
 
   clear(): void {
     this.entries.clear();
+    this.used = 0;
     this.newest = undefined;
+  }
+
+  private delete(key: string): void {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return;
+    this.entries.delete(key);
+    this.used -= entry.bytes;
+    if (key === this.newest) this.newest = undefined;
   }
 }

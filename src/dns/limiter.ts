@@ -1,14 +1,19 @@
 import { DnsFailure } from './failure.js';
 
 /**
- * Caps the queries in flight (sockets open at once). Waiters queue in order and give up when
- * their lookup's deadline passes, so a burst degrades to `unknown` instead of exhausting sockets.
+ * Caps the queries in flight (sockets open at once) and the look-ups waiting for one. Waiters
+ * queue in order and give up when their lookup's deadline passes, so a burst degrades to
+ * `unknown` instead of exhausting sockets; past `maxWaiting` a look-up fails at once (`local`:
+ * this machine is busy, which says nothing about the server).
  */
 export class InFlightLimit {
   private active = 0;
   private readonly waiting: Array<() => void> = [];
 
-  constructor(readonly max: number) {}
+  constructor(
+    readonly max: number,
+    readonly maxWaiting: number,
+  ) {}
 
   get inFlight(): number {
     return this.active;
@@ -28,6 +33,9 @@ export class InFlightLimit {
     if (this.active < this.max) {
       this.active += 1;
       return Promise.resolve();
+    }
+    if (this.waiting.length >= this.maxWaiting) {
+      return Promise.reject(new DnsFailure('local', `${this.max} queries in flight and ${this.maxWaiting} waiting`));
     }
     return new Promise((resolve, reject) => {
       const grant = (): void => {

@@ -2,13 +2,16 @@ import { randomInt } from 'node:crypto';
 import dnsPacket from 'dns-packet';
 import type { Answer, DecodedPacket } from 'dns-packet';
 
-/** The record types the service asks for. */
+/** The record types the service looks up. */
 export type RecordType = 'MX' | 'A' | 'AAAA';
+
+/** What a query may ask: a record type, or NS for the liveness check on the root (see health.ts). */
+export type QuestionType = RecordType | 'NS';
 
 export interface Query {
   id: number;
   name: string;
-  type: RecordType;
+  type: QuestionType;
   bytes: Buffer;
 }
 
@@ -22,7 +25,7 @@ const UDP_PAYLOAD_SIZE = 1232;
  * A recursive query with a random ID from the CSPRNG (RFC 5452 §9.2: predictable IDs make
  * spoofed replies easy to land).
  */
-export function buildQuery(name: string, type: RecordType): Query {
+export function buildQuery(name: string, type: QuestionType): Query {
   const id = randomInt(0, 65_536);
   const bytes = dnsPacket.encode({
     type: 'query',
@@ -34,12 +37,44 @@ export function buildQuery(name: string, type: RecordType): Query {
   return { id, name, type, bytes };
 }
 
-/** Bytes from the network are data, not code paths: a packet that does not decode is `null`. */
+/**
+ * Records read from one reply, across its answer, authority and additional sections in that
+ * order. A real reply holds a few (the largest MX sets providers publish have about a dozen
+ * records; for addresses, deliverability asks only whether there is one); a hostile one up to
+ * some 3,000 (64 KB over TCP, by name compression), and decoding them all costs milliseconds of
+ * event loop and a megabyte of garbage per reply.
+ */
+export const MAX_RECORDS_READ = 64;
+
+/**
+ * Bytes from the network are data, not code paths: a packet that does not decode is `null`.
+ * Only the first `MAX_RECORDS_READ` records are read: dns-packet decodes each section by the
+ * count in the header, so the counts are cut before it starts, in `bytes` itself (a reply is
+ * read once; a copy would add 64 KB to what each hostile reply costs).
+ */
 export function decodeReply(bytes: Buffer): DecodedPacket | null {
   try {
+    if (bytes.length >= HEADER_BYTES) capCounts(bytes);
     return dnsPacket.decode(bytes);
   } catch {
     return null;
+  }
+}
+
+const HEADER_BYTES = 12;
+/** ANCOUNT, NSCOUNT, ARCOUNT (RFC 1035 §4.1.1). */
+const SECTION_COUNTS = [6, 8, 10];
+
+function capCounts(bytes: Buffer): void {
+  let budget = MAX_RECORDS_READ;
+  let cut = false;
+  for (const at of SECTION_COUNTS) {
+    const count = bytes.readUInt16BE(at);
+    // Sections follow one another: once one is cut short, those after it cannot be found.
+    const keep: number = cut ? 0 : Math.min(count, budget);
+    budget -= keep;
+    cut ||= keep < count;
+    if (keep < count) bytes.writeUInt16BE(keep, at);
   }
 }
 

@@ -1,16 +1,17 @@
 import type { DnsServer } from '../config.js';
 import { MAX_CNAME_HOPS, readOutcome } from './answer.js';
-import { TtlCache } from './cache.js';
-import { DnsFailure, type FailureReason } from './failure.js';
-import { DEFAULT_BACKOFF, ServerHealth, type BackoffOptions } from './health.js';
+import { TtlCache, type CacheLimits } from './cache.js';
+import { DnsFailure, socketFailure, type FailureReason } from './failure.js';
+import { DEFAULT_BACKOFF, ServerHealth, type BackoffOptions, type CheckResult } from './health.js';
 import { InFlightLimit } from './limiter.js';
-import { buildQuery, canonicalName, rcodeOf, type Answer, type DecodedPacket, type RecordType } from './message.js';
+import { buildQuery, canonicalName, rcodeOf, type DecodedPacket, type RecordType } from './message.js';
+import { recordsBytes, stringBytes, type RecordData } from './records.js';
 import { queryTcp } from './tcp.js';
 import { queryUdp } from './udp.js';
 
-/** The answer to "what records of this type does this name have?" */
-export type LookupResult =
-  | { kind: 'records'; records: Answer[] }
+/** The answer to "what records of this type does this name have?" Records as kept: see records.ts. */
+export type LookupResult<R = RecordData[RecordType]> =
+  | { kind: 'records'; records: readonly R[] }
   | { kind: 'nxdomain' }
   | { kind: 'nodata' }
   | { kind: 'failure'; reason: FailureReason; detail: string };
@@ -35,7 +36,11 @@ export interface ResolverOptions {
   /** Tries per server within the deadline. */
   attemptsPerServer?: number;
   maxInFlight?: number;
+  /** Look-ups waiting for a free query slot; past it a look-up fails at once (`local`). */
+  maxWaiting?: number;
   cacheEntries?: number;
+  /** The cache's bound in estimated bytes (see `answerBytes`). */
+  cacheBytes?: number;
   ttl?: Partial<TtlBounds>;
   backoff?: Partial<BackoffOptions>;
   /** Milliseconds clock for cache expiry and back-off; injected by tests. */
@@ -44,27 +49,46 @@ export interface ResolverOptions {
 
 export interface Resolver {
   /** Never rejects: a lookup that cannot be answered is a `failure` with its reason. */
-  lookup(name: string, type: RecordType, signal?: AbortSignal): Promise<LookupResult>;
+  lookup<T extends RecordType>(name: string, type: T, signal?: AbortSignal): Promise<LookupResult<RecordData[T]>>;
   /**
    * The answer `lookup` would give from the cache, or `undefined` when it would have to ask: never
    * sends a query. The same object is returned while the entry lives, so callers may memoize on it.
    */
-  cached(name: string, type: RecordType): LookupResult | undefined;
+  cached<T extends RecordType>(name: string, type: T): LookupResult<RecordData[T]> | undefined;
   readonly cacheSize: number;
-  readonly cacheCapacity: number;
+  /** Estimated bytes the cache holds (see `answerBytes`). */
+  readonly cacheBytes: number;
+  readonly cacheLimits: CacheLimits;
   readonly inFlight: number;
-  /** Whether every server is currently in its back-off window. */
+  /** Whether every server is backing off (see health.ts). */
   readonly backingOff: boolean;
 }
 
 export const RESOLVER_DEFAULTS = {
   attemptsPerServer: 2,
   maxInFlight: 256,
+  maxWaiting: 1_024,
+  /** 10,000 answers of a typical size take about 6 MiB; 16 MiB hold some 2,700 of the largest. */
   cacheEntries: 10_000,
+  cacheBytes: 16 * 2 ** 20,
   ttl: { positiveMin: 5, positiveMax: 3_600, negativeMin: 5, negativeMax: 900, negativeDefault: 60 } satisfies TtlBounds,
 };
 
 type Answered = Exclude<LookupResult, { kind: 'failure' }>;
+
+/**
+ * Estimated bytes of one cache entry, for the byte bound: its key, the entry and answer objects,
+ * what deliverability derives from an answer and keeps beside it (about 200 bytes), and the kept
+ * records (records.ts). At most about 6 KB: ten MX records of 253-character names.
+ */
+export function answerBytes(key: string, answer: Answered): number {
+  return 400 + stringBytes(key) + (answer.kind === 'records' ? recordsBytes(answer.records) : 0);
+}
+
+/** The liveness question (health.ts): the root's NS set, which a recursive resolver always holds. */
+const CHECK_NAME = '.';
+/** Never aborted: the liveness check ends by its own timeout. */
+const NO_ABORT = new AbortController().signal;
 
 export function createResolver(options: ResolverOptions): Resolver {
   if (options.servers.length === 0) throw new Error('createResolver: no DNS servers given');
@@ -73,16 +97,39 @@ export function createResolver(options: ResolverOptions): Resolver {
   const attemptTimeoutMs = options.attemptTimeoutMs ?? Math.max(20, Math.floor(options.timeoutMs / 3));
   const attemptsPerServer = options.attemptsPerServer ?? RESOLVER_DEFAULTS.attemptsPerServer;
   const backoff: BackoffOptions = { ...DEFAULT_BACKOFF, ...options.backoff };
-  const servers = options.servers.map((server) => ({ server, health: new ServerHealth(backoff, now) }));
-  const cache = new TtlCache<Answered>(options.cacheEntries ?? RESOLVER_DEFAULTS.cacheEntries, now);
-  const limit = new InFlightLimit(options.maxInFlight ?? RESOLVER_DEFAULTS.maxInFlight);
+  const servers = options.servers.map((server) => ({ server, health: new ServerHealth(backoff, now, () => checkAlive(server)) }));
+  const cache = new TtlCache<Answered>(
+    { entries: options.cacheEntries ?? RESOLVER_DEFAULTS.cacheEntries, bytes: options.cacheBytes ?? RESOLVER_DEFAULTS.cacheBytes },
+    answerBytes,
+    now,
+  );
+  const limit = new InFlightLimit(options.maxInFlight ?? RESOLVER_DEFAULTS.maxInFlight, options.maxWaiting ?? RESOLVER_DEFAULTS.maxWaiting);
   const pending = new Map<string, Promise<LookupResult>>();
 
-  /** One question to one server: UDP, then TCP when the reply is truncated (RFC 7766 §5). */
-  async function ask(server: DnsServer, name: string, type: RecordType, deadline: AbortSignal): Promise<DecodedPacket> {
+  /**
+   * One question to one server: UDP, then TCP when the reply is truncated (RFC 7766 §5). The
+   * truncated reply already shows the server is up, so a TCP leg that fails is not held against it.
+   */
+  async function ask(server: DnsServer, health: ServerHealth, name: string, type: RecordType, deadline: AbortSignal): Promise<DecodedPacket> {
     const query = buildQuery(name, type);
     const reply = await queryUdp(server, query, attemptTimeoutMs, deadline);
-    return reply.flag_tc ? queryTcp(server, query, attemptTimeoutMs, deadline) : reply;
+    if (!reply.flag_tc) return reply;
+    health.answered();
+    return queryTcp(server, query, attemptTimeoutMs, deadline);
+  }
+
+  /**
+   * The liveness check (health.ts), outside the in-flight cap: one at a time per server, and it
+   * must not queue behind the very queries whose silence it is checking.
+   */
+  async function checkAlive(server: DnsServer): Promise<CheckResult> {
+    try {
+      const reply = await queryUdp(server, buildQuery(CHECK_NAME, 'NS'), attemptTimeoutMs, NO_ABORT);
+      return rcodeOf(reply) === 'REFUSED' ? 'refused' : 'answered';
+    } catch (error) {
+      const { reason } = socketFailure(error, `${server.host}:${server.port}`);
+      return reason === 'timeout' ? 'silent' : reason === 'network' ? 'unreachable' : 'inconclusive';
+    }
   }
 
   /** Bounded retries across the servers, skipping those backing off. */
@@ -91,31 +138,31 @@ export function createResolver(options: ResolverOptions): Resolver {
     const attempts = servers.length * attemptsPerServer;
     for (let attempt = 0; attempt < attempts && !deadline.aborted; attempt += 1) {
       const { server, health } = servers[attempt % servers.length]!;
-      if (!health.tryUse()) continue;
+      if (!health.usable()) continue;
       const where = `${server.host}:${server.port}`;
+      const mark = health.mark();
       try {
-        const reply = await limit.run(deadline, () => ask(server, name, type, deadline));
+        const reply = await limit.run(deadline, () => ask(server, health, name, type, deadline));
         const rcode = rcodeOf(reply);
-        if (rcode === 'NOERROR' || rcode === 'NXDOMAIN') {
-          health.succeeded();
-          return { reply, rcode };
-        }
         if (rcode === 'REFUSED') {
-          health.failed();
+          health.refused();
           last = new DnsFailure('refused', where);
-        } else {
-          // SERVFAIL is about the name (e.g. its own servers are down), not about this server.
-          health.succeeded();
-          last = new DnsFailure('servfail', `${rcode} from ${where}`);
+          continue;
         }
+        health.answered();
+        if (rcode === 'NOERROR' || rcode === 'NXDOMAIN') return { reply, rcode };
+        // SERVFAIL is about the name (e.g. its own servers are down), not about this server.
+        last = new DnsFailure('servfail', `${rcode} from ${where}`);
       } catch (error) {
-        const failure = error instanceof DnsFailure ? error : new DnsFailure('network', String(error));
-        if (failure.reason === 'aborted') {
-          health.abandoned();
-          break;
-        }
-        health.failed();
+        const failure = socketFailure(error, where);
+        if (failure.reason === 'aborted') break;
         last = failure;
+        // Out of descriptors or query slots: asking again now would fail the same way, and no
+        // server is to blame.
+        if (failure.reason === 'local') break;
+        if (failure.reason === 'timeout') health.timedOut(mark);
+        else if (failure.reason === 'network') health.unreachable(mark);
+        // `malformed` (a TCP reply that made no sense) is about that reply; no verdict on the server.
       }
     }
     if (deadline.aborted) throw new DnsFailure('timeout', `no answer within ${options.timeoutMs} ms${last ? ` (last: ${last.message})` : ''}`);
@@ -130,7 +177,7 @@ export function createResolver(options: ResolverOptions): Resolver {
     cache.set(key, result, clamped * 1000);
   }
 
-  async function resolve(name: string, type: RecordType, key: string): Promise<LookupResult> {
+  async function resolve<T extends RecordType>(name: string, type: T, key: string): Promise<LookupResult<RecordData[T]>> {
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(), options.timeoutMs);
     try {
@@ -144,13 +191,14 @@ export function createResolver(options: ResolverOptions): Resolver {
           current = outcome.target;
           continue;
         }
-        const result: Answered = outcome.kind === 'records' ? { kind: 'records', records: outcome.records } : { kind: outcome.kind };
+        const result: Exclude<LookupResult<RecordData[T]>, { kind: 'failure' }> =
+          outcome.kind === 'records' ? { kind: 'records', records: outcome.records } : { kind: outcome.kind };
         cacheFor(key, result, outcome.ttl, chainTtl);
         return result;
       }
       return { kind: 'failure', reason: 'malformed', detail: `CNAME chain from ${name} longer than ${MAX_CNAME_HOPS}` };
     } catch (error) {
-      const failure = error instanceof DnsFailure ? error : new DnsFailure('network', String(error));
+      const failure = socketFailure(error, name);
       return { kind: 'failure', reason: failure.reason, detail: failure.message };
     } finally {
       clearTimeout(timer);
@@ -158,12 +206,12 @@ export function createResolver(options: ResolverOptions): Resolver {
   }
 
   return {
-    lookup(name, type, signal) {
+    lookup<T extends RecordType>(name: string, type: T, signal?: AbortSignal) {
       const key = `${type} ${canonicalName(name)}`;
       const cached = cache.get(key);
-      if (cached !== undefined) return Promise.resolve(cached);
+      if (cached !== undefined) return Promise.resolve(cached as LookupResult<RecordData[T]>);
       if (signal?.aborted) return Promise.resolve(ABORTED);
-      let shared = pending.get(key);
+      let shared = pending.get(key) as Promise<LookupResult<RecordData[T]>> | undefined;
       if (shared === undefined) {
         // Concurrent lookups of one name share one query; each caller still stops at its own deadline.
         shared = resolve(name, type, key).finally(() => pending.delete(key));
@@ -171,14 +219,17 @@ export function createResolver(options: ResolverOptions): Resolver {
       }
       return signal === undefined ? shared : untilAborted(shared, signal);
     },
-    cached(name, type) {
-      return cache.get(`${type} ${canonicalName(name)}`);
+    cached<T extends RecordType>(name: string, type: T) {
+      return cache.get(`${type} ${canonicalName(name)}`) as LookupResult<RecordData[T]> | undefined;
     },
     get cacheSize() {
       return cache.size;
     },
-    get cacheCapacity() {
-      return cache.maxEntries;
+    get cacheBytes() {
+      return cache.bytes;
+    },
+    get cacheLimits() {
+      return cache.limits;
     },
     get inFlight() {
       return limit.inFlight;
@@ -189,9 +240,9 @@ export function createResolver(options: ResolverOptions): Resolver {
   };
 }
 
-const ABORTED: LookupResult = { kind: 'failure', reason: 'aborted', detail: 'the caller stopped waiting' };
+const ABORTED: LookupResult<never> = { kind: 'failure', reason: 'aborted', detail: 'the caller stopped waiting' };
 
-function untilAborted(result: Promise<LookupResult>, signal: AbortSignal): Promise<LookupResult> {
+function untilAborted<R>(result: Promise<LookupResult<R>>, signal: AbortSignal): Promise<LookupResult<R>> {
   return new Promise((resolve) => {
     const onAbort = (): void => resolve(ABORTED);
     signal.addEventListener('abort', onAbort, { once: true });

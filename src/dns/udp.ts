@@ -1,7 +1,7 @@
 import { createSocket } from 'node:dgram';
 import { isIP } from 'node:net';
 import type { DnsServer } from '../config.js';
-import { DnsFailure } from './failure.js';
+import { socketFailure } from './failure.js';
 import { queryLife } from './settle.js';
 import { answersQuery, decodeReply, type DecodedPacket, type Query } from './message.js';
 
@@ -18,7 +18,7 @@ export function queryUdp(server: DnsServer, query: Query, timeoutMs: number, sig
     const { finish, settled } = queryLife({ signal, timeoutMs, where, release: () => socket.close() }, resolve, reject);
     if (settled) return;
 
-    socket.on('error', (error) => finish(new DnsFailure('network', `${where}: ${error.message}`)));
+    socket.on('error', (error) => finish(socketFailure(error, where)));
     socket.on('message', (bytes, from) => {
       if (from.port !== server.port) return;
       const reply = decodeReply(bytes);
@@ -26,7 +26,7 @@ export function queryUdp(server: DnsServer, query: Query, timeoutMs: number, sig
     });
     socket.connect(server.port, server.host, () => {
       socket.send(query.bytes, (error) => {
-        if (error) finish(new DnsFailure('network', `${server.host}:${server.port}: ${error.message}`));
+        if (error) finish(socketFailure(error, where));
       });
     });
   });

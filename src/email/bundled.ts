@@ -1,5 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { curateFreeProviders } from './free-providers.js';
 import { normalizeAll } from './list-file.js';
+import { NOT_DISPOSABLE } from './not-disposable.js';
+import { majorProviderNear } from './typo.js';
 
 const require = createRequire(import.meta.url);
 
@@ -8,41 +12,98 @@ export interface BundledList {
   name: string;
   /** `package@version/file`, for `/readyz`. */
   source: string;
+  /** Normalised, without the curated exceptions (entries that are public suffixes are kept: `DomainList` ignores them). */
   domains: string[];
+  /** How many `domains` there were when loaded (a corroborating list's are let go once used). */
+  entries: number;
 }
 
 export interface BundledLists {
+  /** Lists each of which is enough on its own to call a domain disposable. */
   disposable: BundledList[];
+  /**
+   * Broad lists with more mistakes (they carry `yeah.net`, `tom.com`, `nus.edu.sg`): a domain on
+   * one of them counts only when the other has it too (`agreedDisposable`).
+   */
+  corroborating: BundledList[];
+  /** The domains both corroborating lists have (many are on a `disposable` list too). */
+  agreedDisposable: string[];
   freeProviders: BundledList;
-  /** The few hundred mainstream providers (email-providers' common.json). */
+  /** The few hundred mainstream providers (email-providers' common.json), corrected likewise. */
   majorFree: BundledList;
 }
 
 let loaded: BundledLists | undefined;
 
-function load(name: string, pkg: string, file: string): BundledList {
-  const { version } = require(`${pkg}/package.json`) as { version: string };
-  const raw = require(`${pkg}/${file}`) as unknown;
-  if (!Array.isArray(raw)) throw new Error(`${pkg}/${file} is not a list of domains`);
-  return { name, source: `${pkg}@${version}/${file}`, domains: normalizeAll(raw as string[]) };
+function packageVersion(pkg: string): string {
+  return (require(`${pkg}/package.json`) as { version: string }).version;
 }
 
+function list(name: string, pkg: string, file: string, entries: unknown, without: ReadonlySet<string>): BundledList {
+  if (!Array.isArray(entries) && !(entries instanceof Set)) throw new Error(`${pkg}/${file} is not a list of domains`);
+  const domains = normalizeAll(entries as Iterable<unknown>).filter((d) => !without.has(d));
+  return { name, source: `${pkg}@${packageVersion(pkg)}/${file}`, domains, entries: domains.length };
+}
+
+// Read, not `require`d: the module cache would keep every raw list for the life of the process.
+const json = (pkg: string, file: string): unknown => JSON.parse(readFileSync(require.resolve(`${pkg}/${file}`), 'utf8'));
+const lines = (pkg: string, file: string): string[] => readFileSync(require.resolve(`${pkg}/${file}`), 'utf8').split('\n');
+
 /**
- * The vendor lists. `disposable-email-domains` (ivolo) is the owner's choice but has not been
- * updated since 2023; `disposable-email-domains-js` tracks the maintained
- * disposable-email-domains/disposable-email-domains blocklist. Its wildcard file lists services
- * that hand out whole subdomains, which the parent matching of DomainList covers.
+ * The vendor lists (licences and upkeep in docs/data.md):
+ * - `disposable-domains` (tompec/disposable-email-domains, MIT): the maintained continuation of
+ *   ivolo's list, by its main contributor; entries also cover their subdomains.
+ * - `disposable-email-domains-js` (CC0): the disposable-email-domains/disposable-email-domains
+ *   blocklist, reviewed entry by entry.
+ * - `mailchecker` (FGRibreau/mailchecker, MIT) and `burner-email-providers` (findie, MIT): broad
+ *   lists that each add thousands of domains and a few real providers; used where they agree.
  */
 export function loadBundledLists(): BundledLists {
   // Package files do not change while the process runs: read and normalise them once.
-  loaded ??= {
-    disposable: [
-      load('email.disposable.ivolo', 'disposable-email-domains', 'index.json'),
-      load('email.disposable.ivolo_wildcard', 'disposable-email-domains', 'wildcard.json'),
-      load('email.disposable.blocklist', 'disposable-email-domains-js', 'dist/dict/disposable_email_blocklist.json'),
-    ],
-    freeProviders: load('email.free_provider', 'email-providers', 'all.json'),
-    majorFree: load('email.free_provider.common', 'email-providers', 'common.json'),
-  };
+  loaded ??= load();
   return loaded;
+}
+
+function load(): BundledLists {
+  const notDisposable = new Set(NOT_DISPOSABLE);
+  const disposable = [
+    list('email.disposable.tompec', 'disposable-domains', 'index.json', json('disposable-domains', 'index.json'), notDisposable),
+    list('email.disposable.blocklist', 'disposable-email-domains-js', 'dist/dict/disposable_email_blocklist.json', json('disposable-email-domains-js', 'dist/dict/disposable_email_blocklist.json'), notDisposable),
+  ];
+  const corroborating = [
+    list('email.disposable.mailchecker', 'mailchecker', 'platform/node', mailcheckerDomains(), notDisposable),
+    list('email.disposable.burner', 'burner-email-providers', 'emails.txt', lines('burner-email-providers', 'emails.txt'), notDisposable),
+  ];
+  const freeVendor = list('email.free_provider', 'email-providers', 'all.json', json('email-providers', 'all.json'), new Set());
+  const majorVendor = list('email.free_provider.common', 'email-providers', 'common.json', json('email-providers', 'common.json'), new Set());
+  const isTypo = (domain: string) => majorProviderNear(domain) !== null;
+  const freeDomains = new Set(curateFreeProviders(freeVendor.domains, isTypo));
+  const agreedDisposable = onBoth(corroborating[0]!, corroborating[1]!);
+  for (const l of corroborating) l.domains = [];
+  return {
+    disposable,
+    corroborating,
+    agreedDisposable,
+    freeProviders: corrected(freeVendor, [...freeDomains]),
+    // The mainstream set is the common list as corrected, and only what the corrected list keeps.
+    majorFree: corrected(majorVendor, majorVendor.domains.filter((d) => freeDomains.has(d))),
+  };
+}
+
+function corrected(list: BundledList, domains: string[]): BundledList {
+  return { ...list, domains, entries: domains.length };
+}
+
+/** mailchecker ships its list only inside its module: read it, then let the module go. */
+function mailcheckerDomains(): Set<string> {
+  const path = require.resolve('mailchecker/platform/node');
+  const domains = (require(path) as { blacklist(): Set<string> }).blacklist();
+  Reflect.deleteProperty(require.cache, path);
+  return domains;
+}
+
+/** The domains on both lists. */
+function onBoth(a: BundledList, b: BundledList): string[] {
+  const inA = new Set(a.domains);
+  return [...new Set(b.domains.filter((d) => inA.has(d)))];
 }

@@ -1,9 +1,15 @@
+import type { MailExchange } from '../dns/records.js';
 import type { LookupResult, Resolver } from '../dns/resolver.js';
 import type { Deliverability, MxRecord } from '../evaluation/facts.js';
+import { isUsableMailHost } from './mail-host.js';
 
 export interface DeliverabilityResult {
   deliverability: Deliverability;
-  /** `null` when unknown; `[]` when the domain has no MX (none, or an implicit MX from A/AAAA). */
+  /**
+   * `null` when unknown; `[]` when the domain has no MX (none, or an implicit MX from A/AAAA).
+   * At most the 10 most preferred records (dns/records.ts); when deliverable, only the usable mail
+   * hosts among them. Frozen, shared by every response that carries them.
+   */
   mx_records: MxRecord[] | null;
   /** Why it is unknown, for logs. */
   detail: string | null;
@@ -18,8 +24,9 @@ const IMPLICIT_MX = Object.freeze(deliverable(Object.freeze([]) as unknown as Mx
 
 /**
  * Whether mail to `domain` has somewhere to go, per RFC 5321 §5.1 and RFC 7505:
- * MX records → deliverable; a null MX (one MX with exchange ".") → undeliverable; NXDOMAIN →
- * undeliverable; no MX but an A or AAAA → deliverable (the implicit MX); neither → undeliverable.
+ * an MX naming a usable mail host → deliverable; MX records of which none is usable (a null MX,
+ * `localhost`, an IP address as a name: mail-host.ts) → undeliverable; NXDOMAIN → undeliverable;
+ * no MX but an A or AAAA → deliverable (the implicit MX); neither → undeliverable.
  * A lookup that could not complete is `unknown`: not being able to ask is not a "no".
  */
 export async function checkDeliverability(resolver: Resolver, domain: string, signal: AbortSignal, timeoutMs: number): Promise<DeliverabilityResult> {
@@ -49,7 +56,7 @@ export function cachedDeliverability(resolver: Resolver, domain: string): Delive
   return a === undefined || aaaa === undefined ? undefined : NO_MAIL_HOST;
 }
 
-type MxAnswer = Extract<LookupResult, { kind: 'records' | 'nxdomain' }>;
+type MxAnswer = Extract<LookupResult<MailExchange>, { kind: 'records' | 'nxdomain' }>;
 /** Keyed by the resolver's cached answer: computed once per answer, gone with it. */
 const fromAnswer = new WeakMap<MxAnswer, DeliverabilityResult>();
 
@@ -57,12 +64,13 @@ function fromMxAnswer(mx: MxAnswer): DeliverabilityResult {
   if (mx.kind === 'nxdomain') return NO_MAIL_HOST;
   let result = fromAnswer.get(mx);
   if (result === undefined) {
-    const records = mx.records
-      .flatMap((r) => (r.type === 'MX' ? [{ exchange: exchangeOf(r.data.exchange), priority: r.data.preference ?? 0 }] : []))
-      .sort((a, b) => a.priority - b.priority || (a.exchange < b.exchange ? -1 : a.exchange > b.exchange ? 1 : 0));
-    const real = records.filter((r) => r.exchange !== '.');
+    // The resolver's records are sorted, capped and frozen: shared as they are, never copied.
+    const records = mx.records as MxRecord[];
+    const usable = records.filter((r) => isUsableMailHost(r.exchange));
     // RFC 7505 §3: a null MX is the only MX; mixed with real ones, the real ones still take mail.
-    result = real.length > 0 ? deliverable(real) : undeliverable(records);
+    // The same for hosts no one can reach: the others take the mail.
+    if (usable.length === 0) result = undeliverable(records);
+    else result = deliverable(usable.length === records.length ? records : (Object.freeze(usable) as MxRecord[]));
     fromAnswer.set(mx, result);
   }
   return result;
@@ -90,11 +98,4 @@ async function implicitMx(resolver: Resolver, domain: string, signal: AbortSigna
   const failed = [a, aaaa].find((r) => r.kind === 'failure');
   if (failed?.kind === 'failure') return unknown(`address of ${domain}: ${failed.detail}`);
   return NO_MAIL_HOST;
-}
-
-/** The root, written "" or "." on the wire, is the null MX's exchange. */
-function exchangeOf(name: string): string {
-  if (name === '' || name === '.') return '.';
-  const lower = name.toLowerCase();
-  return lower.endsWith('.') ? lower.slice(0, -1) : lower;
 }

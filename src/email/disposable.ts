@@ -19,16 +19,20 @@ export function isListedDisposable(domain: string, data: DisposableData): boolea
 }
 
 /**
- * `true` on a list hit (definite, whatever DNS says) or when every MX host belongs to a disposable
- * service; `false` for relays, allowed and mainstream domains, or when the MX hosts are known and
- * none is disposable. `null` when no list has it and its MX could not be looked up: the MX check
- * could not run, so "not disposable" would be a guess.
+ * `true` on a list hit (definite, whatever DNS says) or when any of its mail hosts belongs to a
+ * disposable service; `false` for relays, allowed and mainstream domains, or when the mail hosts
+ * are known and none is disposable. `null` when no list has it and its MX could not be looked up:
+ * the MX check could not run, so "not disposable" would be a guess.
+ *
+ * Any host, not every one, and not only the most preferred: a sender tries the next host when one
+ * does not answer (RFC 5321 §5.1), so a dummy host beside a throw-away service's, as backup or as
+ * primary, still lets mail reach the throw-away inbox. No real mail domain hands any of its mail
+ * to such a service. `mx` is the 10 most preferred hosts (dns/records.ts), more than senders try.
  */
 export function isDisposable(domain: string, mx: MxRecord[] | null, data: DisposableData): boolean | null {
   if (data.allowed.match(domain) !== null || data.relays.match(domain) !== null) return false;
   if (data.listed.match(domain) !== null) return true;
   if (data.mainstream.has(domain)) return false;
   if (mx === null) return null;
-  const hosts = mx.map((r) => r.exchange).filter((h) => h !== '.');
-  return hosts.length > 0 && hosts.every((h) => data.mxHosts.match(h) !== null);
+  return mx.some((r) => data.mxHosts.match(r.exchange) !== null);
 }

@@ -1,11 +1,13 @@
+import { publicSuffixOf } from './public-suffix.js';
+
 /**
  * A set of domains where an entry also covers its subdomains: `mailinator.com` lists
- * `x.mailinator.com`. Without a Public Suffix List at hand, a parent that looks like a shared
- * registry suffix (`edu.pl`, `co.cc`, `web.id`: a generic second-level label under a TLD) only
- * matches itself, so one such entry in a vendor list cannot flag every university in Poland.
+ * `x.mailinator.com`. Never at or above a public suffix (PSL, private section included): an entry
+ * `ddns.net` covers neither `ddns.net` nor `example.ddns.net`, and `amazonaws.com` does not cover
+ * `x.s3.amazonaws.com`, so one careless entry in a vendor list cannot flag every customer of a
+ * shared registry. Checked on a hit only, so a lookup that finds nothing costs no PSL lookup and
+ * loading a list costs none at all.
  */
-const SHARED_SECOND_LEVEL = new Set(['ac', 'co', 'com', 'edu', 'go', 'gob', 'gov', 'ltd', 'mil', 'ne', 'net', 'nom', 'or', 'org', 'plc', 'sch', 'web']);
-
 export class DomainList {
   private readonly entries: ReadonlySet<string>;
 
@@ -21,18 +23,18 @@ export class DomainList {
     return this.entries.has(domain);
   }
 
-  /** The entry covering `domain` (itself or a parent), or `null`. Expects a normalised domain. */
+  /** The entry covering `domain` (itself or a parent below its public suffix), or `null`. Expects a normalised domain. */
   match(domain: string): string | null {
+    const hit = this.longestEntryCovering(domain);
+    return hit !== null && hit.length > publicSuffixOf(domain).length ? hit : null;
+  }
+
+  /** Walks up the parents by slicing at each dot (no arrays: this runs several times per new domain). */
+  private longestEntryCovering(domain: string): string | null {
     if (this.entries.has(domain)) return domain;
-    // Walk up the parents by slicing at each dot (no arrays: this runs several times per request).
-    let from = domain.indexOf('.') + 1;
-    while (from > 0) {
-      const next = domain.indexOf('.', from);
-      if (next < 0) return null; // never a bare TLD
+    for (let from = domain.indexOf('.') + 1; from > 0; from = domain.indexOf('.', from) + 1) {
       const parent = domain.slice(from);
-      const sharedSuffix = domain.indexOf('.', next + 1) < 0 && SHARED_SECOND_LEVEL.has(domain.slice(from, next));
-      if (!sharedSuffix && this.entries.has(parent)) return parent;
-      from = next + 1;
+      if (this.entries.has(parent)) return parent;
     }
     return null;
   }

@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import { TtlCache } from '../dns/cache.js';
+import { recordsBytes, stringBytes } from '../dns/records.js';
 import { createResolver, type Resolver } from '../dns/resolver.js';
 import type { EmailFacts, Report } from '../evaluation/facts.js';
 import type { EmailInspector } from '../evaluation/ports.js';
@@ -52,7 +54,9 @@ export async function createEmailInspector(options: EmailInspectorOptions): Prom
     suggested: string | null;
     unavailable: readonly string[];
   }
-  const byDomain = new Map<string, DomainFacts>();
+  // Bounded like the DNS cache it follows, in entries and in estimated bytes (`domainFactsBytes`).
+  // No expiry: an entry is good while its answer and lists are the same objects, checked on use.
+  const byDomain = new TtlCache<DomainFacts>(resolver.cacheLimits, domainFactsBytes, () => 0);
 
   function domainFacts(domain: string, mx: DeliverabilityResult): DomainFacts {
     const data = sources.current();
@@ -64,7 +68,7 @@ export async function createEmailInspector(options: EmailInspectorOptions): Prom
 
     const relay = data.disposable.relays.match(domain) !== null;
     const disposable = isDisposable(domain, mx.mx_records, data.disposable);
-    const suggested = suggestDomain(domain);
+    const suggested = suggestDomain(domain, data.freeProviders);
     const unavailable: string[] = [];
     if (mx.deliverability === 'unknown') unavailable.push(UNAVAILABLE.mx);
     if (disposable === null) unavailable.push(UNAVAILABLE.disposable);
@@ -78,14 +82,20 @@ export async function createEmailInspector(options: EmailInspectorOptions): Prom
       suggested,
       unavailable,
     };
-    // Bounded like the DNS cache it follows; an unknown answer is never the same object twice, so not kept.
-    if (mx.deliverability !== 'unknown') {
-      // Re-inserted, so the map's order is the order of last computation and a stale entry goes at once.
-      byDomain.delete(domain);
-      if (byDomain.size >= resolver.cacheCapacity) byDomain.delete(byDomain.keys().next().value!);
-      byDomain.set(domain, facts);
-    }
+    // An unknown answer is never the same object twice, so not kept.
+    if (mx.deliverability !== 'unknown') byDomain.set(domain, facts, Number.POSITIVE_INFINITY);
     return facts;
+  }
+
+  /**
+   * Estimated bytes of a memo entry: the entry, the facts object and its `unavailable` list (about
+   * 300 bytes), the domain and suggestion, and the MX records it keeps alive, counted here too
+   * although the DNS cache may hold the same ones: once the DNS cache has let them go, this is
+   * what holds them.
+   */
+  function domainFactsBytes(domain: string, facts: DomainFacts): number {
+    const mx = facts.mx.mx_records;
+    return 300 + stringBytes(domain) + (facts.suggested === null ? 0 : stringBytes(facts.suggested)) + (mx === null ? 0 : recordsBytes(mx));
   }
 
   function report(email: ParsedEmail, mx: DeliverabilityResult): Report<EmailFacts> {

@@ -1,30 +1,51 @@
 import { normalizeDomain } from './address.js';
+import { isPublicSuffix } from './public-suffix.js';
 
-export type ParsedList = { domains: string[] } | { error: string };
-
-/** Larger than any real list (the biggest bundled one is ~3 MB); a bigger file is a mistake. */
-export const MAX_LIST_BYTES = 32 * 1024 * 1024;
+/** `publicSuffixes`: entries left out because they are public suffixes (`DomainList` would ignore them). */
+export type ParsedList = { domains: string[]; publicSuffixes: string[] } | { error: string };
 
 /**
  * One domain per line, `#` comments and blank lines ignored, a leading `*.` or `@` tolerated.
  * Every other line must be a domain: one bad line refuses the whole file (the caller keeps
- * the last good copy), because a half-read list is worse than a stale one.
+ * the last good copy), because a half-read list is worse than a stale one. A public suffix
+ * (`ddns.net`) is a domain but not an entry a list may hold: it is left out and reported.
  */
 export function parseDomainList(text: string, file: string): ParsedList {
-  const domains: string[] = [];
-  const lines = text.split(/\r?\n/);
-  for (let i = 0; i < lines.length; i += 1) {
-    const line = lines[i]!.replace(/#.*$/, '').trim();
-    if (line.length === 0) continue;
+  const reader = new DomainListReader(file);
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length && reader.line(lines[i]!, i + 1); i += 1);
+  return reader.result();
+}
+
+/** The same, one line at a time, so a file is parsed as it is read (readLines), never held whole. */
+export class DomainListReader {
+  private readonly domains: string[] = [];
+  private readonly publicSuffixes: string[] = [];
+  private error: string | null = null;
+
+  constructor(private readonly file: string) {}
+
+  /** False once a line is not a domain: the rest need not be read. */
+  line(raw: string, number: number): boolean {
+    // A CRLF file's lines end in `\r`, which `.` does not match: drop it before the comment.
+    const line = raw.replace(/\r$/, '').replace(/#.*$/, '').trim();
+    if (line.length === 0) return true;
     const domain = normalizeDomain(line.replace(/^(\*\.|@)/, ''));
-    if (domain === null) return { error: `${file}:${i + 1}: "${truncate(line)}" is not a domain` };
-    domains.push(domain);
+    if (domain === null) {
+      this.error = `${this.file}:${number}: "${truncate(line)}" is not a domain`;
+      return false;
+    }
+    (isPublicSuffix(domain) ? this.publicSuffixes : this.domains).push(domain);
+    return true;
   }
-  return { domains };
+
+  result(): ParsedList {
+    return this.error === null ? { domains: this.domains, publicSuffixes: this.publicSuffixes } : { error: this.error };
+  }
 }
 
 /** Vendor lists are data we do not control: entries that are not domains are skipped, the rest kept. */
-export function normalizeAll(entries: readonly string[]): string[] {
+export function normalizeAll(entries: Iterable<unknown>): string[] {
   const out: string[] = [];
   for (const entry of entries) {
     const domain = typeof entry === 'string' ? normalizeDomain(entry.trim()) : null;

@@ -1,13 +1,15 @@
-import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { SourceStatus } from '../evaluation/facts.js';
+import { FILE_CAPS } from '../files/caps.js';
+import { readLines } from '../files/read.js';
 import { watchFiles, type FileWatcher } from '../files/watch.js';
 import { loadBundledLists, type BundledList } from './bundled.js';
 import type { DisposableData } from './disposable.js';
 import { DISPOSABLE_MX_HOSTS } from './disposable-mx-hosts.js';
 import { combine, DomainList } from './domain-list.js';
-import { MAX_LIST_BYTES, parseDomainList } from './list-file.js';
+import { DomainListReader } from './list-file.js';
+import { PUBLIC_SUFFIX_SOURCE } from './public-suffix.js';
 import { RELAY_DOMAINS } from './relay.js';
 
 /** The lists one inspection reads, swapped as a whole when a file changes. */
@@ -72,6 +74,9 @@ export async function openEmailSources(options: { dataDir: string; reloadInterva
     file.modified = read.modified;
     if (read.domains === null) logger.info({ file: file.path }, `${file.path} is absent`);
     else logger.info({ file: file.path, entries: read.domains.length }, `Loaded ${file.path}`);
+    if (read.publicSuffixes.length > 0) {
+      logger.warn({ file: file.path, public_suffixes: read.publicSuffixes.slice(0, 20) }, `${file.path}: ${read.publicSuffixes.length} public suffixes left out (an entry there would cover every customer's domain under it)`);
+    }
   };
 
   // Watch first, then read: a change landing between the two is read now and again at the next
@@ -89,7 +94,7 @@ export async function openEmailSources(options: { dataDir: string; reloadInterva
   for (const file of Object.values(files)) await reload(file);
   data = build();
 
-  const bundledStatus = (list: BundledList, entries = list.domains.length): SourceStatus => ({
+  const bundledStatus = (list: BundledList, entries = list.entries): SourceStatus => ({
     name: list.name,
     source: list.source,
     type: 'list',
@@ -112,10 +117,13 @@ export async function openEmailSources(options: { dataDir: string; reloadInterva
     current: () => data,
     status: () => [
       ...bundled.disposable.map((l) => bundledStatus(l)),
+      ...bundled.corroborating.map((l) => bundledStatus(l)),
+      builtIn('email.disposable.agreed', bundled.agreedDisposable.length),
       ...Object.values(files).map(fileStatus),
       builtIn('email.disposable.mx_hosts', DISPOSABLE_MX_HOSTS.length),
       builtIn('email.relay', RELAY_DOMAINS.length),
-      bundledStatus(bundled.freeProviders),
+      bundledStatus(bundled.freeProviders, freeList.size),
+      { ...builtIn('email.public_suffix_list', 0), source: PUBLIC_SUFFIX_SOURCE, entries: null },
     ],
     refresh: () => watcher.check(),
     close: () => watcher.close(),
@@ -131,11 +139,11 @@ function bundledMatchers(bundled: ReturnType<typeof loadBundledLists>): ReturnTy
 }
 
 function buildMatchers(bundled: ReturnType<typeof loadBundledLists>) {
-  const bundledDisposable = DomainList.union(...bundled.disposable.map((l) => l.domains));
+  const bundledDisposable = DomainList.union(...bundled.disposable.map((l) => l.domains), bundled.agreedDisposable);
   return {
     bundledDisposable,
     relays: new DomainList(RELAY_DOMAINS),
-    freeList: new DomainList(bundled.freeProviders.domains),
+    freeList: new DomainList(bundled.freeProviders.domains.filter((d) => bundledDisposable.match(d) === null)),
     mainstream: new DomainList(bundled.majorFree.domains.filter((d) => bundledDisposable.match(d) === null)),
     builtInMxHosts: new DomainList(DISPOSABLE_MX_HOSTS),
   };
@@ -157,17 +165,17 @@ function fileStatus(file: DataFile): SourceStatus {
   };
 }
 
-type FileRead = { domains: string[] | null; modified: string | null } | { error: string };
+type FileRead = { domains: string[] | null; publicSuffixes: string[]; modified: string | null } | { error: string };
 
 /** Absent is fine (every DATA_DIR file is optional); unreadable, oversized or malformed is refused. */
 async function readDataFile(path: string): Promise<FileRead> {
   try {
-    const info = await stat(path);
-    if (info.size > MAX_LIST_BYTES) return { error: `${path}: larger than ${MAX_LIST_BYTES} bytes` };
-    const parsed = parseDomainList(await readFile(path, 'utf8'), path);
-    return 'error' in parsed ? parsed : { domains: parsed.domains, modified: info.mtime.toISOString() };
+    const reader = new DomainListReader(path);
+    const { modified } = await readLines(path, FILE_CAPS.domainList, (line, number) => reader.line(line, number));
+    const parsed = reader.result();
+    return 'error' in parsed ? parsed : { domains: parsed.domains, publicSuffixes: parsed.publicSuffixes, modified: modified.toISOString() };
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { domains: null, modified: null };
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { domains: null, publicSuffixes: [], modified: null };
     return { error: `${path}: ${(error as Error).message}` };
   }
 }

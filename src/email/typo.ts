@@ -33,44 +33,48 @@ export const MAJOR_PROVIDERS: readonly string[] = [
 const MIN_LENGTH = 8;
 
 /**
- * The major provider the domain was probably meant to be, or `null`. One edit (insert, delete,
- * substitute, or swap two neighbours: gmial.com → gmail.com) and a single best candidate; a domain
- * that is itself a major provider is never corrected.
+ * The major provider the domain was probably meant to be, or `null`. A domain `known` as a real
+ * provider (the free-provider list: `ymail.com`, `mail.com`) is never corrected, however close to
+ * a major one it is.
  */
-export function suggestDomain(domain: string): string | null {
-  const known = remembered.get(domain);
-  if (known !== undefined) return known;
-  const candidates = MAJOR_PROVIDERS.includes(domain)
-    ? []
-    : MAJOR_PROVIDERS.filter((p) => p.length >= MIN_LENGTH && editDistance(domain, p, 1) <= 1);
-  const suggestion = candidates.length === 1 ? candidates[0]! : null;
-  // Traffic repeats a small set of domains: remember answers, forgetting all at the bound.
-  if (remembered.size >= REMEMBERED_MAX) remembered.clear();
-  remembered.set(domain, suggestion);
+export function suggestDomain(domain: string, known: { has(domain: string): boolean }): string | null {
+  if (known.has(domain)) return null;
+  let suggestion = remembered.get(domain);
+  if (suggestion === undefined) {
+    suggestion = majorProviderNear(domain);
+    // Traffic repeats a small set of domains: remember answers, forgetting all at the bound.
+    if (remembered.size >= REMEMBERED_MAX) remembered.clear();
+    remembered.set(domain, suggestion);
+  }
   return suggestion;
+}
+
+/**
+ * The one major provider within one edit (insert, delete, substitute, or swap two neighbours:
+ * gmial.com → gmail.com) of the domain, or `null`: none, several, or the domain is itself one.
+ */
+export function majorProviderNear(domain: string): string | null {
+  if (MAJOR_PROVIDERS.includes(domain)) return null;
+  const candidates = MAJOR_PROVIDERS.filter((p) => p.length >= MIN_LENGTH && withinOneEdit(domain, p));
+  return candidates.length === 1 ? candidates[0]! : null;
 }
 
 const REMEMBERED_MAX = 10_000;
 const remembered = new Map<string, string | null>();
 
-/** Optimal string alignment distance, stopping early once it exceeds `limit`. */
-export function editDistance(a: string, b: string, limit: number): number {
-  if (Math.abs(a.length - b.length) > limit) return limit + 1;
-  let prevPrev: number[] = [];
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i += 1) {
-    const row = [i];
-    let best = i;
-    for (let j = 1; j <= b.length; j += 1) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let d = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, prevPrev[j - 2]! + 1);
-      row.push(d);
-      best = Math.min(best, d);
-    }
-    if (best > limit) return limit + 1;
-    prevPrev = prev;
-    prev = row;
+/**
+ * Whether `b` is `a` with at most one edit: a character inserted, deleted or substituted, or two
+ * neighbours swapped (the optimal string alignment distance is at most 1). Linear, without the
+ * distance table: it runs for every major provider on every new domain and vendor list entry.
+ */
+export function withinOneEdit(a: string, b: string): boolean {
+  if (Math.abs(a.length - b.length) > 1) return false;
+  let p = 0;
+  while (p < a.length && p < b.length && a[p] === b[p]) p += 1;
+  if (a.length === b.length) {
+    if (p === a.length) return true;
+    const swapped = a[p] === b[p + 1] && a[p + 1] === b[p] && a.slice(p + 2) === b.slice(p + 2);
+    return swapped || a.slice(p + 1) === b.slice(p + 1);
   }
-  return prev[b.length]!;
+  return a.length > b.length ? a.slice(p + 1) === b.slice(p) : b.slice(p + 1) === a.slice(p);
 }

@@ -9,6 +9,8 @@ import { unknownEmail, unknownIp } from './unknown.js';
 
 const EMAIL_CHECKS = ['email.mx', 'email.disposable', 'email.free_provider', 'email.relay'];
 const IP_CHECKS = ['ip.geo', 'ip.asn', 'ip.tor', 'ip.proxy', 'ip.datacenter', 'ip.vpn'];
+/** When the rule step throws: nothing fired, and the answer says the rules could not run. */
+const rulesFailed = (): RuleOutcome => ({ details: [], fraud_score: 0, state: 'approve', dry_run: [], signals: [], unavailable: ['rules'] });
 /** How long past the deadline a step that ignores its abort signal is waited for. */
 const OVERRUN_GRACE_MS = 50;
 
@@ -90,7 +92,14 @@ export function createEvaluator(deps: EvaluatorDependencies) {
       device_intelligence: request.device_intelligence ?? null,
       unavailable,
     };
-    const outcome = deps.rules.evaluate(account, context);
+    let outcome: RuleOutcome | undefined;
+    try {
+      outcome = deps.rules.evaluate(account, context);
+    } catch (error) {
+      // The engine contains each rule's failure itself; this is the last line, for a bug around it.
+      deps.onStepError('rules', error);
+      outcome = rulesFailed();
+    }
     if (!outcome) return undefined;
     for (const name of outcome.unavailable) unavailable.add(name);
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { IPV4_TRANSITIONS } from '../ip/embedded.js';
 
 /**
  * The enrichment contract: what the e-mail and IP steps report, and what rules read. Written once,
@@ -15,7 +16,10 @@ export const emailFactsSchema = z.object({
   canonical: z.string().meta({ description: "One person's many addresses fold to this form (provider-aware dots and +tags)." }),
   deliverable: nullable(z.boolean()).meta({ description: '`null` when deliverability could not be decided.' }),
   deliverability: z.enum(['deliverable', 'undeliverable', 'unknown']),
-  mx_records: nullable(z.array(z.object({ exchange: z.string(), priority: z.number().int() }))),
+  mx_records: nullable(z.array(z.object({ exchange: z.string(), priority: z.number().int() }))).meta({
+    description:
+      'At most the 10 most preferred MX records, lowest priority first; when deliverable, only the hosts that can take mail. `[]` without MX records; `null` when unknown.',
+  }),
   disposable: nullable(z.boolean()),
   free_provider: nullable(z.boolean()),
   role_account: nullable(z.boolean()),
@@ -24,8 +28,13 @@ export const emailFactsSchema = z.object({
 });
 
 export const ipFactsSchema = z.object({
-  address: z.string(),
+  address: z.string().meta({ description: 'Canonical text; an IPv4-mapped IPv6 address (::ffff:a.b.c.d) is its IPv4 address.' }),
   version: z.union([z.literal(4), z.literal(6)]),
+  embedded_ipv4: nullable(z.string()).meta({
+    description: 'The IPv4 client address this IPv6 address carries (IPv4-compatible, SIIT, NAT64 64:ff9b::/96 and 64:ff9b:1::/48, 6to4, Teredo). ' +
+      'It is checked against the lists and the anonymity data too (either listed is listed), and geolocation, ASN and is_bogon are its. `null` when none.',
+  }),
+  transition: nullable(z.enum(IPV4_TRANSITIONS)).meta({ description: 'The IPv6 transition mechanism whose address layout carries `embedded_ipv4`.' }),
   country_code: nullable(z.string()),
   country: nullable(z.string()),
   region: nullable(z.string()),
@@ -74,4 +83,6 @@ export interface SourceStatus {
   error: string | null;
   /** Lines or rows skipped as malformed in the loaded copy, for sources that count them. */
   malformed?: number;
+  /** Rows cut or dropped because they overlapped an earlier row, for sources that count them. */
+  overlapping?: number;
 }

@@ -17,17 +17,30 @@ export const userSchema = z
   })
   .meta({ description: 'The user, as the caller knows them. Every field is optional.' });
 
+/** Length of `device_hash` and `browser_hash`: a SHA-256 digest in hexadecimal, as the device SDK sends. */
+export const DEVICE_DIGEST_LENGTH = 64;
+/** Longest `device_os`, `device_model`, `browser_name` and `browser_version` (the SDK cuts to this). */
+export const MAX_DEVICE_TEXT = 128;
+
+const digest = (description: string) =>
+  z
+    .string()
+    .regex(new RegExp(`^[0-9a-f]{${DEVICE_DIGEST_LENGTH}}$`), `must be ${DEVICE_DIGEST_LENGTH} lower-case hexadecimal characters (a SHA-256 digest)`)
+    .optional()
+    .meta({ description, example: '50d858e0985ecc7f60418aaf0cc5ab587f42c2570a884095a9e8ccacd0f6545c' });
+const deviceText = (description: string, example: string) => text(MAX_DEVICE_TEXT).optional().meta({ description, example });
+
 export const deviceIntelligenceSchema = z
   .object({
-    device_hash: text(256).optional(),
-    device_os: text(256).optional(),
-    device_model: text(256).optional(),
-    browser_hash: text(256).optional(),
-    browser_name: text(256).optional(),
-    browser_version: text(256).optional(),
-    cookie_enabled: z.boolean().optional(),
+    device_hash: digest('SHA-256 of signals that stay the same across browsers on one device (screen, hardware, platform, time zone, GPU).'),
+    device_os: deviceText('Operating system and version.', 'Windows 11'),
+    device_model: deviceText('Device model, where the browser tells it (Android, iPhone).', 'Pixel 8'),
+    browser_hash: digest('SHA-256 of the device signals plus those of this browser (canvas, audio, fonts, languages, user agent).'),
+    browser_name: deviceText('Browser name.', 'Chrome'),
+    browser_version: deviceText('Browser version.', '131.0.6778.86'),
+    cookie_enabled: z.boolean().optional().meta({ description: 'Whether the browser accepts cookies.' }),
   })
-  .meta({ description: 'Collected by a client-side device-intelligence SDK. Every field is optional.' });
+  .meta({ description: 'Collected by the device intelligence SDK (`/sdk/v1/device.js`). Every field is optional.' });
 
 export const evaluationRequestSchema = z
   .object({

@@ -1,8 +1,7 @@
 import type { ParsedEmail } from '../email/address.js';
 import { canonicalAddress } from '../email/canonical.js';
 import { isRoleAccount } from '../email/role.js';
-import { isBogon } from '../ip/bogon.js';
-import { keyOf } from '../ip/numeric.js';
+import { isBogonAddress } from '../ip/bogon.js';
 import type { ParsedIp } from '../ip/address.js';
 import type { EmailFacts, IpFacts, Report } from './facts.js';
 
@@ -27,16 +26,18 @@ export function unknownEmail(email: ParsedEmail, reason: string[]): Report<Email
   };
 }
 
-/** What is known of an IP address when no data could be read: whether it is routable at all. */
+/** What is known of an IP address when no data could be read: what it carries, and whether it is routable at all. */
 export function unknownIp(ip: ParsedIp, reason: string[]): Report<IpFacts> {
   return {
     facts: {
       address: ip.address,
       version: ip.version,
+      embedded_ipv4: ip.embedded?.address ?? null,
+      transition: ip.embedded?.via ?? null,
       country_code: null, country: null, region: null, city: null, postal_code: null,
       latitude: null, longitude: null, accuracy_radius_km: null, time_zone: null,
       asn: null, as_organization: null,
-      is_tor: null, is_proxy: null, is_datacenter: null, is_vpn: null, is_bogon: isBogon(keyOf(ip)),
+      is_tor: null, is_proxy: null, is_datacenter: null, is_vpn: null, is_bogon: isBogonAddress(ip),
     },
     unavailable: reason,
   };

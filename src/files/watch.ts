@@ -77,12 +77,15 @@ async function poll(
   const checkOnce = async (): Promise<void> => {
     for (const target of targets) {
       const now = await target.signature();
-      if (now === seen.get(target.key)) continue;
+      const before = seen.get(target.key);
+      if (now === before) continue;
       seen.set(target.key, now);
       try {
         await onChange(target.key);
       } catch {
-        // The callback owns its error reporting; a watcher must keep watching.
+        // The callback owns its error reporting; a watcher keeps watching, and a change whose
+        // handling failed is handled again at the next pass instead of being taken as seen.
+        seen.set(target.key, before!);
       }
     }
   };

@@ -1,7 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hostProblem } from './host.js';
 import { PROBLEM_CONTENT_TYPE, Problem, problems } from './problem.js';
+import { problemInstance, requestIdFor } from './request-id.js';
+import { commonHeaders, setCommonHeaders } from './response-headers.js';
 
 /** Maps what Fastify and its plugins throw to our problems; anything unrecognised is a 500 without internals. */
 function toProblem(error: FastifyError, request: FastifyRequest, bodyLimit: number): Problem {
@@ -31,7 +35,25 @@ function toProblem(error: FastifyError, request: FastifyRequest, bodyLimit: numb
 }
 
 export function renderProblem(reply: FastifyReply, problem: Problem): FastifyReply {
-  return reply.code(problem.status).headers(problem.headers).type(PROBLEM_CONTENT_TYPE).send(problem.toBody());
+  return reply.code(problem.status).headers(problem.headers).type(PROBLEM_CONTENT_TYPE).send(problem.toBody(problemInstance(reply.request.id)));
+}
+
+/**
+ * A problem written without Fastify (the parser refused the request, or Node answers `Expect`
+ * itself): the same body and the headers every response carries, and the connection closed.
+ */
+function rawProblem(problem: Problem, requestId: string): { head: Record<string, string | number>; body: string } {
+  const body = JSON.stringify(problem.toBody(problemInstance(requestId)));
+  return {
+    head: {
+      'Content-Type': PROBLEM_CONTENT_TYPE,
+      'Content-Length': Buffer.byteLength(body),
+      ...commonHeaders(requestId),
+      Connection: 'close',
+      ...problem.headers,
+    },
+    body,
+  };
 }
 
 /**
@@ -40,7 +62,8 @@ export function renderProblem(reply: FastifyReply, problem: Problem): FastifyRep
  */
 export function frameworkErrorHandler(bodyLimit: number) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
-    renderProblem(reply, toProblem(error, request, bodyLimit));
+    // No hook runs for these replies: the headers the onSend hook adds are set here.
+    renderProblem(setCommonHeaders(reply), toProblem(error, request, bodyLimit));
   };
 }
 
@@ -59,13 +82,16 @@ export function clientErrorHandler(this: FastifyInstance, error: ConnectionError
       : error.code === 'HPE_HEADER_OVERFLOW'
         ? problems.headersTooLarge()
         : problems.malformedRequest('The request is not valid HTTP/1.1');
-  this.log.debug({ code: error.code, status: problem.status }, 'client error');
-  if (socket.writable) {
-    const body = JSON.stringify(problem.toBody());
-    socket.write(
-      `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\n` +
-        `Content-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
+  // A body that stopped arriving belongs to a request whose headers were read: keep its id.
+  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  const requestId = inFlight ? requestIdFor(inFlight.req) : randomUUID();
+  this.log.debug({ code: error.code, status: problem.status, request_id: requestId }, 'client error');
+  // As Node's own handler: once a response has begun, a second one would be read as the answer
+  // to the client's next request.
+  if (socket.writable && !inFlight?.headersSent) {
+    const { head, body } = rawProblem(problem, requestId);
+    const lines = Object.entries(head).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    socket.write(`HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\n${lines}\r\n${body}`);
   }
   socket.destroy(error);
 }
@@ -75,17 +101,19 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): 
   // unless the server listens for it (https://nodejs.org/api/http.html#event-checkexpectation).
   app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     const problem = problems.expectationFailed(request.headers.expect);
-    const body = JSON.stringify(problem.toBody());
-    response.writeHead(problem.status, { 'content-type': PROBLEM_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), connection: 'close' });
+    const { head, body } = rawProblem(problem, requestIdFor(request));
+    response.writeHead(problem.status, head);
     response.end(body);
   });
-  // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400. Node's own check (`requireHostHeader`,
-  // turned off in app.ts) answers it with an empty body; this one answers with a problem.
+  // RFC 9112 §3.2: no Host on HTTP/1.1, several Host lines, or a Host that is not a host is a 400.
+  // Node's own check (`requireHostHeader`, turned off in app.ts) answers only the first, with an
+  // empty body; this one answers all three with a problem.
   // A callback hook, not an async one: it runs on every request and a promise each time costs.
   app.addHook('onRequest', (request, reply, done) => {
-    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+    const problem = hostProblem(request.raw);
+    if (problem !== null) {
       reply.header('connection', 'close');
-      return done(problems.malformedRequest('An HTTP/1.1 request must carry a Host header'));
+      return done(problems.malformedRequest(problem));
     }
     done();
   });

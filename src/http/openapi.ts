@@ -1,7 +1,10 @@
 import { z } from 'zod';
+import { STORE_CHECK } from '../evaluation/evaluate.js';
 import { evaluationRequestSchema } from '../evaluation/request.js';
 import { evaluationResponseSchema } from '../evaluation/response.js';
 import { problemCodes } from './problem.js';
+import { sdkOpenApiPaths } from './routes/sdk.js';
+import { REQUEST_ID_PATTERN } from './request-id.js';
 
 /**
  * The OpenAPI 3.1 document, generated from the same zod schemas that validate requests and type
@@ -15,12 +18,17 @@ const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') => {
 
 const problemSchema = {
   type: 'object',
-  required: ['type', 'title', 'status', 'detail', 'code'],
+  required: ['type', 'title', 'status', 'detail', 'instance', 'code'],
   properties: {
     type: { type: 'string', example: 'urn:risk-evaluation:problem:invalid_request' },
     title: { type: 'string' },
     status: { type: 'integer' },
     detail: { type: 'string' },
+    instance: {
+      type: 'string',
+      description: 'This occurrence: the request, by the id the `X-Request-Id` response header carries.',
+      example: 'urn:risk-evaluation:request:5f0c6a8e-2b7d-4f5e-9a3c-0d1e2f3a4b5c',
+    },
     code: { type: 'string', enum: Object.keys(problemCodes) },
     errors: {
       type: 'array',
@@ -29,11 +37,48 @@ const problemSchema = {
   },
 };
 
-const problem = (description: string, headers?: Record<string, unknown>) => ({
+/** Every response names the request it answers (see request-id.ts). */
+const responseHeaders = {
+  'X-Request-Id': { $ref: '#/components/headers/RequestId' },
+  'X-Content-Type-Options': { $ref: '#/components/headers/ContentTypeOptions' },
+};
+
+const problem = (description: string, headers: Record<string, unknown> = {}) => ({
   description,
-  ...(headers ? { headers } : {}),
+  headers: { ...responseHeaders, ...headers },
   content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
 });
+
+const ok = (description: string, content: Record<string, { schema: object }>, headers: Record<string, unknown> = {}) => ({
+  description,
+  headers: { ...responseHeaders, ...headers },
+  content,
+});
+
+/** Answers under /v1 carry personal data. */
+const noStore = { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } };
+
+/** An operation with what every operation declares: who may call it, and the request id. */
+const operation = <T extends object>(security: Array<Record<string, string[]>>, rest: T) => ({
+  ...rest,
+  security,
+  parameters: [{ $ref: '#/components/parameters/RequestId' }],
+});
+/** No credentials: the probes and this document. */
+const PUBLIC: Array<Record<string, string[]>> = [];
+const API_KEY = [{ bearer: [] }];
+
+/** The SDK's files: public, their responses with the headers every response carries. */
+function sdkPaths() {
+  return Object.fromEntries(
+    Object.entries(sdkOpenApiPaths()).map(([path, { get }]) => {
+      const responses = Object.fromEntries(
+        Object.entries(get.responses as Record<string, object>).map(([status, response]) => [status, { ...response, headers: responseHeaders }]),
+      );
+      return [path, { get: operation(PUBLIC, { ...get, responses }) }];
+    }),
+  );
+}
 
 export function buildOpenApiDocument(version: string) {
   return {
@@ -44,8 +89,27 @@ export function buildOpenApiDocument(version: string) {
       description: 'Scores a user event (registration, login…) from an IP address, an e-mail address and optional user and device data.',
       license: { name: 'MIT', identifier: 'MIT' },
     },
+    servers: [
+      { url: '/', description: 'The service that serves this document' },
+      { url: 'http://localhost:3000', description: '`npm start` on your machine (PORT 3000)' },
+    ],
+    // Anything not marked otherwise needs an API key; the public operations say `security: []`.
+    security: API_KEY,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer <key>`.' } },
+      parameters: {
+        RequestId: {
+          name: 'X-Request-Id',
+          in: 'header',
+          required: false,
+          description: 'Your id for this request, echoed in the response, logged, and in a problem\'s `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit.',
+          schema: { type: 'string', pattern: REQUEST_ID_PATTERN },
+        },
+      },
+      headers: {
+        RequestId: { description: 'The request\'s id: the `X-Request-Id` sent, or one generated for it.', schema: { type: 'string' } },
+        ContentTypeOptions: { schema: { type: 'string', const: 'nosniff' } },
+      },
       schemas: {
         EvaluationRequest: jsonSchema(evaluationRequestSchema, 'input'),
         EvaluationResponse: jsonSchema(evaluationResponseSchema, 'output'),
@@ -54,35 +118,68 @@ export function buildOpenApiDocument(version: string) {
     },
     paths: {
       '/v1/risk/evaluate': {
-        post: {
+        post: operation(API_KEY, {
           operationId: 'evaluateRisk',
           summary: 'Score one user event',
-          security: [{ bearer: [] }],
           requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/EvaluationRequest' } } } },
           responses: {
-            200: { description: 'The evaluation', content: { 'application/json': { schema: { $ref: '#/components/schemas/EvaluationResponse' } } } },
-            400: problem('A field is missing or invalid; `errors` names each one'),
-            401: problem('The API key is missing or not valid', { 'WWW-Authenticate': { schema: { type: 'string' } } }),
-            405: problem('Only POST is allowed', { Allow: { schema: { type: 'string' } } }),
-            413: problem('The body is larger than BODY_LIMIT_BYTES'),
-            415: problem('The body is not application/json'),
-            408: problem('The request did not arrive within REQUEST_TIMEOUT_MS'),
+            200: ok('The evaluation', { 'application/json': { schema: { $ref: '#/components/schemas/EvaluationResponse' } } }, noStore),
+            400: problem('A field is missing or invalid (`errors` names each one), or the HTTP request is malformed', noStore),
+            401: problem('The API key is missing or not valid', { 'WWW-Authenticate': { schema: { type: 'string' } }, ...noStore }),
+            405: problem('Only POST is allowed', { Allow: { schema: { type: 'string' } }, ...noStore }),
+            408: problem('The request, headers or body, did not arrive within REQUEST_TIMEOUT_MS'),
+            413: problem('The body is larger than BODY_LIMIT_BYTES', noStore),
+            415: problem('The body is not application/json', noStore),
             417: problem('An Expect header other than 100-continue'),
-            429: problem("Rate limit of the key's account exceeded (both keys count together)", { 'Retry-After': { schema: { type: 'integer' } } }),
+            429: problem("Rate limit of the key's account exceeded (both keys count together)", { 'Retry-After': { schema: { type: 'integer' } }, ...noStore }),
             431: problem('Request headers too large'),
-            500: problem('An unexpected error; no internals are shown'),
+            500: problem('An unexpected error; no internals are shown', noStore),
           },
-        },
+        }),
       },
-      '/healthz': { get: { operationId: 'health', summary: 'Liveness', responses: { 200: { description: 'The process answers' } } } },
+      '/healthz': {
+        get: operation(PUBLIC, {
+          operationId: 'health',
+          summary: 'Liveness: the process answers',
+          responses: { 200: ok('Alive', { 'application/json': { schema: statusSchema('ok') } }) },
+        }),
+      },
       '/readyz': {
-        get: {
+        get: operation(PUBLIC, {
           operationId: 'ready',
-          summary: 'Readiness, with every data source and rule set loaded (file, type, build date, entries)',
-          responses: { 200: { description: 'Ready' }, 503: problem('Starting or shutting down') },
-        },
+          summary: 'Readiness: send traffic or not, and what the service runs without (the store when it is unreachable). Says nothing else; which sources are loaded is in the start-up log',
+          responses: {
+            200: ok('Ready: keys, rules and data are loaded', { 'application/json': { schema: readySchema } }),
+            503: problem('Shutting down (draining)'),
+          },
+        }),
       },
-      '/openapi.json': { get: { operationId: 'openapi', summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1' } } } },
+      '/openapi.json': {
+        get: operation(PUBLIC, {
+          operationId: 'openapi',
+          summary: 'This document',
+          responses: { 200: ok('OpenAPI 3.1', { 'application/json': { schema: { type: 'object' } } }) },
+        }),
+      },
+      ...sdkPaths(),
     },
   };
 }
+
+function statusSchema(value: string) {
+  return { type: 'object', required: ['status'], properties: { status: { type: 'string', const: value } }, additionalProperties: false };
+}
+
+const readySchema = {
+  type: 'object',
+  required: ['status', 'unavailable'],
+  properties: {
+    status: { type: 'string', const: 'ready' },
+    unavailable: {
+      type: 'array',
+      items: { type: 'string', enum: [STORE_CHECK] },
+      description: 'Still ready, but degraded: `store` while the store is unreachable (evaluations answer without it, with `store` in their own `unavailable`).',
+    },
+  },
+  additionalProperties: false,
+};

@@ -30,6 +30,8 @@ export interface ProblemBody {
   title: string;
   status: number;
   detail: string;
+  /** This occurrence: `urn:risk-evaluation:request:<X-Request-Id>` (see request-id.ts). */
+  instance: string;
   code: ProblemCode;
   errors?: FieldError[];
 }
@@ -53,12 +55,13 @@ export class Problem extends Error {
     this.status = problemCodes[code].status;
   }
 
-  toBody(): ProblemBody {
+  toBody(instance: string): ProblemBody {
     return {
       type: `urn:risk-evaluation:problem:${this.code}`,
       title: problemCodes[this.code].title,
       status: this.status,
       detail: this.detail,
+      instance,
       code: this.code,
       ...(this.errors ? { errors: this.errors } : {}),
     };

@@ -1,5 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
+import { FILE_CAPS } from '../files/caps.js';
+import { readBounded } from '../files/read.js';
 import { ipv6ToWords, type IpKey } from './numeric.js';
 import { IpRangeTable, type IpRangeTableBuilder } from './ranges.js';
 
@@ -13,14 +14,17 @@ export interface AsnTable {
   lookup(ip: IpKey): { asn: number; organization: string | null } | null;
   /** Ranges held. */
   entries: number;
-  /** Rows that could not be read, or overlapped an earlier row. */
+  /** Rows that could not be read. */
   malformed: number;
+  /** Rows that overlapped an earlier row of another ASN: cut to what lies beyond it, or dropped (see `IpRangeTable.builder`). */
+  overlapping: number;
 }
 
 export async function loadAsnCsv(files: { ipv4Num: string; ipv6: string }): Promise<AsnTable> {
   const builder = IpRangeTable.builder<number>();
   const organizations = new Map<number, string>();
-  const [v4, v6] = await Promise.all([readFile(files.ipv4Num), readFile(files.ipv6)]);
+  const read = async (path: string) => (await readBounded(path, FILE_CAPS.asnCsv)).bytes;
+  const [v4, v6] = await Promise.all([read(files.ipv4Num), read(files.ipv6)]);
   const malformed = readRows(v4, 4, builder, organizations) + readRows(v6, 6, builder, organizations);
   const table = builder.build('first');
   return {
@@ -29,7 +33,8 @@ export async function loadAsnCsv(files: { ipv4Num: string; ipv6: string }): Prom
       return asn === undefined ? null : { asn, organization: organizations.get(asn) ?? null };
     },
     entries: table.size,
-    malformed: malformed + builder.overlapping,
+    malformed,
+    overlapping: builder.overlapping,
   };
 }
 

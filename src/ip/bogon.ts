@@ -1,5 +1,5 @@
-import type { IpKey } from './numeric.js';
-import { parseNetwork } from './numeric.js';
+import type { ParsedIp } from './address.js';
+import { keyOf, parseNetwork, type IpKey } from './numeric.js';
 import { IpRangeTable } from './ranges.js';
 
 /**
@@ -25,7 +25,7 @@ const BOGON_NETWORKS = [
   '224.0.0.0/4', // multicast, RFC 5771
   '240.0.0.0/4', // reserved, RFC 1112 (includes 255.255.255.255, limited broadcast)
   // IPv6: everything outside global unicast 2000::/3 is unassigned, special or multicast
-  // (RFC 4291): unspecified, loopback, NAT64 (the real client is the embedded IPv4), discard-only
+  // (RFC 4291): unspecified, loopback, NAT64 (the client is the embedded IPv4: isBogonAddress), discard-only
   // (RFC 6666), unique local fc00::/7 (RFC 4193), link-local fe80::/10, multicast ff00::/8.
   '::/3',
   '4000::/2',
@@ -48,4 +48,12 @@ const table = (() => {
 
 export function isBogon(ip: IpKey): boolean {
   return table.has(ip);
+}
+
+/**
+ * Whether the client is unroutable: for an IPv6 address that carries an IPv4 client address
+ * (NAT64, 6to4...), whether that address is. The NAT64 prefixes themselves lie in `::/3`.
+ */
+export function isBogonAddress(ip: ParsedIp): boolean {
+  return isBogon(keyOf(ip.embedded ?? ip));
 }

@@ -4,6 +4,7 @@ import type { IpInspector } from '../evaluation/ports.js';
 import { watchFiles } from '../files/watch.js';
 import { factsOf } from './facts.js';
 import { bundledOpenData, type OpenDataFiles } from './open-data.js';
+import { WrongTypeError } from './records.js';
 import { createSources, dataDirSources, type IpSources } from './sources.js';
 
 export interface IpInspectorOptions {
@@ -43,10 +44,13 @@ export async function createIpInspector(options: IpInspectorOptions): Promise<Re
 
   const errors = new Set<string>();
   const onLookupError = (source: string, error: unknown) => {
-    // Once per source: a reader that fails on one address likely fails on many.
+    // Once per source until it reloads: a reader that fails on one address likely fails on many.
     if (errors.has(source)) return;
     errors.add(source);
-    logger.error({ source, err: (error as Error).message }, `ip look-up failed in ${source}: answering without it`);
+    const message = error instanceof WrongTypeError
+      ? `ip data of the wrong type in ${source}: the value is unknown, its check unavailable`
+      : `ip look-up failed in ${source}: answering without it`;
+    logger.error({ source, err: (error as Error).message }, message);
   };
 
   const watcher = await watchFiles(

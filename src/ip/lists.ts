@@ -1,4 +1,5 @@
-import { readFile, stat } from 'node:fs/promises';
+import { FILE_CAPS } from '../files/caps.js';
+import { readLines } from '../files/read.js';
 import type { IpKey } from './numeric.js';
 import { parseNetwork } from './numeric.js';
 import { IpRangeTable } from './ranges.js';
@@ -26,29 +27,38 @@ const EXIT_ADDRESS = /^ExitAddress\s+(\S+)/;
 const EXIT_ADDRESSES_OTHER = /^(ExitNode|Published|LastStatus)\s/;
 
 export function parseAddressList(text: string): Omit<AddressList, 'modified'> {
-  const builder = IpRangeTable.builder<true>();
-  let entries = 0;
-  let malformed = 0;
-  const malformedExamples: string[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const raw = lines[i]!;
+  const reader = new AddressListReader();
+  text.split('\n').forEach((line, i) => reader.line(line, i + 1));
+  return reader.finish();
+}
+
+/** Takes a list one line at a time, so a file is parsed as it is read (readLines), never held whole. */
+class AddressListReader {
+  private readonly builder = IpRangeTable.builder<true>();
+  private entries = 0;
+  private malformed = 0;
+  private readonly malformedExamples: string[] = [];
+
+  line(raw: string, number: number): void {
     const hash = raw.indexOf('#');
     let line = (hash === -1 ? raw : raw.slice(0, hash)).trim();
-    if (line === '' || EXIT_ADDRESSES_OTHER.test(line)) continue;
+    if (line === '' || EXIT_ADDRESSES_OTHER.test(line)) return;
     const exit = EXIT_ADDRESS.exec(line);
     if (exit) line = exit[1]!;
     const range = parseNetwork(line);
     if (range === null) {
-      malformed++;
-      if (malformedExamples.length < 3) malformedExamples.push(`line ${i + 1}: ${JSON.stringify(raw.slice(0, 80))}`);
-      continue;
+      this.malformed++;
+      if (this.malformedExamples.length < 3) this.malformedExamples.push(`line ${number}: ${JSON.stringify(raw.slice(0, 80))}`);
+      return;
     }
-    builder.add(range, true);
-    entries++;
+    this.builder.add(range, true);
+    this.entries++;
   }
-  const table = builder.build('merge');
-  return { has: (ip) => table.has(ip), entries, malformed, malformedExamples };
+
+  finish(): Omit<AddressList, 'modified'> {
+    const table = this.builder.build('merge');
+    return { has: (ip) => table.has(ip), entries: this.entries, malformed: this.malformed, malformedExamples: this.malformedExamples };
+  }
 }
 
 /**
@@ -59,8 +69,9 @@ export function parseAddressList(text: string): Omit<AddressList, 'modified'> {
  * source off, remove its file.
  */
 export async function loadAddressList(path: string): Promise<AddressList> {
-  const [text, info] = await Promise.all([readFile(path, 'utf8'), stat(path)]);
-  const list = parseAddressList(text);
+  const reader = new AddressListReader();
+  const { modified } = await readLines(path, FILE_CAPS.addressList, (line, number) => reader.line(line, number));
+  const list = reader.finish();
   if (list.entries === 0 && list.malformed === 0) {
     throw new ListError('no addresses in the file (an empty list is refused; remove the file to turn the source off)');
   }
@@ -69,5 +80,5 @@ export async function loadAddressList(path: string): Promise<AddressList> {
       `${list.malformed} malformed line(s) against ${list.entries} valid: not an address list (${list.malformedExamples.join('; ')})`,
     );
   }
-  return { ...list, modified: info.mtime };
+  return { ...list, modified };
 }

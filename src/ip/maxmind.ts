@@ -1,6 +1,8 @@
-import { readFile } from 'node:fs/promises';
 import { Reader, type Response } from 'maxmind';
+import { FILE_CAPS } from '../files/caps.js';
+import { readBounded } from '../files/read.js';
 import type { ParsedIp } from './address.js';
+import { TreeError, walkTree, type TreeShape } from './mmdb-tree.js';
 
 /**
  * MaxMind DB files (https://maxmind.github.io/MaxMind-DB/) read with the `maxmind` package's
@@ -22,8 +24,8 @@ export interface MmdbDatabase<T extends object> {
   type: string;
   buildDate: Date;
   ipVersion: 4 | 6;
-  /** Search-tree nodes: the file's size in the format's own unit (the format stores no record count). */
-  nodeCount: number;
+  /** Networks the search tree holds (records that point at data; the format stores no count). */
+  networks: number;
   /** The record for an address; `undefined` when this database cannot answer for it (IPv6 in an IPv4 tree). */
   lookup(ip: ParsedIp): T | null | undefined;
 }
@@ -34,7 +36,17 @@ export class MmdbError extends Error {}
 const PROBES_V4 = Array.from({ length: 64 }, (_, i) => `${i * 4 + 1}.${(i * 37) & 255}.${(i * 91) & 255}.${i}`);
 const PROBES_V6 = ['2001:4860:4860::8888', '2a00:1450::1', '2400:cb00::1', '2c0f:fb50::1', '2600::1', '2001:db8::1'];
 
-export function openMmdb<T extends object>(buffer: Buffer, kind: MmdbKind): MmdbDatabase<T> {
+const METADATA_MARKER = Buffer.from('abcdef4d61784d696e642e636f6d', 'hex'); // \xab\xcd\xefMaxMind.com
+const SEPARATOR = Buffer.alloc(16);
+
+/**
+ * Opens a database and checks that it is what it says: the expected `database_type`, metadata of
+ * the right types, a search tree consistent with its `node_count` (walked whole, off the hot path:
+ * see `walkTree`) that holds at least one network, and records that decode, at spread probe
+ * addresses and at networks the walk found. An empty database is refused like an empty list: it
+ * would answer "not listed" for every address.
+ */
+export async function openMmdb<T extends object>(buffer: Buffer, kind: MmdbKind): Promise<MmdbDatabase<T>> {
   // The schema is the caller's to name: the reader only decodes what the file holds.
   let reader: Reader<Response>;
   try {
@@ -43,20 +55,37 @@ export function openMmdb<T extends object>(buffer: Buffer, kind: MmdbKind): Mmdb
     throw new MmdbError(`not a MaxMind DB file: ${(error as Error).message}`);
   }
   const meta = reader.metadata;
-  if (!EXPECTED_TYPE[kind].test(meta.databaseType)) {
-    throw new MmdbError(`database type "${meta.databaseType}" is not a ${kind} database`);
+  if (typeof meta.databaseType !== 'string' || !EXPECTED_TYPE[kind].test(meta.databaseType)) {
+    throw new MmdbError(`database type ${JSON.stringify(meta.databaseType)} is not a ${kind} database`);
   }
   if (meta.ipVersion !== 4 && meta.ipVersion !== 6) throw new MmdbError(`ip_version ${meta.ipVersion} is neither 4 nor 6`);
-  if (![24, 28, 32].includes(meta.recordSize)) throw new MmdbError(`record_size ${meta.recordSize} is not 24, 28 or 32`);
-  if (meta.nodeCount < 1 || buffer.length < meta.searchTreeSize + 16) {
-    throw new MmdbError(`truncated: ${meta.nodeCount} nodes need ${meta.searchTreeSize + 16} bytes, file has ${buffer.length}`);
+  const recordSize = meta.recordSize;
+  if (recordSize !== 24 && recordSize !== 28 && recordSize !== 32) throw new MmdbError(`record_size ${recordSize} is not 24, 28 or 32`);
+  if (Number.isNaN(meta.buildEpoch.getTime())) throw new MmdbError('build_epoch is not a time');
+  if (!Number.isSafeInteger(meta.nodeCount) || meta.nodeCount < 1) throw new MmdbError(`node_count ${meta.nodeCount} is not a count of nodes`);
+  const dataEnd = buffer.lastIndexOf(METADATA_MARKER);
+  const dataStart = meta.searchTreeSize + SEPARATOR.length;
+  if (dataStart > dataEnd) {
+    throw new MmdbError(`truncated: ${meta.nodeCount} nodes need ${dataStart} bytes before the metadata, the file has ${dataEnd}`);
+  }
+  if (!buffer.subarray(meta.searchTreeSize, dataStart).equals(SEPARATOR)) {
+    throw new MmdbError(`node_count ${meta.nodeCount} does not match the file: no data section separator where that many nodes end`);
+  }
+  let shape: TreeShape;
+  try {
+    shape = await walkTree(buffer, { nodeCount: meta.nodeCount, recordSize, ipVersion: meta.ipVersion, dataSectionSize: dataEnd - dataStart });
+  } catch (error) {
+    if (error instanceof TreeError) throw new MmdbError(`corrupt search tree: ${error.message}`);
+    throw error;
+  }
+  if (shape.networks === 0) {
+    throw new MmdbError('holds no networks: an empty database would answer "not listed" for every address (remove the file to turn the source off)');
   }
   const ipVersion = meta.ipVersion;
-  const probes = ipVersion === 6 ? [...PROBES_V4, ...PROBES_V6] : PROBES_V4;
-  for (const probe of probes) {
+  for (const probe of [...(ipVersion === 6 ? [...PROBES_V4, ...PROBES_V6] : PROBES_V4), ...shape.samples]) {
     try {
       const record = reader.get(probe);
-      if (record !== null && typeof record !== 'object') throw new Error(`record is a ${typeof record}`);
+      if (record !== null && (typeof record !== 'object' || Array.isArray(record))) throw new Error('the record is not a map');
     } catch (error) {
       throw new MmdbError(`corrupt: look-up of ${probe} failed: ${(error as Error).message}`);
     }
@@ -65,7 +94,7 @@ export function openMmdb<T extends object>(buffer: Buffer, kind: MmdbKind): Mmdb
     type: meta.databaseType,
     buildDate: meta.buildEpoch,
     ipVersion,
-    nodeCount: meta.nodeCount,
+    networks: shape.networks,
     lookup: (ip) => (ip.version === 6 && ipVersion === 4 ? undefined : (reader.get(ip.address) as T | null)),
   };
 }
@@ -89,5 +118,5 @@ class RecordCache {
 }
 
 export async function loadMmdb<T extends object>(path: string, kind: MmdbKind): Promise<MmdbDatabase<T>> {
-  return openMmdb<T>(await readFile(path), kind);
+  return openMmdb<T>((await readBounded(path, FILE_CAPS.mmdb)).bytes, kind);
 }

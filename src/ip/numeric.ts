@@ -78,7 +78,7 @@ export function ipv6ToWords(text: string, out: Uint32Array = new Uint32Array(4),
 
 const GROUPS = new Array<number>(8).fill(0);
 
-export function keyOf(ip: ParsedIp): IpKey {
+export function keyOf(ip: Pick<ParsedIp, 'address' | 'version'>): IpKey {
   return ip.version === 4
     ? { version: 4, v4: ipv4ToNumber(ip.address), v6: NO_WORDS }
     : { version: 6, v4: 0, v6: ipv6ToWords(ip.address) };

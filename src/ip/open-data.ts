@@ -1,6 +1,7 @@
-import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { FILE_CAPS } from '../files/caps.js';
+import { readBoundedText } from '../files/read.js';
 
 /**
  * The open data that ships with `npm ci`, so a fresh install knows the country and the ASN of
@@ -27,7 +28,7 @@ const require = createRequire(import.meta.url);
 
 async function packageOf(name: string): Promise<{ dir: string; version: string }> {
   const manifest = require.resolve(`${name}/package.json`);
-  const { version } = JSON.parse(await readFile(manifest, 'utf8')) as { version: string };
+  const { version } = JSON.parse((await readBoundedText(manifest, FILE_CAPS.packageManifest)).text) as { version: string };
   return { dir: dirname(manifest), version };
 }
 

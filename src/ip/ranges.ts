@@ -66,9 +66,11 @@ export class IpRangeTable<T> {
 
   /**
    * Collects ranges in any order. `merge` (for membership lists) joins overlapping and adjacent
-   * ranges of equal value; `first` (for attribute data such as ASNs) keeps, of overlapping ranges,
-   * the one that starts first (of equal starts, the one added first) and counts the others as
-   * `overlapping`.
+   * ranges of equal value; `first` (for attribute data such as ASNs) never joins. Where ranges of
+   * different values overlap, each address keeps the value of the range that starts first (of
+   * equal starts, the one added first): a later range is cut to the part beyond the earlier one,
+   * or dropped when nothing is left, and counted as `overlapping`. So the outcome depends on the
+   * data only, and no address a range covers is left without a value.
    */
   static builder<T>(): IpRangeTableBuilder<T> {
     return new IpRangeTableBuilder<T>((...args) => new IpRangeTable<T>(...args));
@@ -105,7 +107,7 @@ export class IpRangeTableBuilder<T> {
   private readonly valueIndex = new Map<T, number>();
   private readonly v4 = new GrowableWords(); // start, end, value
   private readonly v6 = new GrowableWords(); // start x4, end x4, value
-  /** Ranges dropped by `build('first')` because they overlapped an earlier one. */
+  /** Ranges cut or dropped by `build` because they overlapped an earlier one of another value. */
   overlapping = 0;
 
   constructor(private readonly make: Make<T>) {}
@@ -154,13 +156,17 @@ export class IpRangeTableBuilder<T> {
     const values = new Uint32Array(n);
     let m = 0;
     for (const i of order) {
-      const start = src[i * 3]!;
+      let start = src[i * 3]!;
       const end = src[i * 3 + 1]!;
       const value = src[i * 3 + 2]!;
       if (m > 0 && start <= ends[m - 1]!) {
-        if (mode === 'first' || values[m - 1] !== value) this.overlapping++;
-        else if (end > ends[m - 1]!) ends[m - 1] = end;
-        continue;
+        if (mode === 'merge' && values[m - 1] === value) {
+          if (end > ends[m - 1]!) ends[m - 1] = end;
+          continue;
+        }
+        this.overlapping++;
+        if (end <= ends[m - 1]!) continue;
+        start = ends[m - 1]! + 1;
       }
       if (mode === 'merge' && m > 0 && start === ends[m - 1]! + 1 && values[m - 1] === value) {
         ends[m - 1] = end;
@@ -185,16 +191,25 @@ export class IpRangeTableBuilder<T> {
     for (const i of order) {
       const at = i * 9;
       const value = src[at + 8]!;
+      // The start, where it is: in `src`, or after a cut in a copy.
+      let startWords: Uint32Array = src;
+      let startAt = at;
       if (m > 0 && compareWords(src, at, ends, (m - 1) * 4) <= 0) {
-        if (mode === 'first' || values[m - 1] !== value) this.overlapping++;
-        else if (compareWords(src, at + 4, ends, (m - 1) * 4) > 0) ends.set(src.subarray(at + 4, at + 8), (m - 1) * 4);
-        continue;
+        const beyond = compareWords(src, at + 4, ends, (m - 1) * 4) > 0;
+        if (mode === 'merge' && values[m - 1] === value) {
+          if (beyond) ends.set(src.subarray(at + 4, at + 8), (m - 1) * 4);
+          continue;
+        }
+        this.overlapping++;
+        if (!beyond) continue;
+        startWords = addressAfter(ends, (m - 1) * 4);
+        startAt = 0;
       }
-      if (mode === 'merge' && m > 0 && values[m - 1] === value && followsDirectly(ends, (m - 1) * 4, src, at)) {
+      if (mode === 'merge' && m > 0 && values[m - 1] === value && followsDirectly(ends, (m - 1) * 4, startWords, startAt)) {
         ends.set(src.subarray(at + 4, at + 8), (m - 1) * 4);
         continue;
       }
-      starts.set(src.subarray(at, at + 4), m * 4);
+      starts.set(startWords.subarray(startAt, startAt + 4), m * 4);
       ends.set(src.subarray(at + 4, at + 8), m * 4);
       values[m] = value;
       m++;
@@ -225,4 +240,14 @@ function followsDirectly(a: Uint32Array, i: number, b: Uint32Array, j: number): 
     if (next !== b[j + w]) return false;
   }
   return carry === 0;
+}
+
+/** The address after the one at `words[i]` (never past the last address: only called below an end that is greater). */
+function addressAfter(words: Uint32Array, i: number): Uint32Array {
+  const next = words.slice(i, i + 4);
+  for (let w = 3; w >= 0; w--) {
+    next[w] = (next[w]! + 1) >>> 0;
+    if (next[w] !== 0) break;
+  }
+  return next;
 }

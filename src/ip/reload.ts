@@ -11,6 +11,8 @@ export interface Loaded<T> {
   entries: number;
   /** Lines or rows skipped as malformed. */
   malformed?: number;
+  /** Rows cut or dropped because they overlapped an earlier one. */
+  overlapping?: number;
 }
 
 /**
@@ -32,8 +34,12 @@ export class ReloadableSource<T> {
     readonly files: readonly string[],
     private readonly load: (file: string) => Promise<Loaded<T>>,
     private readonly logger: Logger,
-    /** Shown as the status's source instead of the file, e.g. the bundled package's name and version. */
-    private readonly label?: string,
+    /**
+     * The bundled package this source ships in (name and version), shown as its source. Bundled
+     * data is not the operator's to fix: what its loader skipped is counted in the status, not
+     * warned about on every start.
+     */
+    private readonly bundled?: string,
   ) {}
 
   get current(): T | null {
@@ -76,7 +82,7 @@ export class ReloadableSource<T> {
   private swapIn(file: string, candidate: Loaded<T>): void {
     this.loaded = { ...candidate, file };
     this.logger.info({ ...this.status(), file }, `ip data source loaded: ${this.name}`);
-    if (candidate.malformed) {
+    if (candidate.malformed && this.bundled === undefined) {
       this.logger.warn({ source: this.name, file, malformed: candidate.malformed }, `ip data file has malformed lines: ${file}`);
     }
   }
@@ -85,13 +91,14 @@ export class ReloadableSource<T> {
     const l = this.loaded;
     return {
       name: this.name,
-      source: l === null ? null : (this.label ?? l.file),
+      source: l === null ? null : (this.bundled ?? l.file),
       type: l?.type ?? 'none',
       loaded: l !== null,
       build_date: l?.buildDate?.toISOString() ?? null,
       entries: l?.entries ?? null,
       error: this.error,
       ...(l?.malformed !== undefined ? { malformed: l.malformed } : {}),
+      ...(l?.overlapping !== undefined ? { overlapping: l.overlapping } : {}),
     };
   }
 }

@@ -22,7 +22,7 @@ export interface IpSources {
 const mmdb = <T extends object>(kind: Parameters<typeof loadMmdb>[1]) =>
   async (file: string): Promise<Loaded<MmdbDatabase<T>>> => {
     const db = await loadMmdb<T>(file, kind);
-    return { value: db, type: db.type, buildDate: db.buildDate, entries: db.nodeCount };
+    return { value: db, type: db.type, buildDate: db.buildDate, entries: db.networks };
   };
 
 /**
@@ -73,7 +73,10 @@ export function createSources(dataDir: string, openData: OpenDataFiles | null, l
         const table = await shared(`${openData.asnIpv4NumCsv}|${openData.asnIpv6Csv}`, () =>
           loadAsnCsv({ ipv4Num: openData.asnIpv4NumCsv, ipv6: openData.asnIpv6Csv }));
         if (table.entries === 0) throw new Error('no ASN ranges read');
-        return { value: table, type: 'open data: asn', buildDate: openData.asnBuildDate, entries: table.entries, malformed: table.malformed };
+        return {
+          value: table, type: 'open data: asn', buildDate: openData.asnBuildDate,
+          entries: table.entries, malformed: table.malformed, overlapping: table.overlapping,
+        };
       },
       logger,
       openData.asnPackage,

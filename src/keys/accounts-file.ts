@@ -1,5 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { FILE_CAPS } from '../files/caps.js';
+import { FileLimitError, readBoundedText } from '../files/read.js';
 import { ACCOUNT_ID, ACCOUNT_ID_RULE } from '../store/accounts.js';
 import { MAX_KEYS_PER_ACCOUNT } from './key.js';
 
@@ -52,8 +53,9 @@ export class AccountsFileError extends Error {
 export async function readAccountsFile(path: string): Promise<{ text: string; file: AccountsFile }> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    ({ text } = await readBoundedText(path, FILE_CAPS.accountsFile));
   } catch (error) {
+    if (error instanceof FileLimitError) throw new AccountsFileError(path, `is refused: ${error.message}`);
     throw new AccountsFileError(path, `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }
   let json: unknown;

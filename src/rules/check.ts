@@ -2,8 +2,8 @@ import { readRuleDirectory } from './directory.js';
 import { formatProblem } from './rule-file.js';
 
 /** What `npm run rules:check` reports about a directory: one line per file or problem. */
-export function checkRuleDirectory(dir: string): { ok: boolean; lines: string[] } {
-  const result = readRuleDirectory(dir);
+export async function checkRuleDirectory(dir: string): Promise<{ ok: boolean; lines: string[] }> {
+  const result = await readRuleDirectory(dir);
   if (result.error !== undefined) return { ok: false, lines: [`error: ${result.error}`] };
   if (result.files.length === 0) return { ok: false, lines: [`error: no rule files (<event_type>.yaml) in ${dir}`] };
   const lines = result.files.flatMap((f) =>

@@ -1,61 +1,30 @@
-import { isIP } from 'node:net';
+import { parseNetwork, type IpKey } from '../ip/numeric.js';
+import { IpRangeTable } from '../ip/ranges.js';
 
 /**
- * CIDR ranges as bytes, so IPv4 and IPv6 share one prefix comparison. Parsed once when the rule file
- * loads; the address under test is parsed once per evaluation (see engine.ts).
+ * The ranges of one `cidr` condition, read by the parser the IP lists use (`parseNetwork`), so a
+ * range means the same in a rule as in `DATA_DIR`: an IPv4-mapped network (`::ffff:203.0.113.0/120`)
+ * is its IPv4 network, as an IPv4-mapped address is its IPv4 address; host bits below the prefix
+ * are ignored. Held in a range table: one binary search per evaluation, however many ranges.
  */
-export interface Cidr {
-  bytes: Uint8Array;
-  prefix: number;
-}
+export type CidrRanges = IpRangeTable<true>;
 
-const DOTTED_QUAD = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
-
-/** 4 or 16 bytes, or `null` when the text is not an IP address. */
-export function addressBytes(address: string): Uint8Array | null {
-  // Fast path for the common case, run once per evaluation: isIP's pattern costs more than the rest.
-  const quad = DOTTED_QUAD.exec(address);
-  if (quad && !/(^|\.)0\d/.test(address)) {
-    const bytes = Uint8Array.of(+quad[1]!, +quad[2]!, +quad[3]!, +quad[4]!);
-    return bytes.every((b, i) => b === +quad[i + 1]!) ? bytes : null; // a part above 255 wrapped
+/** The ranges, or the index of the first text that is not an address or a network. */
+export function parseCidrRanges(texts: string[]): CidrRanges | { invalid: number } {
+  const builder = IpRangeTable.builder<true>();
+  for (let i = 0; i < texts.length; i++) {
+    const range = parseNetwork(texts[i]!);
+    if (range === null) return { invalid: i };
+    builder.add(range, true);
   }
-  if (isIP(address) !== 6) return null;
-  // An IPv4 tail (::ffff:1.2.3.4) is the last two words: rewrite it in hex and parse one way.
-  const text = address.replace(/(\d+)\.(\d+)\.(\d+)\.(\d+)$/, (_m, a: string, b: string, c: string, d: string) =>
-    `${((Number(a) << 8) | Number(b)).toString(16)}:${((Number(c) << 8) | Number(d)).toString(16)}`,
-  );
-  const [head, rest] = text.split('::') as [string, string | undefined];
-  const left = words(head);
-  const right = rest === undefined ? [] : words(rest);
-  const all = [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
-  const bytes = new Uint8Array(16);
-  all.forEach((word, i) => {
-    bytes[i * 2] = word >> 8;
-    bytes[i * 2 + 1] = word & 255;
-  });
-  return bytes;
+  return builder.build('merge');
 }
 
-/** `10.0.0.0/8`, `2001:db8::/32`, or a bare address (a /32 or /128). `null` when malformed. */
-export function parseCidr(text: string): Cidr | null {
-  const [address, bits, ...extra] = text.split('/');
-  if (extra.length > 0 || address === undefined) return null;
-  const bytes = addressBytes(address);
-  if (bytes === null) return null;
-  const max = bytes.length * 8;
-  if (bits === undefined) return { bytes, prefix: max };
-  if (!/^\d{1,3}$/.test(bits) || Number(bits) > max) return null;
-  return { bytes, prefix: Number(bits) };
-}
+const NO_WORDS = new Uint32Array(0);
 
-const words = (part: string): number[] => (part === '' ? [] : part.split(':').map((w) => parseInt(w, 16)));
-
-export function cidrContains(cidr: Cidr, address: Uint8Array): boolean {
-  if (cidr.bytes.length !== address.length) return false;
-  const whole = cidr.prefix >> 3;
-  for (let i = 0; i < whole; i++) if (cidr.bytes[i] !== address[i]) return false;
-  const rest = cidr.prefix & 7;
-  if (rest === 0) return true;
-  const mask = (0xff << (8 - rest)) & 0xff;
-  return (cidr.bytes[whole]! & mask) === (address[whole]! & mask);
+/** An address (no prefix) as the key range tables look up, or `null` when the text is not one. */
+export function addressKey(text: string): IpKey | null {
+  const range = text.includes('/') ? null : parseNetwork(text);
+  if (range === null) return null;
+  return range.version === 4 ? { version: 4, v4: range.start, v6: NO_WORDS } : { version: 6, v4: 0, v6: range.start };
 }

@@ -6,6 +6,6 @@ import { checkRuleDirectory } from './check.js';
  * loads it, prints each file's result, and exits 1 on any problem, for users' own CI.
  */
 const dir = process.argv[2] ?? loadConfig(process.env).rulesDir;
-const { ok, lines } = checkRuleDirectory(dir);
+const { ok, lines } = await checkRuleDirectory(dir);
 for (const line of lines) (line.startsWith('error') ? console.error : console.log)(line);
 process.exitCode = ok ? 0 : 1;

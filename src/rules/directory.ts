@@ -1,12 +1,16 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { FILE_CAPS } from '../files/caps.js';
+import { FileLimitError, readBoundedText } from '../files/read.js';
 import { parseRuleFile, type RuleFileProblem } from './rule-file.js';
 import type { RuleSet } from './rule-set.js';
 
 /**
  * Reads a rules directory: one file per event type, named `<event_type>.yaml` (or `.yml`). Other
- * files (schema.json, a README) are not rule files. Synchronous on purpose: an account's directory
- * is read on its first request, inside the synchronous RuleBook.evaluate, and rule files are small.
+ * files (schema.json, a README) are not rule files. Each file is read through the bounded reader
+ * (at most FILE_CAPS.ruleFile bytes, regular files only), one at a time, so the event loop serves
+ * requests between two files. Nothing a file holds makes this throw: every problem is reported
+ * against the file it is in.
  */
 
 export const RULE_FILE = /^(.+)\.ya?ml$/;
@@ -17,18 +21,17 @@ export type RuleFileResult =
   | { eventType: string; file: string; ruleSet?: undefined; problems: RuleFileProblem[] };
 
 export type DirectoryResult =
-  | { files: RuleFileResult[]; /** Names and contents: equal fingerprints, same rule sets. */ fingerprint: string; error?: undefined }
+  | { files: RuleFileResult[]; error?: undefined }
   | { files?: undefined; error: string };
 
-export function readRuleDirectory(dir: string): DirectoryResult {
+export async function readRuleDirectory(dir: string): Promise<DirectoryResult> {
   let names: string[];
   try {
-    names = readdirSync(dir).filter((name) => RULE_FILE.test(name)).sort();
+    names = (await readdir(dir)).filter((name) => RULE_FILE.test(name)).sort();
   } catch (error) {
     return { error: `cannot read rules directory ${dir}: ${(error as Error).message}` };
   }
   const files: RuleFileResult[] = [];
-  const texts: string[] = [];
   const byEventType = new Map<string, string>();
   for (const name of names) {
     const file = join(dir, name);
@@ -42,16 +45,15 @@ export function readRuleDirectory(dir: string): DirectoryResult {
       byEventType.set(eventType, file);
       let text: string;
       try {
-        text = readFileSync(file, 'utf8');
+        ({ text } = await readBoundedText(file, FILE_CAPS.ruleFile));
       } catch (error) {
-        files.push(problem(`cannot read: ${(error as Error).message}`));
+        files.push(problem(error instanceof FileLimitError ? `refused: ${error.message} (docs/rules.md, "File size")` : `cannot read: ${(error as Error).message}`));
         continue;
       }
-      texts.push(`${name}\0${text}`);
       files.push(parseFile(eventType, file, text));
     }
   }
-  return { files, fingerprint: `${names.join('\0')}\0\0${texts.join('\0')}` };
+  return { files };
 }
 
 function parseFile(eventType: string, file: string, text: string): RuleFileResult {

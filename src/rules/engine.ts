@@ -1,8 +1,9 @@
 import type { EvaluationContext, RuleOutcome, ScoreDetail, State } from '../evaluation/ports.js';
-import { addressBytes, cidrContains } from './cidr.js';
+import type { IpKey } from '../ip/numeric.js';
+import { addressKey } from './cidr.js';
 import { ABSENT, UNKNOWN, readField, type Reading } from './fields.js';
 import type { Condition, RuleSet, Thresholds } from './rule-set.js';
-import { MAX_REGEX_INPUT } from './safe-regex.js';
+import { MAX_REGEX_INPUT } from './pattern.js';
 
 /**
  * The engine: a pure function from (enriched context, rule set) to outcome. No I/O, no clock.
@@ -16,10 +17,10 @@ import { MAX_REGEX_INPUT } from './safe-regex.js';
 
 type Truth = boolean | typeof UNKNOWN;
 
-/** Per-evaluation memo: the address bytes are parsed once, not once per CIDR rule. */
+/** Per-evaluation memo: the address is parsed once, not once per CIDR rule. */
 interface Scope {
   context: EvaluationContext;
-  address?: Uint8Array | null;
+  address?: IpKey | null;
 }
 
 export function evaluateRuleSet(context: EvaluationContext, ruleSet: RuleSet): RuleOutcome {
@@ -29,7 +30,7 @@ export function evaluateRuleSet(context: EvaluationContext, ruleSet: RuleSet): R
   const unavailable: string[] = [];
   let sum = 0;
   for (const rule of ruleSet.rules) {
-    const truth = test(rule.when, scope);
+    const truth = safely(rule.when, scope);
     if (truth === UNKNOWN) unavailable.push(rule.unavailableAs);
     if (truth !== true) continue;
     const detail: ScoreDetail = { rule_name: rule.name, rule_type: 'static', score: rule.score };
@@ -40,7 +41,7 @@ export function evaluateRuleSet(context: EvaluationContext, ruleSet: RuleSet): R
       sum += rule.score;
     }
   }
-  const signals = ruleSet.signals.filter((signal) => test(signal.when, scope) === true).map((signal) => signal.id);
+  const signals = ruleSet.signals.filter((signal) => safely(signal.when, scope) === true).map((signal) => signal.id);
   const fraudScore = Math.min(100, Math.max(0, sum));
   return { details, fraud_score: fraudScore, state: stateFor(fraudScore, ruleSet.thresholds), dry_run: dryRun, signals, unavailable };
 }
@@ -50,6 +51,19 @@ export function stateFor(score: number, thresholds: Thresholds): State {
   if (score >= thresholds.decline) return 'decline';
   if (score >= thresholds.review) return 'review';
   return 'approve';
+}
+
+/**
+ * A condition that throws is unknown, like one whose input is: one rule's failure degrades the
+ * answer (`rule:<id>` in unavailable) and never fails the request. Facts of the wrong type are
+ * already unknown (fields.ts); this is for whatever else a bug or a data file may bring.
+ */
+function safely(condition: Condition, scope: Scope): Truth {
+  try {
+    return test(condition, scope);
+  } catch {
+    return UNKNOWN;
+  }
 }
 
 function test(condition: Condition, scope: Scope): Truth {
@@ -104,9 +118,9 @@ function compare(condition: Exclude<Condition, { kind: 'all' | 'any' | 'not' | '
     case 'ends_with':
       return condition.suffixes.some((suffix) => (value as string).endsWith(suffix));
     case 'cidr': {
-      if (scope.address === undefined) scope.address = addressBytes(value as string);
-      const address = scope.address;
-      return address !== null && condition.ranges.some((range) => cidrContains(range, address));
+      if (scope.address === undefined) scope.address = addressKey(value as string);
+      // Not an address: the fact is garbage, so the answer is unknown rather than "outside".
+      return scope.address === null ? UNKNOWN : condition.ranges.has(scope.address);
     }
     case 'matches': {
       const text = value as string;

@@ -7,7 +7,8 @@ import type { EvaluationContext } from '../evaluation/ports.js';
  *
  * Three readings (see docs/rules.md, "Unknown and absent"):
  * - a value;
- * - UNKNOWN: the check could not run (its name is in `unavailable`) or the fact is `null`;
+ * - UNKNOWN: the check could not run (its name is in `unavailable`), the fact is `null`, or it is
+ *   not of the field's type;
  * - ABSENT: an optional field the caller did not send (`user.*`, `device_intelligence.*`), or
  *   `email.suggested_domain` when no typo was found. Absent is a known answer, not a failure.
  */
@@ -21,6 +22,8 @@ export type Reading = Scalar | typeof UNKNOWN | typeof ABSENT;
 
 export interface Field {
   type: FieldType;
+  /** Whether a value read is of the field's type; data files can hold anything (issue 11, finding 8). */
+  fits(value: Scalar): boolean;
   description: string;
   /** The value, `null` when the service does not know it, `undefined` when it was not sent. */
   read(context: EvaluationContext): Scalar | null | undefined;
@@ -31,8 +34,16 @@ export interface Field {
 }
 
 /** Every field has the same shape (no optional keys), so V8 keeps property reads on it monomorphic. */
+const FITS: Record<FieldType, Field['fits']> = {
+  text: (value) => typeof value === 'string',
+  ip: (value) => typeof value === 'string',
+  number: (value) => typeof value === 'number' && Number.isFinite(value),
+  boolean: (value) => typeof value === 'boolean',
+};
+
 const field = (type: FieldType, description: string, read: Field['read'], check: string | null = null, nullIsAbsent = false): Field => ({
   type,
+  fits: FITS[type],
   description,
   read,
   check,
@@ -92,6 +103,20 @@ export const FIELDS = {
 
   'ip.address': ip('address', 'ip', 'Canonical address; IPv4-mapped IPv6 reads as IPv4.'),
   'ip.version': field('number', '4 or 6.', (c) => c.ip.version),
+  'ip.embedded_ipv4': field(
+    'ip',
+    'The IPv4 client address an IPv6 address carries (NAT64, 6to4, Teredo...); absent when none.',
+    (c) => c.ip.embedded_ipv4,
+    null,
+    true,
+  ),
+  'ip.transition': field(
+    'text',
+    'How the IPv6 address carries ip.embedded_ipv4: ipv4_compatible, siit, nat64, 6to4 or teredo; absent when none.',
+    (c) => c.ip.transition,
+    null,
+    true,
+  ),
   'ip.country_code': ip('country_code', 'text', 'ISO 3166-1 alpha-2, upper case (GB).', 'ip.geo'),
   'ip.country': ip('country', 'text', 'Country name in English.', 'ip.geo'),
   'ip.region': ip('region', 'text', 'First subdivision name.', 'ip.geo'),
@@ -107,7 +132,7 @@ export const FIELDS = {
   'ip.is_proxy': ip('is_proxy', 'boolean', 'A known open or anonymising proxy.', 'ip.proxy'),
   'ip.is_datacenter': ip('is_datacenter', 'boolean', 'A hosting or cloud provider range.', 'ip.datacenter'),
   'ip.is_vpn': ip('is_vpn', 'boolean', 'A commercial VPN exit.', 'ip.vpn'),
-  'ip.is_bogon': ip('is_bogon', 'boolean', 'Private, reserved or otherwise unroutable.'),
+  'ip.is_bogon': ip('is_bogon', 'boolean', 'Private, reserved or otherwise unroutable (for an IPv6 address that carries an IPv4 one, that IPv4 address).'),
 
   'user.user_id': user('user_id', "The caller's identifier of the user; absent when not sent."),
   'user.first_name': user('first_name', 'First name; absent when not sent.'),
@@ -126,11 +151,15 @@ export type FieldPath = keyof typeof FIELDS;
 
 export const FIELD_PATHS = Object.keys(FIELDS) as [FieldPath, ...FieldPath[]];
 
-/** Reads a field as the engine sees it: a value, UNKNOWN or ABSENT. */
+/**
+ * Reads a field as the engine sees it: a value, UNKNOWN or ABSENT. A value of the wrong type (a
+ * number where a City database should hold a name, NaN for a latitude) is UNKNOWN: the engine
+ * never compares what it cannot trust, whatever the loaders let through.
+ */
 export function readField(field: Field, context: EvaluationContext): Reading {
   if (field.check !== null && context.unavailable.has(field.check)) return UNKNOWN;
   const value = field.read(context);
   if (value === undefined) return ABSENT;
   if (value === null) return field.nullIsAbsent ? ABSENT : UNKNOWN;
-  return value;
+  return field.fits(value) ? value : UNKNOWN;
 }

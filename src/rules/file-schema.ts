@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { parseCidr } from './cidr.js';
+import { parseCidrRanges } from './cidr.js';
 import { FIELDS, FIELD_PATHS, type FieldPath, type FieldType, type Scalar } from './fields.js';
 import { LIBRARY_IDS } from './library.js';
-import { regexProblem } from './safe-regex.js';
+import { compilePattern, MAX_FILE_INSTRUCTIONS } from './pattern.js';
 
 /**
  * The rule file format, written once: it validates files on load and in `rules:check`, types the
@@ -78,7 +78,7 @@ export const conditionSchema: z.ZodType<ConditionInput> = z.lazy(() =>
       ends_with: oneOrMany('Text field ends with this suffix (or one of these), case-sensitive.'),
       cidr: oneOrMany('ip.address is inside this CIDR range (or one of these), IPv4 or IPv6.'),
       matches: z.string().optional().meta({
-        description: 'Text field matches this regular expression (JavaScript syntax, u flag; no back-references, look-arounds or nested repetition).',
+        description: 'Text field matches this regular expression (RE2 syntax, linear-time: no back-references or look-arounds; at most 200 characters).',
       }),
     })
     .superRefine(checkCondition),
@@ -121,12 +121,14 @@ function checkValues(condition: ConditionInput, operator: Operator, type: FieldT
     });
   } else if (operator === 'cidr') {
     const ranges = condition.cidr!;
-    (Array.isArray(ranges) ? ranges : [ranges]).forEach((range, i) => {
-      if (parseCidr(range) === null) issue(`"${range}" is not an IP address or CIDR range`, Array.isArray(ranges) ? ['cidr', i] : ['cidr']);
-    });
+    const texts = Array.isArray(ranges) ? ranges : [ranges];
+    const parsed = parseCidrRanges(texts);
+    if ('invalid' in parsed) {
+      issue(`"${texts[parsed.invalid]}" is not an IP address or CIDR range`, Array.isArray(ranges) ? ['cidr', parsed.invalid] : ['cidr']);
+    }
   } else if (operator === 'matches') {
-    const problem = regexProblem(condition.matches!);
-    if (problem !== null) issue(problem, ['matches']);
+    const pattern = compilePattern(condition.matches!);
+    if ('problem' in pattern) issue(pattern.problem, ['matches']);
   }
 }
 
@@ -191,8 +193,32 @@ export const ruleFileSchema = z
       if (seen.has(id)) ctx.addIssue({ code: 'custom', message: `rule "${id}" appears twice`, path: ['rules', i] });
       seen.add(id);
     });
+    checkPatternBudget(file.rules, ctx);
   })
   .meta({ title: 'Risk evaluation rule file', description: 'One event type\'s rules. See docs/rules.md.' });
+
+/** One evaluation runs every pattern of the file: their sizes together bound its cost (pattern.ts). */
+function checkPatternBudget(rules: RuleInput[], ctx: z.RefinementCtx): void {
+  let total = 0;
+  const visit = (condition: ConditionInput | undefined, path: (string | number)[]): void => {
+    if (condition === undefined) return;
+    condition.all?.forEach((c, i) => visit(c, [...path, 'all', i]));
+    condition.any?.forEach((c, i) => visit(c, [...path, 'any', i]));
+    visit(condition.not, [...path, 'not']);
+    if (condition.matches === undefined) return;
+    const pattern = compilePattern(condition.matches);
+    if ('problem' in pattern) return; // reported where the condition is checked
+    total += pattern.instructions;
+    if (total > MAX_FILE_INSTRUCTIONS && total - pattern.instructions <= MAX_FILE_INSTRUCTIONS) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `the file's regular expressions compile to more than ${MAX_FILE_INSTRUCTIONS} instructions together (this one brings them to ${total}): use fewer or simpler patterns`,
+        path: [...path, 'matches'],
+      });
+    }
+  };
+  rules.forEach((rule, i) => visit(rule.when, ['rules', i, 'when']));
+}
 
 export type RuleFile = z.output<typeof ruleFileSchema>;
 export type RuleInput = z.output<typeof ruleSchema>;

@@ -109,6 +109,15 @@ export const LIBRARY: readonly LibraryRule[] = [
     reads: 'ip.is_bogon',
     when: true,
   },
+  {
+    id: 'device_cookies_disabled',
+    name: 'Browser has cookies disabled',
+    description:
+      'The device SDK reports cookies off: common in scripted and throw-away browser profiles, but privacy-minded people do it too, so low on its own. Does not fire when the field is not sent.',
+    defaultScore: 10,
+    reads: 'device_intelligence.cookie_enabled',
+    when: false,
+  },
 ];
 
 export const LIBRARY_IDS = LIBRARY.map((rule) => rule.id) as [string, ...string[]];

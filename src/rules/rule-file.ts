@@ -1,4 +1,4 @@
-import { isMap, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { isAlias, isMap, isNode, isSeq, LineCounter, parseDocument, visit, type Alias, type Document, type Node } from 'yaml';
 import { ruleFileSchema } from './file-schema.js';
 import { compileRuleSet, type RuleSet } from './rule-set.js';
 
@@ -26,9 +26,19 @@ export class RuleSetError extends Error {
 
 /**
  * Parses and validates one rule file. YAML (a superset of JSON), so people can comment their scores
- * and errors can point at a line.
+ * and errors can point at a line. Never throws: whatever the text holds is a problem reported
+ * against the file, whether it was read from a directory, sent to the store or read back from it.
  */
 export function parseRuleFile(eventType: string, file: string, text: string): { ruleSet: RuleSet } | { problems: RuleFileProblem[] } {
+  try {
+    return parse(eventType, file, text);
+  } catch (error) {
+    // A bug, not the file's fault; still reported against the file, never thrown at the caller.
+    return { problems: [{ file, path: '', line: null, column: null, message: `cannot be loaded: ${(error as Error).message}` }] };
+  }
+}
+
+function parse(eventType: string, file: string, text: string): { ruleSet: RuleSet } | { problems: RuleFileProblem[] } {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const at = (offset: number | undefined) => {
@@ -39,7 +49,15 @@ export function parseRuleFile(eventType: string, file: string, text: string): { 
   if (doc.errors.length > 0) {
     return { problems: doc.errors.map((e) => ({ file, path: '', ...at(e.pos[0]), message: e.message.split('\n')[0]! })) };
   }
-  const parsed = ruleFileSchema.safeParse(doc.toJS() ?? {});
+  let plain: unknown;
+  try {
+    plain = doc.toJS({ maxAliasCount: MAX_ALIAS_USES }) ?? {};
+  } catch (error) {
+    // The yaml package throws, rather than reports, an alias it cannot resolve or expand.
+    const { alias, message } = aliasProblem(doc, error as Error);
+    return { problems: [{ file, path: '', ...at(alias?.range?.[0]), message }] };
+  }
+  const parsed = ruleFileSchema.safeParse(plain);
   if (!parsed.success) {
     return {
       problems: parsed.error.issues.map((issue) => {
@@ -50,6 +68,36 @@ export function parseRuleFile(eventType: string, file: string, text: string): { 
     };
   }
   return { ruleSet: compileRuleSet(eventType, file, parsed.data) };
+}
+
+/**
+ * Anchors and aliases (`&base`, `*base`) are YAML, so they are allowed, but each use of an alias
+ * copies what it names: past this many uses a small file could expand into an enormous one.
+ */
+export const MAX_ALIAS_USES = 100;
+
+/** Which alias broke `toJS`, found in one pass in document order (an anchor counts from where it stands). */
+function aliasProblem(doc: Document, error: Error): { alias: Alias | undefined; message: string } {
+  const anchors = new Set<string>();
+  let first: Alias | undefined;
+  let unresolved: Alias | undefined;
+  visit(doc, (_key, node) => {
+    if (isAlias(node)) {
+      first ??= node;
+      if (!anchors.has(node.source)) {
+        unresolved = node;
+        return visit.BREAK;
+      }
+    } else if (isNode(node) && node.anchor !== undefined) {
+      anchors.add(node.anchor);
+    }
+    return undefined;
+  });
+  if (unresolved) return { alias: unresolved, message: `alias *${unresolved.source} has no anchor &${unresolved.source} before it` };
+  if (/alias count/i.test(error.message)) {
+    return { alias: first, message: `aliases expand to more than ${MAX_ALIAS_USES} copies (YAML *aliases): write the values out, or use fewer` };
+  }
+  return { alias: first, message: `cannot be read: ${error.message}` };
 }
 
 /** `rules[2].when.field` */

@@ -1,7 +1,8 @@
-import { parseCidr, type Cidr } from './cidr.js';
+import { parseCidrRanges, type CidrRanges } from './cidr.js';
 import { FIELDS, type Field, type FieldPath, type Scalar } from './fields.js';
 import { DEFAULT_THRESHOLDS, type ConditionInput, type Mode, type RuleFile } from './file-schema.js';
 import { LIBRARY, libraryRule, type LibraryRule } from './library.js';
+import { compilePattern, type Pattern } from './pattern.js';
 
 /**
  * A rule file made ready to evaluate: library rules resolved, sets, CIDR ranges and regular
@@ -17,8 +18,8 @@ export type Condition =
   | { kind: 'compare'; field: Field; op: 'gt' | 'gte' | 'lt' | 'lte'; value: number }
   | { kind: 'exists'; field: Field; value: boolean }
   | { kind: 'ends_with'; field: Field; suffixes: string[] }
-  | { kind: 'cidr'; field: Field; ranges: Cidr[] }
-  | { kind: 'matches'; field: Field; pattern: RegExp };
+  | { kind: 'cidr'; field: Field; ranges: CidrRanges }
+  | { kind: 'matches'; field: Field; pattern: Pattern };
 
 export interface Rule {
   id: string;
@@ -91,7 +92,7 @@ export function compileCondition(input: ConditionInput): Condition {
   }
   if (input.exists !== undefined) return { kind: 'exists', field, value: input.exists };
   if (input.ends_with !== undefined) return { kind: 'ends_with', field, suffixes: list(input.ends_with) };
-  if (input.cidr !== undefined) return { kind: 'cidr', field, ranges: list(input.cidr).map((r) => parseCidr(r)!) };
-  if (input.matches !== undefined) return { kind: 'matches', field, pattern: new RegExp(input.matches, 'u') };
+  if (input.cidr !== undefined) return { kind: 'cidr', field, ranges: parseCidrRanges(list(input.cidr)) as CidrRanges };
+  if (input.matches !== undefined) return { kind: 'matches', field, pattern: compilePattern(input.matches) as Pattern };
   throw new Error('unreachable: the schema requires one operator');
 }

@@ -5,10 +5,11 @@ import { RuleSetError } from './rule-file.js';
 /**
  * A rules directory read for the store: every file valid, or nothing (a RuleSetError naming each
  * file, line and path). RULES_DIR is read this way at start, as the rule sets a new account starts
- * from; `npm run rules -- apply DIR` and an accounts file's rules directories too.
+ * from; `npm run rules -- apply DIR` and an accounts file's rules directories too. Every file goes
+ * through the bounded reader (src/files/read.ts): a device, a FIFO or an oversized file is a
+ * problem naming the file, like a YAML error.
  */
 export async function readRuleFiles(dir: string): Promise<RuleFileText[]> {
-  // Awaited so that an asynchronous reader can take the synchronous one's place without a change here.
   const result = await readRuleDirectory(dir);
   if (result.error !== undefined) throw new Error(result.error);
   // No event type at all is a wrong path or an unmounted volume, not a choice.

@@ -1,108 +1,62 @@
-import { execFile } from 'node:child_process';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runDataUpdate } from '../../scripts/data-update/run.js';
-import { settingsFrom, SettingsError } from '../../scripts/data-update/settings.js';
+import { createDownload } from '../../src/data-update/fetch.js';
+import { runDataUpdate } from '../../src/data-update/run.js';
+import { describeProxy, settingsFrom, SettingsError, type UpdateSettings } from '../../src/data-update/settings.js';
 import { createIpInspector } from '../../src/ip/index.js';
 import { capturedLogger, configFor, ip, tempDir } from '../ip/fixtures.js';
-import { asnDatabase, asnRecord, cityDatabase, cityRecord } from '../support/mmdb.js';
-import { tarGz } from '../support/tar.js';
+import { CLOUD_URLS, sourcesAt, startOrigin, type Origin } from './origin.js';
 
-const AUTH = `Basic ${Buffer.from('12345:secret-key').toString('base64')}`;
-
-/** Fixture files as the real sources serve them (trimmed), plus broken ones. */
-const routes: Record<string, (req: IncomingMessage, res: ServerResponse, base: string) => void> = {
-  '/tor': (_q, res) => res.end('185.220.101.1\n185.220.101.2\n2a0b:f4c2::1\n'),
-  '/tor-broken': (_q, res) => res.end('<!doctype html>\n<html><body>Service Unavailable</body></html>\n'),
-  '/aws.json': (_q, res) => res.end(JSON.stringify({
-    syncToken: '1', prefixes: [{ ip_prefix: '3.0.0.0/9', region: 'us-east-1', service: 'AMAZON' }],
-    ipv6_prefixes: [{ ipv6_prefix: '2600:1f00::/24', region: 'us-east-1', service: 'AMAZON' }],
-  })),
-  '/google.json': (_q, res) => res.end(JSON.stringify({
-    prefixes: [{ ipv4Prefix: '34.64.0.0/10', service: 'Google Cloud' }, { ipv6Prefix: '2600:1900::/28', service: 'Google Cloud' }],
-  })),
-  '/azure': (_q, res, base) => res.end(`<html><a href="${base}/download/ServiceTags_Public_20261116.json">Download</a></html>`),
-  '/download/ServiceTags_Public_20261116.json': (_q, res) => res.end(JSON.stringify({
-    values: [{ name: 'AzureCloud', properties: { addressPrefixes: ['20.33.0.0/16', '2603:1000::/40'] } }],
-  })),
-  '/oracle.json': (_q, res) => res.end(JSON.stringify({ regions: [{ region: 'us-phoenix-1', cidrs: [{ cidr: '129.146.0.0/21', tags: ['OCI'] }] }] })),
-  '/oracle-500': (_q, res) => {
-    res.statusCode = 500;
-    res.end('internal error');
-  },
-  '/do.csv': (_q, res) => res.end('104.131.0.0/18,US,US-NY,New York,10011\n2604:a880::/32,US,US-NY,New York,10011\n'),
-  '/cf-v4': (_q, res) => res.end('173.245.48.0/20\n'),
-  '/cf-v6': (_q, res) => res.end('2400:cb00::/32\n'),
-  '/geoip/databases/GeoLite2-City/download': (req, res) => {
-    if (req.headers.authorization !== AUTH) {
-      res.statusCode = 401;
-      return void res.end('unauthorized');
-    }
-    const mmdb = cityDatabase(6, [{ network: '81.2.69.0/24', data: cityRecord({ countryCode: 'GB', country: 'United Kingdom', city: 'London' }) }]);
-    res.end(tarGz([{ name: 'GeoLite2-City_20261120/COPYRIGHT.txt', content: 'test' }, { name: 'GeoLite2-City_20261120/GeoLite2-City.mmdb', content: mmdb }]));
-  },
-  // A broken source: the archive holds a database cut short.
-  '/geoip/databases/GeoLite2-ASN/download': (_q, res) => {
-    const mmdb = asnDatabase(6, [{ network: '81.2.69.0/24', data: asnRecord(20712, 'A&A') }]);
-    res.end(tarGz([{ name: 'GeoLite2-ASN_20261120/GeoLite2-ASN.mmdb', content: mmdb.subarray(0, mmdb.length - 100) }]));
-  },
-};
-
-let server: Server;
+let origin: Origin;
 let base: string;
-const requested: string[] = [];
+const hits = (path: string) => origin.hits(path);
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    const path = new URL(req.url ?? '/', base).pathname;
-    requested.push(path);
-    const route = routes[path];
-    if (route) route(req, res, base);
-    else {
-      res.statusCode = 404;
-      res.end();
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  origin = await startOrigin();
+  base = origin.base;
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(() => origin.close());
 
 let dir: string;
 let cleanup: () => Promise<void>;
 beforeEach(async () => {
   ({ dir, cleanup } = await tempDir());
-  requested.length = 0;
+  origin.requested.length = 0;
 });
 afterEach(() => cleanup());
 
+/** A port on 127.0.0.1 that nothing listens on (bound, then released). */
+async function closedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
 /** Every source pointed at the local server; nothing leaves 127.0.0.1. */
-const env = (overrides: Record<string, string> = {}) => ({
-  DATA_DIR: dir,
-  DATA_UPDATE_TIMEOUT_MS: '5000',
-  DATA_UPDATE_TOR_URL: `${base}/tor`,
-  DATA_UPDATE_AWS_URL: `${base}/aws.json`,
-  DATA_UPDATE_GOOGLE_URL: `${base}/google.json`,
-  DATA_UPDATE_AZURE_URL: `${base}/azure`,
-  DATA_UPDATE_ORACLE_URL: `${base}/oracle.json`,
-  DATA_UPDATE_DIGITALOCEAN_URL: `${base}/do.csv`,
-  DATA_UPDATE_CLOUDFLARE_URLS: `${base}/cf-v4,${base}/cf-v6`,
-  DATA_UPDATE_MAXMIND_URL: `${base}/geoip/databases`,
-  MAXMIND_ACCOUNT_ID: '12345',
-  MAXMIND_LICENSE_KEY: 'secret-key',
-  ...overrides,
-});
+const env = (overrides: Record<string, string> = {}) => ({ DATA_DIR: dir, DATA_UPDATE_TIMEOUT_MS: '5000', ...sourcesAt(base), ...overrides });
 
 const now = () => new Date('2026-11-21T12:00:00Z');
+/** The back-off waits asked for, recorded instead of slept. */
+let waits: number[] = [];
+beforeEach(() => {
+  waits = [];
+});
+/** The job as the CLI runs it, direct to the local server, its waits recorded instead of slept. */
+const update = (settings: UpdateSettings) =>
+  runDataUpdate(settings, {
+    now,
+    download: createDownload({ timeoutMs: settings.timeoutMs, attempts: settings.attempts, retryDelayMs: settings.retryDelayMs, wait: async (ms) => void waits.push(ms) }),
+  });
 const outcomes = (results: { source: string; outcome: string }[]) => Object.fromEntries(results.map((r) => [r.source, r.outcome]));
 
 describe('npm run data:update', () => {
   it('fetches every source, validates it, renames it into place, and a broken source fails alone', async () => {
-    const report = await runDataUpdate(settingsFrom(env()), now);
+    const report = await update(settingsFrom(env()));
     expect(outcomes(report.results)).toEqual({
       tor: 'updated',
       'cloud:aws': 'updated', 'cloud:google': 'updated', 'cloud:azure': 'updated',
@@ -134,7 +88,7 @@ describe('npm run data:update', () => {
 
   it('keeps the previous file when a source serves something that is not its format', async () => {
     await writeFile(join(dir, 'tor-exit-nodes.txt'), '162.247.74.201\n');
-    const report = await runDataUpdate(settingsFrom(env({ DATA_UPDATE_TOR_URL: `${base}/tor-broken`, MAXMIND_ACCOUNT_ID: '' })), now);
+    const report = await update(settingsFrom(env({ DATA_UPDATE_TOR_URL: `${base}/tor-broken`, MAXMIND_ACCOUNT_ID: '' })));
     expect(outcomes(report.results).tor).toBe('failed');
     expect(report.results.find((r) => r.source === 'tor')?.detail).toContain(`${base}/tor-broken`);
     expect(await readFile(join(dir, 'tor-exit-nodes.txt'), 'utf8')).toBe('162.247.74.201\n');
@@ -149,33 +103,35 @@ describe('npm run data:update', () => {
       '# source: aws https://old fetched 2026-11-01T00:00:00.000Z',
       '52.0.0.0/8',
     ].join('\n'));
-    const report = await runDataUpdate(settingsFrom(env({ DATA_UPDATE_ORACLE_URL: `${base}/oracle-500`, MAXMIND_LICENSE_KEY: '' })), now);
+    const report = await update(settingsFrom(env({ DATA_UPDATE_ORACLE_URL: `${base}/oracle-500`, MAXMIND_LICENSE_KEY: '' })));
     const oracle = report.results.find((r) => r.source === 'cloud:oracle');
-    expect(oracle).toMatchObject({ outcome: 'failed', detail: `${base}/oracle-500: HTTP 500 (previous ranges kept)` });
+    expect(oracle).toMatchObject({ outcome: 'failed', detail: `${base}/oracle-500: HTTP 500, after 3 attempts (previous ranges kept)` });
     const ranges = await readFile(join(dir, 'datacenter-ranges.txt'), 'utf8');
     expect(ranges).toContain('# my own hosting ranges\n198.51.100.0/24\n');
     expect(ranges).toContain('# source: oracle https://old fetched 2026-11-01T00:00:00.000Z\n140.238.0.0/16');
     expect(ranges).not.toContain('52.0.0.0/8'); // aws was refreshed
     expect(ranges.match(/# my own hosting ranges/g)).toHaveLength(1);
     // Running again does not duplicate anything.
-    await runDataUpdate(settingsFrom(env({ DATA_UPDATE_ORACLE_URL: `${base}/oracle-500`, MAXMIND_LICENSE_KEY: '' })), now);
+    await update(settingsFrom(env({ DATA_UPDATE_ORACLE_URL: `${base}/oracle-500`, MAXMIND_LICENSE_KEY: '' })));
     expect(await readFile(join(dir, 'datacenter-ranges.txt'), 'utf8')).toBe(ranges);
   });
 
   it('skips the MaxMind databases without an account, without asking for them', async () => {
-    const report = await runDataUpdate(settingsFrom(env({ MAXMIND_ACCOUNT_ID: '', MAXMIND_LICENSE_KEY: '' })), now);
+    const report = await update(settingsFrom(env({ MAXMIND_ACCOUNT_ID: '', MAXMIND_LICENSE_KEY: '' })));
     expect(report.results.filter((r) => r.source.startsWith('maxmind:'))).toEqual([
       { source: 'maxmind:GeoLite2-City', file: 'GeoLite2-City.mmdb', outcome: 'skipped', detail: 'MAXMIND_ACCOUNT_ID and MAXMIND_LICENSE_KEY are not set' },
       { source: 'maxmind:GeoLite2-ASN', file: 'GeoLite2-ASN.mmdb', outcome: 'skipped', detail: 'MAXMIND_ACCOUNT_ID and MAXMIND_LICENSE_KEY are not set' },
     ]);
     expect(report.exitCode).toBe(0);
-    expect(requested.some((p) => p.startsWith('/geoip/'))).toBe(false);
+    expect(origin.requested.some((r) => r.path.startsWith('/geoip/'))).toBe(false);
   });
 
   it('fails a MaxMind download refused for bad credentials', async () => {
-    const report = await runDataUpdate(settingsFrom(env({ MAXMIND_LICENSE_KEY: 'wrong', DATA_UPDATE_MAXMIND_EDITIONS: 'GeoLite2-City' })), now);
+    const report = await update(settingsFrom(env({ MAXMIND_LICENSE_KEY: 'wrong', DATA_UPDATE_MAXMIND_EDITIONS: 'GeoLite2-City' })));
     expect(report.results.find((r) => r.source === 'maxmind:GeoLite2-City')).toMatchObject({ outcome: 'failed', detail: expect.stringContaining('HTTP 401') });
     expect(report.results.find((r) => r.source === 'maxmind:GeoLite2-City')?.detail).not.toContain('wrong');
+    // A refused licence key is not retried: another try cannot change it.
+    expect(waits).toEqual([]);
   });
 
   it('reads its settings from the environment, with off to skip a source', () => {
@@ -188,18 +144,57 @@ describe('npm run data:update', () => {
     expect(() => settingsFrom({ DATA_UPDATE_TIMEOUT_MS: 'soon' })).toThrow(/DATA_UPDATE_TIMEOUT_MS/);
   });
 
-  it('exits non-zero and prints a summary naming what was updated and what failed', async () => {
-    const run = promisify(execFile);
-    const result = await run(process.execPath, ['--import', 'tsx', 'scripts/data-update.ts'], {
-      env: { PATH: process.env.PATH, ...env({ DATA_UPDATE_ORACLE_URL: `${base}/oracle-500`, MAXMIND_ACCOUNT_ID: '' }) },
-    }).then(
-      (r) => ({ code: 0, stdout: r.stdout }),
-      (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
-    );
-    expect(result.code).toBe(1);
-    expect(result.stdout).toMatch(/updated\s+tor\s+tor-exit-nodes\.txt\s+3 exit addresses/);
-    expect(result.stdout).toMatch(/failed\s+cloud:oracle\s+datacenter-ranges\.txt\s+.*HTTP 500/);
-    expect(result.stdout).toContain('6 updated, 1 failed, 2 skipped');
-    expect(result.stdout).toContain('files replaced: tor-exit-nodes.txt, datacenter-ranges.txt');
+  it('reads the proxies from the environment (lower case first), and never prints their credentials', () => {
+    const settings = settingsFrom({ HTTPS_PROXY: 'http://user:secret@proxy.internal:3128', http_proxy: 'http://a:1', HTTP_PROXY: 'http://b:2', NO_PROXY: '.internal,localhost' });
+    expect(settings.proxy).toEqual({ http: 'http://a:1', https: 'http://user:secret@proxy.internal:3128', noProxy: '.internal,localhost' });
+    expect(describeProxy(settings.proxy)).toBe('proxy for http a:1, for https proxy.internal:3128, not for .internal,localhost');
+    expect(describeProxy(settingsFrom({}).proxy)).toBe('proxy for http none, for https none');
+    expect(describeProxy(settingsFrom({ HTTP_PROXY: 'http://p:8080' }).proxy)).toBe('proxy for http p:8080, for https p:8080');
+    expect(() => settingsFrom({ HTTPS_PROXY: 'proxy.internal:3128' })).toThrow(/HTTPS_PROXY/);
+    expect(() => settingsFrom({ HTTP_PROXY: 'socks5://proxy:1080' })).toThrow(/HTTP_PROXY: must be an http/);
+    expect(() => settingsFrom({ DATA_UPDATE_ATTEMPTS: '0' })).toThrow(/DATA_UPDATE_ATTEMPTS/);
+  });
+});
+
+describe('retries', () => {
+  const only = (overrides: Record<string, string>) => settingsFrom(env({ ...overrides, MAXMIND_ACCOUNT_ID: '', ...Object.fromEntries(CLOUD_URLS.map((v) => [v, 'off'])) }));
+
+  it('retries a source the server cannot answer now, backing off, until it answers', async () => {
+    const report = await update(only({ DATA_UPDATE_TOR_URL: `${base}/tor-flaky`, DATA_UPDATE_RETRY_DELAY_MS: '1000' }));
+    expect(report.results.find((r) => r.source === 'tor')).toMatchObject({ outcome: 'updated', detail: '1 exit addresses' });
+    expect(hits('/tor-flaky')).toBe(3);
+    // Doubling, with jitter in the upper half of each step.
+    expect(waits).toHaveLength(2);
+    expect(waits[0]).toBeGreaterThanOrEqual(500);
+    expect(waits[0]).toBeLessThanOrEqual(1000);
+    expect(waits[1]).toBeGreaterThanOrEqual(1000);
+    expect(waits[1]).toBeLessThanOrEqual(2000);
+  });
+
+  it("waits as long as the server's Retry-After asks", async () => {
+    const report = await update(only({ DATA_UPDATE_TOR_URL: `${base}/tor-429`, DATA_UPDATE_RETRY_DELAY_MS: '1000' }));
+    expect(report.results.find((r) => r.source === 'tor')?.outcome).toBe('updated');
+    expect(waits).toEqual([120_000]);
+  });
+
+  it('gives up after DATA_UPDATE_ATTEMPTS, and says so', async () => {
+    const report = await update(only({ DATA_UPDATE_TOR_URL: `${base}/oracle-500`, DATA_UPDATE_ATTEMPTS: '4' }));
+    expect(report.results.find((r) => r.source === 'tor')?.detail).toBe(`${base}/oracle-500: HTTP 500, after 4 attempts`);
+    expect(hits('/oracle-500')).toBe(4);
+    expect(waits).toHaveLength(3);
+  });
+
+  it('retries a refused connection', async () => {
+    const closed = `http://127.0.0.1:${await closedPort()}`;
+    const report = await update(only({ DATA_UPDATE_TOR_URL: `${closed}/tor`, DATA_UPDATE_ATTEMPTS: '2' }));
+    expect(report.results.find((r) => r.source === 'tor')?.detail).toMatch(/ECONNREFUSED.*, after 2 attempts$/);
+    expect(waits).toHaveLength(1);
+  });
+
+  it('does not retry what another try cannot change: a 404', async () => {
+    const report = await update(only({ DATA_UPDATE_TOR_URL: `${base}/no-such-file` }));
+    expect(report.results.find((r) => r.source === 'tor')?.detail).toBe(`${base}/no-such-file: HTTP 404`);
+    expect(hits('/no-such-file')).toBe(1);
+    expect(waits).toEqual([]);
   });
 });

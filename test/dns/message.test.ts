@@ -1,7 +1,7 @@
 import dnsPacket from 'dns-packet';
 import { describe, expect, it } from 'vitest';
 import { readOutcome } from '../../src/dns/answer.js';
-import { answersQuery, buildQuery, decodeReply } from '../../src/dns/message.js';
+import { answersQuery, buildQuery, decodeReply, MAX_RECORDS_READ } from '../../src/dns/message.js';
 
 const replyTo = (query: ReturnType<typeof buildQuery>, overrides: Record<string, unknown> = {}) =>
   decodeReply(
@@ -57,7 +57,16 @@ describe('readOutcome', () => {
 
   it('follows a chain to its records and takes the shortest TTL', () => {
     const reply = replyTo(query, { answers: [cname('a.test', 'b.test'), mx('b.test', 'mx.b.test')] });
-    expect(readOutcome(reply, 'a.test', 'MX', 'NOERROR')).toMatchObject({ kind: 'records', ttl: 60, records: [{ data: { exchange: 'mx.b.test' } }] });
+    expect(readOutcome(reply, 'a.test', 'MX', 'NOERROR')).toEqual({ kind: 'records', ttl: 60, records: [{ exchange: 'mx.b.test', priority: 10 }] });
+  });
+
+  it('keeps the most preferred records, and takes the TTL of the whole set', () => {
+    const many = Array.from({ length: 30 }, (_, i) => ({ ...mx('a.test', `MX${i}.a.test.`, i === 29 ? 7 : 300), data: { preference: 100 - i, exchange: `MX${i}.a.test.` } }));
+    const outcome = readOutcome(replyTo(query, { answers: many }), 'a.test', 'MX', 'NOERROR');
+    expect(outcome).toMatchObject({ kind: 'records', ttl: 7 });
+    expect(outcome.kind === 'records' && outcome.records.map((r) => `${r.priority} ${r.exchange}`)).toEqual(
+      Array.from({ length: 10 }, (_, i) => `${71 + i} mx${29 - i}.a.test`),
+    );
   });
 
   it('ignores records for names off the chain', () => {
@@ -78,5 +87,24 @@ describe('readOutcome', () => {
   it('reads the negative TTL as min(SOA TTL, MINIMUM) (RFC 2308 §5)', () => {
     const reply = replyTo(query, { authorities: [{ ...soa, ttl: 30 }] });
     expect(readOutcome(reply, 'a.test', 'MX', 'NXDOMAIN')).toEqual({ kind: 'nxdomain', ttl: 30 });
+  });
+});
+
+describe('decodeReply', () => {
+  const query = buildQuery('a.test', 'MX');
+  const mx = (i: number) => ({ type: 'MX', name: 'a.test', ttl: 60, data: { preference: i, exchange: `mx${i}.a.test` } });
+  const soa = { type: 'SOA', name: 'test', ttl: 900, data: { mname: 'ns.test', rname: 'h.test', minimum: 120 } };
+
+  it(`reads at most ${MAX_RECORDS_READ} records of a reply, the answer section first`, () => {
+    const many = Array.from({ length: 300 }, (_, i) => mx(i));
+    const reply = replyTo(query, { answers: many, authorities: [soa], additionals: [mx(1)] });
+    expect(reply.answers).toHaveLength(MAX_RECORDS_READ);
+    expect(reply.answers?.at(-1)).toMatchObject({ data: { exchange: `mx${MAX_RECORDS_READ - 1}.a.test` } });
+    expect([reply.authorities, reply.additionals]).toEqual([[], []]);
+  });
+
+  it('reads every section of a reply within the bound', () => {
+    const reply = replyTo(query, { answers: [mx(1), mx(2)], authorities: [soa], additionals: [mx(3)] });
+    expect([reply.answers?.length, reply.authorities?.length, reply.additionals?.length]).toEqual([2, 1, 1]);
   });
 });

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createResolver, type ResolverOptions } from '../../src/dns/resolver.js';
+import { MAX_NAME_LENGTH, MAX_RECORDS_PER_ANSWER } from '../../src/dns/records.js';
+import { answerBytes, createResolver, type LookupResult, type ResolverOptions } from '../../src/dns/resolver.js';
 import { closedPort, startDnsServer, type TestDnsServer, type Zone } from '../support/dns-server.js';
 
 const zone: Zone = {
@@ -28,8 +29,11 @@ function resolverFor(list: Array<{ host: string; port: number }>, options: Parti
   return createResolver({ servers: list, timeoutMs: TIMEOUT, attemptTimeoutMs: ATTEMPT, ...options });
 }
 
-const exchanges = (result: Awaited<ReturnType<ReturnType<typeof createResolver>['lookup']>>) =>
-  result.kind === 'records' ? result.records.map((r) => (r.type === 'MX' ? r.data.exchange : r.type === 'A' ? r.data : r.type)) : result.kind;
+const exchanges = (result: LookupResult) =>
+  result.kind === 'records' ? result.records.map((r) => (typeof r === 'string' ? r : r.exchange)) : result.kind;
+
+/** The liveness check's question as the test server records it: the root's NS set. */
+const CHECK = { name: '', type: 'NS' };
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
@@ -75,6 +79,12 @@ describe('answers', () => {
   it('retries over TCP when the UDP reply is truncated', async () => {
     const s = await server({ faults: { 'big.test': { kind: 'truncate' } } });
     expect(exchanges(await resolverFor([s.address]).lookup('big.test', 'MX'))).toEqual(['mx.big.test']);
+    expect(s.queries.map((q) => q.transport)).toEqual(['udp', 'tcp']);
+  });
+
+  it('reads a TCP reply that arrives in many pieces', async () => {
+    const s = await server({ faults: { 'mail.test': { kind: 'truncate', pieces: true } } });
+    expect(exchanges(await resolverFor([s.address]).lookup('mail.test', 'MX'))).toEqual(['mx1.mail.test', 'mx2.mail.test']);
     expect(s.queries.map((q) => q.transport)).toEqual(['udp', 'tcp']);
   });
 
@@ -213,58 +223,166 @@ describe('cache', () => {
   });
 });
 
-describe('limits', () => {
-  it('backs off when every server is failing instead of waiting out each timeout', async () => {
-    const s = await server({ faults: { 'mail.test': { kind: 'drop' } } });
+describe('what an answer keeps', () => {
+  it('keeps the most preferred MX records of a huge answer, each exchange once, in order', async () => {
+    // Some 3,000 records of ~245-character names in one 64 KB TCP reply; preferences run downwards.
+    const s = await server({ zone: { 'hostile.test': { hugeMx: true } } });
+    const result = await resolverFor([s.address]).lookup('hostile.test', 'MX');
+    if (result.kind !== 'records') throw new Error(`expected records, got ${result.kind}`);
+    expect(result.records).toHaveLength(MAX_RECORDS_PER_ANSWER);
+    const priorities = result.records.map((r) => r.priority);
+    expect(priorities).toEqual([...priorities].sort((a, b) => a - b));
+    expect(new Set(result.records.map((r) => r.exchange)).size).toBe(MAX_RECORDS_PER_ANSWER);
+    expect(result.records.every((r) => r.exchange.length <= MAX_NAME_LENGTH && r.exchange.endsWith('.hostile.test'))).toBe(true);
+    expect(Object.isFrozen(result.records) && result.records.every((r) => Object.isFrozen(r))).toBe(true);
+    expect(s.queries.map((q) => q.transport)).toEqual(['udp', 'tcp']);
+  });
+
+  it('keeps one record per exchange, the most preferred, and the null MX as "."', async () => {
+    const s = await server({
+      zone: {
+        'twice.test': { MX: [{ exchange: 'B.twice.test.', priority: 20 }, { exchange: 'a.twice.test', priority: 30 }, { exchange: 'b.twice.test', priority: 5 }] },
+        'null.test': { MX: [{ exchange: '.', priority: 0 }] },
+      },
+    });
+    const r = resolverFor([s.address]);
+    expect(await r.lookup('twice.test', 'MX')).toMatchObject({
+      records: [{ exchange: 'b.twice.test', priority: 5 }, { exchange: 'a.twice.test', priority: 30 }],
+    });
+    expect(await r.lookup('null.test', 'MX')).toMatchObject({ records: [{ exchange: '.', priority: 0 }] });
+  });
+
+  it('regression: holds the cache within its byte bound, however large the answers', async () => {
+    // Thousands of fresh domains with huge MX answers grew the process to 4.3 GB: the cache was
+    // bounded in entries only and kept every record of every answer.
+    const s = await server({ zone: { '*.hostile.test': { hugeMx: true }, '*.small.test': { MX: [{ exchange: 'mx.small.test', priority: 1 }] } } });
+    const bound = 5 * answerBytes('MX d0.hostile.test', { kind: 'records', records: [] }) + 20_000;
+    const r = resolverFor([s.address], { cacheBytes: bound });
+    for (let i = 0; i < 12; i += 1) {
+      await r.lookup(`d${i}.hostile.test`, 'MX');
+      await r.lookup(`d${i}.small.test`, 'MX');
+      expect(r.cacheBytes).toBeLessThanOrEqual(bound);
+    }
+    expect(r.cacheSize).toBeLessThan(24);
+    expect(r.cacheLimits).toEqual({ entries: 10_000, bytes: bound });
+  });
+});
+
+describe('server health', () => {
+  it('regression: never-answering names do not count against a server that answers', async () => {
+    // A trickle of fresh domains whose own name servers never answer used to put the client in
+    // back-off, and ~80 % of other users' domains came back unknown. Each timeout now asks the
+    // server a question it always answers; it does, so it stays in use.
+    const s = await server({ faults: { '*.dead.test': { kind: 'drop' }, 'servfail.test': { kind: 'servfail' } } });
+    const r = resolverFor([s.address], { attemptsPerServer: 1, backoff: { threshold: 1 } });
+    for (let round = 0; round < 3; round += 1) {
+      const names = Array.from({ length: 10 }, (_, i) => `n${round}-${i}.dead.test`);
+      const before = s.queries.length;
+      const pending = names.map((n) => r.lookup(n, 'MX'));
+      await s.waitForQueries(before + names.length);
+      await vi.advanceTimersByTimeAsync(ATTEMPT);
+      expect((await Promise.all(pending)).every((p) => p.kind === 'failure' && p.reason === 'timeout')).toBe(true);
+      // One liveness check for the ten, answered.
+      await s.waitForQueries(before + names.length + 1);
+      expect(s.queries.at(-1)).toMatchObject(CHECK);
+      await vi.waitFor(() => expect(r.backingOff).toBe(false));
+      expect(await r.lookup('servfail.test', 'MX')).toMatchObject({ reason: 'servfail' });
+    }
+    expect(s.queries.filter((q) => q.type === 'NS')).toHaveLength(3);
+    expect(exchanges(await r.lookup('web.test', 'A'))).toEqual(['192.0.2.1']);
+  });
+
+  it('backs off from a server silent to everything, checks it after the window, and comes back when it answers', async () => {
+    const s = await server({ faults: { '*': { kind: 'drop' } } });
     const r = resolverFor([s.address], { attemptsPerServer: 1, backoff: { threshold: 2, initialMs: 10_000 } });
-    for (let i = 1; i <= 2; i += 1) {
-      const pending = r.lookup('mail.test', 'MX');
-      await s.waitForQueries(i);
+    for (let i = 0; i < 2; i += 1) {
+      const before = s.queries.length;
+      const pending = r.lookup(`name${i}.test`, 'MX');
+      await s.waitForQueries(before + 1);
       await vi.advanceTimersByTimeAsync(ATTEMPT);
       expect(await pending).toMatchObject({ kind: 'failure', reason: 'timeout' });
+      // The timeout is followed by the liveness check, which goes unanswered too: a strike.
+      await s.waitForQueries(before + 2);
+      expect(s.queries.at(-1)).toMatchObject(CHECK);
+      await vi.advanceTimersByTimeAsync(ATTEMPT);
     }
     expect(r.backingOff).toBe(true);
     // No timer advanced: the answer comes at once, and nothing is sent.
+    const sent = s.queries.length;
     expect(await r.lookup('web.test', 'A')).toMatchObject({ kind: 'failure', reason: 'backoff' });
-    expect(s.queries).toHaveLength(2);
-    // After the window one probe goes out; its success restores the server.
+    expect(s.queries).toHaveLength(sent);
+    // After the window the liveness check goes out, not the user's query; its reply restores the server.
+    s.setFault('*', null);
     vi.advanceTimersByTime(10_000);
+    expect(await r.lookup('web.test', 'A')).toMatchObject({ kind: 'failure', reason: 'backoff' });
+    await s.waitForQueries(sent + 1);
+    expect(s.queries.slice(sent)).toEqual([expect.objectContaining(CHECK)]);
+    await vi.waitFor(() => expect(r.backingOff).toBe(false));
     expect(exchanges(await r.lookup('web.test', 'A'))).toEqual(['192.0.2.1']);
-    expect(r.backingOff).toBe(false);
+  });
+
+  it('after the window, the liveness check decides, not a user look-up of a dead name', async () => {
+    // The first look-up after a window used to be the probe: a dead name there doubled the window.
+    const s = await server({ faults: { '*': { kind: 'refused' }, 'dropped.test': { kind: 'drop' } } });
+    const r = resolverFor([s.address], { attemptsPerServer: 1, backoff: { threshold: 1, initialMs: 1_000 } });
+    expect(await r.lookup('refused.test', 'MX')).toMatchObject({ reason: 'refused' });
+    await vi.waitFor(() => expect(r.backingOff).toBe(true));
+    s.setFault('*', null);
+    vi.advanceTimersByTime(1_000);
+    expect(await r.lookup('dropped.test', 'MX')).toMatchObject({ reason: 'backoff' });
+    await vi.waitFor(() => expect(r.backingOff).toBe(false));
+    expect(exchanges(await r.lookup('web.test', 'A'))).toEqual(['192.0.2.1']);
   });
 
   it('regression: queries already in flight that fail together open the back-off window once, not once each', async () => {
-    // Eight lookups of a dead server fail at the same moment. Each used to double the window
-    // (1 s, 2 s, 4 s … up to 30 s), so a resolver that came back after a blip stayed unused for
-    // many seconds under load. The window doubles per failed probe, not per straggler.
-    const names = Array.from({ length: 8 }, (_, i) => `dead${i}.test`);
-    const s = await server({ faults: Object.fromEntries(names.map((n) => [n, { kind: 'drop' }])) });
-    const r = resolverFor([s.address], { attemptsPerServer: 1, backoff: { threshold: 2, initialMs: 1_000 } });
-    const pending = names.map((n) => r.lookup(n, 'MX'));
-    await s.waitForQueries(names.length);
-    await vi.advanceTimersByTimeAsync(ATTEMPT);
-    expect(await Promise.all(pending)).toEqual(names.map(() => expect.objectContaining({ reason: 'timeout' })));
+    // Eight lookups of an unreachable server fail at the same moment. Each used to double the
+    // window (1 s, 2 s, 4 s … up to 30 s), so a resolver that came back after a blip stayed
+    // unused for many seconds under load. The window doubles per failed check, not per straggler.
+    const closed = await closedPort();
+    const r = resolverFor([closed], { attemptsPerServer: 1, backoff: { threshold: 2, initialMs: 1_000 } });
+    const failed = await Promise.all(Array.from({ length: 8 }, (_, i) => r.lookup(`n${i}.test`, 'MX')));
+    expect(failed.every((f) => f.kind === 'failure' && f.reason === 'network')).toBe(true);
     expect(r.backingOff).toBe(true);
+    await server({ port: closed.port });
     vi.advanceTimersByTime(1_000);
+    expect(await r.lookup('web.test', 'A')).toMatchObject({ reason: 'backoff' }); // starts the check
+    await vi.waitFor(() => expect(r.backingOff).toBe(false));
+    expect(exchanges(await r.lookup('web.test', 'A'))).toEqual(['192.0.2.1']);
+  });
+
+  it('moves on from a server that refuses every question, and benches it once it refuses the check too', async () => {
+    const bad = await server({ faults: { '*': { kind: 'refused' } } });
+    const good = await server();
+    const r = resolverFor([bad.address, good.address], { attemptsPerServer: 1, backoff: { threshold: 2 } });
+    expect(await r.lookup('mail.test', 'MX')).toMatchObject({ kind: 'records' }); // from the second server
+    await bad.waitForQueries(2);
+    expect(bad.queries.at(-1)).toMatchObject(CHECK);
+    expect(await r.lookup('web.test', 'A')).toMatchObject({ kind: 'records' });
+    await bad.waitForQueries(4); // a second check, refused too: two strikes
+    await vi.waitFor(async () => {
+      const before = bad.queries.length;
+      expect(await r.lookup(`n${before}.slow.test`, 'MX')).toMatchObject({ kind: 'nxdomain' });
+      expect(bad.queries.length).toBe(before); // benched: not asked
+    });
+    expect(r.backingOff).toBe(false); // the good server is up
+  });
+
+  it('regression: REFUSED for some names is their policy, not a reason to bench the server', async () => {
+    // A resolver may refuse a zone (unbound's `local-zone: … refuse`); a fraudster's sign-ups with
+    // such domains must not switch DNS off for others.
+    const s = await server({ faults: { '*.blocked.test': { kind: 'refused' } } });
+    const r = resolverFor([s.address], { attemptsPerServer: 1, backoff: { threshold: 1 } });
+    const refused = await Promise.all(Array.from({ length: 10 }, (_, i) => r.lookup(`n${i}.blocked.test`, 'MX')));
+    expect(refused.every((f) => f.kind === 'failure' && f.reason === 'refused')).toBe(true);
+    expect(r.backingOff).toBe(false); // REFUSED used to be a strike at once
+    await s.waitForQueries(11); // the ten, and one liveness check, which is answered
+    expect(s.queries.at(-1)).toMatchObject(CHECK);
+    expect(exchanges(await r.lookup('web.test', 'A'))).toEqual(['192.0.2.1']);
     expect(r.backingOff).toBe(false);
-    expect(exchanges(await r.lookup('web.test', 'A'))).toEqual(['192.0.2.1']);
   });
+});
 
-  it('frees the probe slot when the probing lookup runs out of time', async () => {
-    const s = await server({ faults: { 'refused.test': { kind: 'refused' }, 'dropped.test': { kind: 'drop' } } });
-    // Attempts outlast the deadline, so the probe below ends by its deadline, not by a failure.
-    const r = resolverFor([s.address], { attemptTimeoutMs: 2 * TIMEOUT, attemptsPerServer: 1, backoff: { threshold: 1, initialMs: 1_000 } });
-    expect(await r.lookup('refused.test', 'MX')).toMatchObject({ reason: 'refused' });
-    expect(r.backingOff).toBe(true);
-    vi.advanceTimersByTime(1_000);
-    const probe = r.lookup('dropped.test', 'MX');
-    await s.waitForQueries(2);
-    await vi.advanceTimersByTimeAsync(TIMEOUT);
-    expect(await probe).toMatchObject({ reason: 'timeout' });
-    // The next lookup may probe again instead of being refused for ever.
-    expect(exchanges(await r.lookup('web.test', 'A'))).toEqual(['192.0.2.1']);
-  });
-
+describe('limits', () => {
   it('caps the queries in flight', async () => {
     const s = await server({ faults: { 'slow.test': { kind: 'delay', ms: 100 } } });
     const r = resolverFor([s.address], { maxInFlight: 1 });
@@ -276,5 +394,19 @@ describe('limits', () => {
     expect(exchanges(await slow)).toEqual(['mx.slow.test']);
     expect(exchanges(await next)).toHaveLength(2);
     expect(s.queries.map((q) => q.name)).toEqual(['slow.test', 'mail.test']);
+  });
+
+  it('fails at once when too many look-ups wait for a slot: a local shortage, not held against the server', async () => {
+    const s = await server({ faults: { 'slow.test': { kind: 'delay', ms: 100 } } });
+    const r = resolverFor([s.address], { maxInFlight: 1, maxWaiting: 1, backoff: { threshold: 1 } });
+    const slow = r.lookup('slow.test', 'MX');
+    await s.waitForQueries(1);
+    const waiting = r.lookup('mail.test', 'MX');
+    expect(await r.lookup('web.test', 'A')).toMatchObject({ kind: 'failure', reason: 'local' });
+    expect(r.backingOff).toBe(false);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(exchanges(await slow)).toEqual(['mx.slow.test']);
+    expect(exchanges(await waiting)).toHaveLength(2);
+    expect(exchanges(await r.lookup('web.test', 'A'))).toEqual(['192.0.2.1']);
   });
 });

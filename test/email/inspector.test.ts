@@ -17,7 +17,10 @@ const zone: Zone = {
   'nomail.test': {},
   'cname.test': { CNAME: 'mx.test' },
   'fresh-throwaway.test': { MX: [{ exchange: 'mail.mailinator.com', priority: 10 }] },
-  'mixed.test': { MX: [{ exchange: 'mail.mailinator.com', priority: 10 }, { exchange: 'mx.mx.test', priority: 20 }] },
+  'dummy-backup.test': { MX: [{ exchange: 'mail.mailinator.com', priority: 10 }, { exchange: 'mx.dummy-backup.test', priority: 20 }] },
+  'dummy-primary.test': { MX: [{ exchange: 'mx.dummy-primary.test', priority: 5 }, { exchange: 'mail.mailinator.com', priority: 10 }] },
+  'loopback.test': { MX: [{ exchange: '127.0.0.1', priority: 10 }, { exchange: 'localhost', priority: 20 }] },
+  'loopback-and-real.test': { MX: [{ exchange: 'localhost', priority: 5 }, { exchange: 'mx1.mx.test', priority: 10 }] },
   'custom-host.test': { MX: [{ exchange: 'in.throwaway-host.example', priority: 10 }] },
   'mailinator.com': { MX: [{ exchange: 'mail.mailinator.com', priority: 10 }] },
   'gmail.com': { MX: [{ exchange: 'gmail-smtp-in.l.google.com', priority: 5 }] },
@@ -89,6 +92,8 @@ describe('deliverability (RFC 5321 §5.1, RFC 7505)', () => {
     ['MX records behind a CNAME', 'jane@cname.test', 'deliverable', [{ exchange: 'mx1.mx.test', priority: 10 }, { exchange: 'mx2.mx.test', priority: 20 }]],
     ['MX records fetched over TCP after truncation', 'jane@truncated.test', 'deliverable', [{ exchange: 'mx.truncated.test', priority: 10 }]],
     ['a null MX', 'jane@nullmx.test', 'undeliverable', [{ exchange: '.', priority: 0 }]],
+    ['MX hosts no one can reach (RFC 5321 §5.1: none usable)', 'jane@loopback.test', 'undeliverable', [{ exchange: '127.0.0.1', priority: 10 }, { exchange: 'localhost', priority: 20 }]],
+    ['a usable MX host beside one no one can reach', 'jane@loopback-and-real.test', 'deliverable', [{ exchange: 'mx1.mx.test', priority: 10 }]],
     ['NXDOMAIN', 'jane@nowhere.test', 'undeliverable', []],
     ['no MX but an A record (implicit MX)', 'jane@implicit.test', 'deliverable', []],
     ['no MX but an AAAA record (implicit MX)', 'jane@implicit6.test', 'deliverable', []],
@@ -176,11 +181,15 @@ describe('disposable', () => {
     expect((await inspect('x@sub.mailinator.com')).facts.disposable).toBe(true);
   });
 
-  it('is true when every mail host belongs to a disposable service', async () => {
+  it('is true when a mail host belongs to a disposable service, whatever dummy hosts stand beside it', async () => {
+    // One dummy backup MX used to hide the throw-away service (every host had to be disposable);
+    // a dummy primary would hide it from a check of the most preferred hosts alone.
     await open();
     expect((await inspect('x@fresh-throwaway.test')).facts.disposable).toBe(true);
-    expect((await inspect('x@mixed.test')).facts.disposable).toBe(false);
+    expect((await inspect('x@dummy-backup.test')).facts.disposable).toBe(true);
+    expect((await inspect('x@dummy-primary.test')).facts.disposable).toBe(true);
     expect((await inspect('x@mx.test')).facts.disposable).toBe(false);
+    expect((await inspect('x@loopback.test')).facts.disposable).toBe(false);
   });
 
   it('is unknown when no list has the domain and its MX could not be looked up', async () => {
@@ -248,18 +257,22 @@ describe('DATA_DIR lists', () => {
     await open();
     const status = inspector.status();
     expect(status.map((s) => s.name)).toEqual([
-      'email.disposable.ivolo',
-      'email.disposable.ivolo_wildcard',
+      'email.disposable.tompec',
       'email.disposable.blocklist',
+      'email.disposable.mailchecker',
+      'email.disposable.burner',
+      'email.disposable.agreed',
       'email.disposable.additions',
       'email.disposable.allowlist',
       'email.disposable.mx_hosts.additions',
       'email.disposable.mx_hosts',
       'email.relay',
       'email.free_provider',
+      'email.public_suffix_list',
     ]);
+    expect(status.find((s) => s.name === 'email.public_suffix_list')?.source).toMatch(/^tldts@\d+\.\d+\.\d+$/);
     expect(status.find((s) => s.name === 'email.disposable.allowlist')).toMatchObject({ loaded: true, entries: 2, error: null });
-    expect(status.find((s) => s.name === 'email.disposable.ivolo')?.entries).toBeGreaterThan(100_000);
+    expect(status.find((s) => s.name === 'email.disposable.tompec')?.entries).toBeGreaterThan(100_000);
     expect(status.every((s) => s.type === 'list')).toBe(true);
   });
 });

@@ -1,23 +1,42 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadBundledLists } from '../../src/email/bundled.js';
 import { DISPOSABLE_MX_HOSTS } from '../../src/email/disposable-mx-hosts.js';
+import { isListedDisposable } from '../../src/email/disposable.js';
 import { DomainList } from '../../src/email/domain-list.js';
+import { FREE_PROVIDER_ADDITIONS, isInstitutional, NOT_FREE_PROVIDERS, REAL_NEAR_MAJOR } from '../../src/email/free-providers.js';
 import { parseDomainList } from '../../src/email/list-file.js';
+import { NOT_DISPOSABLE } from '../../src/email/not-disposable.js';
+import { isPublicSuffix } from '../../src/email/public-suffix.js';
 import { RELAY_DOMAINS } from '../../src/email/relay.js';
-import { MAJOR_PROVIDERS } from '../../src/email/typo.js';
+import { openEmailSources, type EmailData, type EmailSources } from '../../src/email/sources.js';
+import { MAJOR_PROVIDERS, suggestDomain } from '../../src/email/typo.js';
+import { TOP_MAIL_DOMAINS } from './fixtures/top-mail-domains.js';
 
 describe('DomainList', () => {
-  const list = new DomainList(['mailinator.com', 'edu.pl', 'tk.example.net']);
+  const list = new DomainList(['mailinator.com', 'example.co.uk', 'amazonaws.com', 'tk.example.net']);
 
   it('matches a domain and its subdomains', () => {
     expect(list.match('mailinator.com')).toBe('mailinator.com');
     expect(list.match('a.b.mailinator.com')).toBe('mailinator.com');
+    expect(list.match('a.b.example.co.uk')).toBe('example.co.uk');
+    expect(list.match('x.tk.example.net')).toBe('tk.example.net');
     expect(list.match('notmailinator.com')).toBeNull();
+    expect(list.match('example.net')).toBeNull();
   });
 
-  it('does not spread a shared registry suffix to its subdomains', () => {
-    expect(list.match('edu.pl')).toBe('edu.pl');
-    expect(list.match('uw.edu.pl')).toBeNull();
+  it('never matches at or across a public suffix, private section included', () => {
+    // s3.amazonaws.com is a public suffix (PSL private section): the customer's bucket is not Amazon.
+    expect(list.match('bucket.s3.amazonaws.com')).toBeNull();
+    expect(new DomainList(['co.uk']).match('example.co.uk')).toBeNull();
+    expect(new DomainList(['ddns.net']).match('myhome.ddns.net')).toBeNull();
+    expect(new DomainList(['ddns.net']).match('ddns.net')).toBeNull();
+    expect(new DomainList(['my.id']).match('toko.my.id')).toBeNull();
+    // An entry under the suffix still covers its own subdomains.
+    expect(new DomainList(['spam.ddns.net']).match('a.spam.ddns.net')).toBe('spam.ddns.net');
   });
 });
 
@@ -25,6 +44,14 @@ describe('parseDomainList', () => {
   it('reads domains, skipping comments and blank lines', () => {
     expect(parseDomainList('# mine\nFoo.example\n\n*.bar.example  # wildcard\n@baz.example\nbücher.example\r\n', 'x.txt')).toEqual({
       domains: ['foo.example', 'bar.example', 'baz.example', 'xn--bcher-kva.example'],
+      publicSuffixes: [],
+    });
+  });
+
+  it('leaves out public suffixes and says which', () => {
+    expect(parseDomainList('mine.example\nddns.net\ncloudns.asia\nco.uk\n', 'x.txt')).toEqual({
+      domains: ['mine.example'],
+      publicSuffixes: ['ddns.net', 'cloudns.asia', 'co.uk'],
     });
   });
 
@@ -37,24 +64,87 @@ describe('parseDomainList', () => {
 
 describe('bundled data', () => {
   const bundled = loadBundledLists();
-  const disposable = DomainList.union(...bundled.disposable.map((l) => l.domains));
+  let dataDir: string;
+  let sources: EmailSources;
+  let data: EmailData;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'email-lists-'));
+    sources = await openEmailSources({ dataDir, reloadIntervalMs: 60_000, logger: pino({ level: 'silent' }) });
+    data = sources.current();
+  });
+  afterAll(async () => {
+    sources.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+  const disposable = (domain: string) => isListedDisposable(domain, data.disposable);
 
   it('loads every vendor list with its version', () => {
-    for (const list of [...bundled.disposable, bundled.freeProviders]) {
+    for (const list of [...bundled.disposable, ...bundled.corroborating, bundled.freeProviders]) {
       expect(list.source).toMatch(/@\d+\.\d+\.\d+\//);
-      expect(list.domains.length).toBeGreaterThan(300);
+      expect(list.entries).toBeGreaterThan(4_000);
+    }
+    // The corroborating lists' own domains are let go once the agreed ones are known.
+    expect(bundled.corroborating.every((l) => l.domains.length === 0)).toBe(true);
+    expect(bundled.agreedDisposable.length).toBeGreaterThan(1_000);
+  });
+
+  it('ignores the public suffixes the vendor lists carry, so no customer domain under one is disposable', () => {
+    const suffixes = [...new Set([...bundled.disposable.flatMap((l) => l.domains), ...bundled.agreedDisposable].filter(isPublicSuffix))];
+    expect(suffixes).toEqual(expect.arrayContaining(['ddns.net', 'dynu.net', 'cloudns.asia', 'my.id', 'hopto.org', 'edu.pl']));
+    expect(suffixes.filter((s) => disposable(s) || disposable(`customer.${s}`))).toEqual([]);
+    for (const customer of ['myhome.ddns.net', 'shop.dynu.net', 'x.cloudns.asia', 'toko.my.id', 'cam.hopto.org', 'uw.edu.pl']) {
+      expect(disposable(customer), customer).toBe(false);
     }
   });
 
+  it('still flags a throw-away domain, its subdomains, and what two broad lists agree on', () => {
+    expect(disposable('mailinator.com')).toBe(true);
+    expect(disposable('x.mailinator.com')).toBe(true);
+    const agreed = bundled.agreedDisposable.filter((d) => !RELAY_DOMAINS.includes(d)).slice(0, 50);
+    expect(agreed.filter((d) => !disposable(d))).toEqual([]);
+  });
+
+  it('never calls a top legitimate mail domain disposable', () => {
+    expect(TOP_MAIL_DOMAINS.all.filter(disposable)).toEqual([]);
+  });
+
+  it('calls the top consumer mail domains free providers, and never corrects them', () => {
+    expect(TOP_MAIL_DOMAINS.consumer.filter((d) => !data.freeProviders.has(d))).toEqual([]);
+    expect(TOP_MAIL_DOMAINS.consumer.filter((d) => suggestDomain(d, data.freeProviders) !== null)).toEqual([]);
+  });
+
+  it('calls no company, university or public body a free provider, and never corrects one', () => {
+    expect(TOP_MAIL_DOMAINS.business.filter((d) => data.freeProviders.has(d))).toEqual([]);
+    expect(TOP_MAIL_DOMAINS.business.filter((d) => suggestDomain(d, data.freeProviders) !== null)).toEqual([]);
+    for (const reserved of ['example.com', 'example.org', 'mail.example', 'test.com']) expect(data.freeProviders.has(reserved), reserved).toBe(false);
+  });
+
+  it('drops typo domains the vendor free list carries, so they are still suggested', () => {
+    for (const [typo, meant] of [['gmial.com', 'gmail.com'], ['hotmial.com', 'hotmail.com'], ['yaho.com', 'yahoo.com']] as const) {
+      expect(data.freeProviders.has(typo), typo).toBe(false);
+      expect(suggestDomain(typo, data.freeProviders)).toBe(meant);
+    }
+  });
+
+  it('keeps the curated lists consistent with each other and the data', () => {
+    const vendorFree = new Set(bundled.freeProviders.domains);
+    expect(NOT_FREE_PROVIDERS.filter((d) => vendorFree.has(d))).toEqual([]);
+    expect([...FREE_PROVIDER_ADDITIONS, ...REAL_NEAR_MAJOR].filter((d) => !data.freeProviders.has(d))).toEqual([]);
+    expect(NOT_DISPOSABLE.filter(disposable)).toEqual([]);
+    expect(isInstitutional('ox.ac.uk') && isInstitutional('mit.edu') && isInstitutional('nus.edu.sg') && isInstitutional('hmrc.gov.uk')).toBe(true);
+    expect(isInstitutional('uae.ac') || isInstitutional('gmail.com') || isInstitutional('yahoo.co.uk')).toBe(false);
+  });
+
   it('keeps every curated disposable mail host on the vendor lists', () => {
-    expect(DISPOSABLE_MX_HOSTS.filter((h) => disposable.match(h) === null)).toEqual([]);
+    expect(DISPOSABLE_MX_HOSTS.filter((h) => data.disposable.listed.match(h) === null)).toEqual([]);
   });
 
   it('never lets a vendor list flag a major provider', () => {
-    expect(MAJOR_PROVIDERS.filter((p) => disposable.match(p) !== null)).toEqual([]);
+    expect(MAJOR_PROVIDERS.filter((p) => data.disposable.listed.match(p) !== null)).toEqual([]);
   });
 
   it('knows vendor lists include relays, which is why relays are checked first', () => {
-    expect(RELAY_DOMAINS.filter((r) => disposable.match(r) !== null)).toEqual(expect.arrayContaining(['anonaddy.com', '33mail.com']));
+    expect(RELAY_DOMAINS.filter((r) => data.disposable.listed.match(r) !== null).length).toBeGreaterThan(0);
+    expect(RELAY_DOMAINS.filter(disposable)).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { SourceStatus } from '../../src/evaluation/facts.js';
 import { evaluationBody, KEY_A, startTestApp, type TestApp } from '../support/app.js';
 import { failures, runLoad, type Answer } from '../support/load.js';
 import { cityDatabase, cityRecord } from '../support/mmdb.js';
@@ -8,8 +9,9 @@ import { replaceFile } from '../ip/fixtures.js';
 
 /**
  * A City database and the Tor list are replaced by corrupt copies while a bounded load runs through
- * the HTTP API of the real app: no request may fail, the last good copies keep answering, `/readyz`
- * shows each refusal, and good copies written afterwards are picked up.
+ * the HTTP API of the real app: no request may fail, the last good copies keep answering, the
+ * app's source status (`app.sources()`, which the admin API will serve) shows each refusal, and
+ * good copies written afterwards are picked up.
  */
 
 const CITY_IP = '81.2.69.160';
@@ -49,17 +51,9 @@ afterEach(async () => {
   t = undefined;
 });
 
-interface SourceStatus {
-  name: string;
-  loaded: boolean;
-  error: string | null;
-  entries: number | null;
-}
-
-async function readiness(url: string): Promise<Record<string, SourceStatus>> {
-  const response = await fetch(`${url}/readyz`);
-  const body = (await response.json()) as { sources: SourceStatus[] };
-  return Object.fromEntries(body.sources.map((s) => [s.name, s]));
+/** The sources by name, read in-process: public `/readyz` says only ready or not. */
+function sourcesByName(): Record<string, SourceStatus> {
+  return Object.fromEntries(t!.app.sources().map((s) => [s.name, s]));
 }
 
 describe('data files replaced by corrupt copies under load', () => {
@@ -74,10 +68,10 @@ describe('data files replaced by corrupt copies under load', () => {
     // The app was built before the files existed: the watcher loads them like any change.
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const url = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
-    await expect.poll(async () => (await readiness(url))['ip.list.tor']?.loaded, { timeout: 5_000 }).toBe(true);
-    await expect.poll(async () => (await readiness(url))['ip.maxmind.city']?.loaded, { timeout: 5_000 }).toBe(true);
+    await expect.poll(() => sourcesByName()['ip.list.tor']?.loaded, { timeout: 5_000 }).toBe(true);
+    await expect.poll(() => sourcesByName()['ip.maxmind.city']?.loaded, { timeout: 5_000 }).toBe(true);
 
-    const loaded = await readiness(url);
+    const loaded = sourcesByName();
     const goodEntries: Record<string, number | null> = {
       'ip.maxmind.city': loaded['ip.maxmind.city']!.entries,
       'ip.list.tor': loaded['ip.list.tor']!.entries,
@@ -116,20 +110,20 @@ describe('data files replaced by corrupt copies under load', () => {
       await replaceFile(path, bytes);
       // Refused within a few reload intervals (the log line is the event), the last good copy still loaded…
       await expect.poll(() => refusedLines(path), { timeout: 5_000, interval: 20, message: `${what} ${source} refused` }).toBe(refusedBefore + 1);
-      expect((await readiness(url))[source]).toMatchObject({ loaded: true, error: expect.stringContaining(path) });
+      expect(sourcesByName()[source]).toMatchObject({ loaded: true, error: expect.stringContaining(path) });
       refusals.push(`${source}: ${what}`);
       // …and requests answered while it lies there.
       await expect.poll(() => answered.total - before, { timeout: 5_000, interval: 20 }).toBeGreaterThan(2 * WORKERS);
       // The copy serving is still the good one.
-      expect((await readiness(url))[source]!.entries).toBe(goodEntries[source]);
+      expect(sourcesByName()[source]!.entries).toBe(goodEntries[source]);
     }
 
     phase = 'replaced';
     await replaceFile(cityPath, city('Manchester'));
     await replaceFile(torPath, `${TOR_IP}\n${NEW_TOR_IP}\n`);
     await expect
-      .poll(async () => {
-        const sources = await readiness(url);
+      .poll(() => {
+        const sources = sourcesByName();
         return [sources['ip.maxmind.city']?.error, sources['ip.list.tor']?.error, sources['ip.list.tor']?.entries];
       }, { timeout: 5_000, interval: 50 })
       .toEqual([null, null, 2]);

@@ -7,7 +7,8 @@ import { failures, runLoad, type Answer } from '../support/load.js';
 /**
  * The DNS resolver misbehaves while requests keep flowing through the HTTP API of the real app:
  * every answer must come within the deadline, say `unknown`, fire no rule on the missing facts,
- * and the service must recover once the resolver is healthy again.
+ * and the service must recover once the resolver is healthy again. And a healthy resolver must
+ * stay in use while one fraudster's domains never answer.
  */
 
 const DEADLINE_MS = 300;
@@ -16,6 +17,8 @@ const ANSWER_BOUND_MS = DEADLINE_MS + 1_500;
 /** How long each fault is kept up under load. Long enough for the resolver's back-off to engage and probe again. */
 const FAULT_MS = 700;
 const WORKERS = 8;
+/** Other users' fresh domains sent at 10/s while never-answering ones arrive: 4 s, several rounds of their 1 s of attempts. */
+const OTHER_USERS = 40;
 /** Every test domain sends its mail to a throw-away service: with DNS working the disposable rule fires. */
 const DISPOSABLE_MX = 'mx.guerrillamail.com';
 
@@ -83,13 +86,14 @@ async function evaluate(url: string, domain: string): Promise<Answer> {
 }
 
 type Outage =
-  /** A fault on every name the service asks about, lifted afterwards. */
-  | { fault: Fault }
+  /** A fault on every name the service asks about, lifted afterwards (`everything`: on the liveness check too). */
+  | { fault: Fault; everything?: true }
   /** The DNS server closed (its port refuses), then started again on the same port. */
   | { down: true };
 
 const outages: Array<[string, Outage]> = [
   ['does not answer', { fault: { kind: 'drop' } }],
+  ['is silent to every question', { fault: { kind: 'drop' }, everything: true }],
   ['is down (port closed)', { down: true }],
   ['answers after the deadline', { fault: { kind: 'delay', ms: DEADLINE_MS * 5 } }],
   ['answers garbage', { fault: { kind: 'garbage' } }],
@@ -116,6 +120,7 @@ describe('DNS faults while requests flow through the HTTP API', () => {
       await server.close();
       dns = undefined;
     }
+    if ('everything' in outage) server.setFault('*', outage.fault);
     const started = performance.now();
     const during = await runLoad({
       url,
@@ -140,6 +145,7 @@ describe('DNS faults while requests flow through the HTTP API', () => {
       dns = back;
     } else {
       for (const name of failing) server.setFault(name, null);
+      server.setFault('*', null);
     }
     const healthy = dns!;
     // The back-off window the outage opened (about a second here) must pass before the resolver asks again.
@@ -163,4 +169,51 @@ describe('DNS faults while requests flow through the HTTP API', () => {
     expect(after.results.filter((w) => w.length > 0)).toEqual([]);
     console.log(`dns fault "${name}": ${during.sent} requests during the outage (slowest ${Math.round(during.slowestMs)} ms), ${after.sent} after, 0 failed`);
   });
+});
+
+describe('one fraudster’s never-answering domains', () => {
+  it('regression: fresh domains of other users stay deliverable while 40 never-answering domains a second arrive', async () => {
+    // A trickle of fresh domains whose name servers never answer (20 every 500 ms) used to put the
+    // client in back-off: ~80 % of other users' new domains came back unknown, so no
+    // undeliverable or MX-based disposable rule could fire for anyone. Other users' new domains
+    // come at 10/s: most of a service's traffic is for domains it has cached, which never reach
+    // the DNS server, so a fraudster's timeouts outnumber the look-ups that succeed.
+    const server = await startDnsServer({
+      zone: { '*.fresh.example': { MX: [{ exchange: 'mx.fresh.example', priority: 10 }] } },
+      faults: { '*.dead.example': { kind: 'drop' } },
+    });
+    dns = server;
+    // The production deadline: each dead look-up holds its query for two attempts of 500 ms.
+    t = await startTestApp({ DNS_SERVERS: `127.0.0.1:${server.port}`, DNS_TIMEOUT_MS: '1500' });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const url = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
+
+    const fraud: Array<Promise<Answer>> = [];
+    const others: Array<Promise<Answer>> = [];
+    const fraudster = (): void => {
+      const wave = fraud.length / 20;
+      for (let i = 0; i < 20; i += 1) fraud.push(evaluate(url, `w${wave}-${i}.dead.example`));
+    };
+    fraudster();
+    const trickle = setInterval(fraudster, 500);
+    await new Promise<void>((allSent) => {
+      const users = setInterval(() => {
+        others.push(evaluate(url, `u${others.length}.fresh.example`));
+        if (others.length < OTHER_USERS) return;
+        clearInterval(users);
+        clearInterval(trickle);
+        allSent();
+      }, 100);
+    });
+    const [fraudAnswers, otherAnswers] = await Promise.all([Promise.all(fraud), Promise.all(others)]);
+
+    const deliverable = otherAnswers.filter((a) => a.status === 200 && (a.body as EvaluationBody).email.deliverability === 'deliverable').length;
+    const share = deliverable / otherAnswers.length;
+    console.log(
+      `never-answering domains at 40/s (${fraudAnswers.length} in all): ${deliverable} of ${otherAnswers.length} fresh domains of other users deliverable (${(100 * share).toFixed(1)} %)`,
+    );
+    expect(otherAnswers.filter((a) => a.status !== 200)).toEqual([]);
+    expect(fraudAnswers.filter((a) => a.status !== 200 || (a.body as EvaluationBody).email.deliverability !== 'unknown')).toEqual([]);
+    expect(share).toBeGreaterThanOrEqual(0.95);
+  }, 30_000);
 });

@@ -58,6 +58,10 @@ describe('the store killed under load', () => {
     await postgres.stop();
     await expect.poll(() => seen.down.store, { timeout: 10_000, interval: 20 }).toBeGreaterThan(4 * WORKERS);
     expect(storeStatus()).toMatchObject({ loaded: false, error: expect.any(String) });
+    // Still ready (evaluations answer), and the public probe names what is missing, nothing more.
+    const readyWhileDown = await t.app.inject('/readyz');
+    expect(readyWhileDown.statusCode).toBe(200);
+    expect(readyWhileDown.json()).toEqual({ status: 'ready', unavailable: ['store'] });
     const writtenWhileDown = t.app.store.log.stats().written;
 
     await postgres.start();
@@ -72,6 +76,7 @@ describe('the store killed under load', () => {
     expect(slow).toEqual([]);
     expect(seen.before.store).toBe(0);
     expect(storeStatus()).toMatchObject({ loaded: true, error: null });
+    expect((await t.app.inject('/readyz')).json()).toEqual({ status: 'ready', unavailable: [] });
     const log = t.app.store.log.stats();
     // Memory stayed bounded: what could not be written was dropped and counted, not kept.
     expect(log.queued).toBeLessThanOrEqual(20_000);

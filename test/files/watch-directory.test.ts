@@ -78,3 +78,24 @@ describe('watchFiles keeps its behaviour', () => {
     expect(onChange).toHaveBeenCalledExactlyOnceWith(path);
   });
 });
+
+describe('a callback that throws', () => {
+  it('does not stop the watcher, and the change it failed on is handled again', async () => {
+    writeFileSync(join(dir, 'a.yaml'), 'a');
+    const onChange = vi.fn().mockRejectedValueOnce(new Error('boom')).mockImplementationOnce(() => {
+      throw new Error('boom, synchronously');
+    });
+    watcher = await watchDirectory(dir, yaml, onChange, 1000);
+    writeFileSync(join(dir, 'a.yaml'), 'changed');
+    await watcher.check();
+    await watcher.check();
+    await watcher.check();
+    expect(onChange).toHaveBeenCalledTimes(3);
+    await watcher.check();
+    expect(onChange).toHaveBeenCalledTimes(3); // handled at the third call: seen now
+
+    writeFileSync(join(dir, 'b.yaml'), 'new');
+    await watcher.check();
+    expect(onChange).toHaveBeenCalledTimes(4);
+  });
+});

@@ -48,10 +48,10 @@ const field = <T>(valid: fc.Arbitrary<T>) =>
 const validUser = fc.record({ user_id: fc.string({ maxLength: 20 }), first_name: fc.string({ maxLength: 20 }), last_name: fc.string({ maxLength: 20 }) }, { requiredKeys: [] });
 const validDevice = fc.record(
   {
-    device_hash: fc.stringMatching(/^[0-9a-f]{8,64}$/),
+    device_hash: fc.stringMatching(/^[0-9a-f]{64}$/),
     device_os: fc.string({ maxLength: 20 }),
     device_model: fc.string({ maxLength: 20 }),
-    browser_hash: fc.stringMatching(/^[0-9a-f]{8,64}$/),
+    browser_hash: fc.stringMatching(/^[0-9a-f]{64}$/),
     browser_name: fc.string({ maxLength: 20 }),
     browser_version: fc.string({ maxLength: 20 }),
     cookie_enabled: fc.boolean(),
@@ -165,7 +165,8 @@ describe('fuzz: request bodies', () => {
         const alone = await postEvaluate(t, JSON.stringify(JSON.parse(text)));
         expectContract(raw);
         expect(raw.statusCode).toBe(alone.statusCode);
-        if (raw.statusCode !== 200) expect(raw.json()).toEqual(alone.json());
+        // The same problem, but for `instance`: each request has its own id.
+        if (raw.statusCode !== 200) expect({ ...raw.json(), instance: null }).toEqual({ ...alone.json(), instance: null });
       }),
       fuzzOptions(800),
     );

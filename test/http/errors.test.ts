@@ -124,8 +124,9 @@ describe('other statuses', () => {
 
   it('500 without internals when a component fails', async () => {
     const real = await ruleBookFromDirectory('rules');
-    // A bug cannot be produced on demand in the real rule engine, so this one throws on purpose.
-    const broken: RuleBook = { ...real, evaluate: () => { throw new Error('secret internal detail at /srv/app.js:42'); } };
+    // A bug cannot be produced on demand in the real rule book, so this one throws on purpose (in
+    // the event type check: a throwing rule evaluation degrades the answer instead).
+    const broken: RuleBook = { ...real, eventTypes: () => { throw new Error('secret internal detail at /srv/app.js:42'); } };
     t = await startTestApp({}, { rules: broken });
     const response = await post(evaluationBody());
     const body = expectProblem(response, 500, 'internal_error');

@@ -122,7 +122,7 @@ describe('POST /v1/risk/evaluate with the shipped rules', () => {
       ['address', 'canonical', 'deliverability', 'deliverable', 'disposable', 'domain', 'free_provider', 'mx_records', 'normalized', 'relay', 'role_account', 'suggested_domain'].sort(),
     );
     expect(Object.keys(body.ip).sort()).toEqual(
-      ['accuracy_radius_km', 'address', 'as_organization', 'asn', 'city', 'country', 'country_code', 'is_bogon', 'is_datacenter', 'is_proxy', 'is_tor', 'is_vpn', 'latitude', 'longitude', 'postal_code', 'region', 'time_zone', 'version'].sort(),
+      ['accuracy_radius_km', 'address', 'as_organization', 'asn', 'city', 'country', 'country_code', 'embedded_ipv4', 'is_bogon', 'is_datacenter', 'is_proxy', 'is_tor', 'is_vpn', 'latitude', 'longitude', 'postal_code', 'region', 'time_zone', 'transition', 'version'].sort(),
     );
   });
 

@@ -54,12 +54,21 @@ describe('the open ASN CSV', () => {
       '1:,1:,1,trailing colon',
       '2001:200::,2001:200::ff,2501,overlaps WIDE',
     ].join('\n'));
-    expect(table.malformed).toBe(8);
+    expect(table.malformed).toBe(7);
+    expect(table.overlapping).toBe(1);
     expect(table.entries).toBe(4);
     expect(table.lookup(keyOf(ip('2001:200:1::1')))).toEqual({ asn: 2500, organization: 'WIDE Project' });
     expect(table.lookup(keyOf(ip('2a02:c7f:1::1')))?.asn).toBe(5607);
     expect(table.lookup(keyOf({ address: '64:ff9b::102:380', version: 6 }))?.asn).toBe(64497);
     expect(table.lookup(keyOf({ address: '::ffff:1:2', version: 6 }))?.asn).toBe(64496);
+  });
+
+  it('keeps, of two overlapping rows, the earlier one where they overlap and the later one beyond: deterministic, and counted apart', async () => {
+    // The one overlap in the bundled data: 214.95.0.0-215.0.255.255 (AS749), then 215.0.0.0-215.1.3.255 (AS721).
+    const table = await load(['3596550144,3607166975,749,DoD', '3607101440,3607167999,721,DoD NIC'].join('\n'), '');
+    expect({ malformed: table.malformed, overlapping: table.overlapping, entries: table.entries }).toEqual({ malformed: 0, overlapping: 1, entries: 2 });
+    expect(table.lookup(keyOf(ip('215.0.0.1')))?.asn).toBe(749);
+    expect(table.lookup(keyOf(ip('215.1.2.3')))?.asn).toBe(721);
   });
 
   it('counts IPv4 rows out of range or reversed', async () => {

@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { loadConfig, type Config } from '../../src/config.js';
 import { parseIp, type ParsedIp } from '../../src/ip/address.js';
+import type { Ipv4Transition } from '../../src/ip/embedded.js';
 import type { OpenDataFiles } from '../../src/ip/open-data.js';
 import { writeMmdb } from '../support/mmdb.js';
 
@@ -82,6 +83,7 @@ export async function openDataFixture(dir: string): Promise<OpenDataFiles> {
     `${0x51024500},${0x510245ff},64999,"Open, Data ""Org"""`, // 81.2.69.0/24
     `${0x345e0000},${0x345effff},16509,"Amazon.com, Inc."`, // 52.94.0.0/16
     `${0x08080800},${0x080808ff},15169,Google LLC`, // 8.8.8.0/24
+    `${0x345eff00},${0x345f00ff},64998,Overlapping`, // 52.94.255.0-52.95.0.255: the part from 52.95.0.0 on is kept
     'not,a,row',
     '',
   ].join('\n'));
@@ -93,4 +95,32 @@ export async function openDataFixture(dir: string): Promise<OpenDataFiles> {
     asnPackage: '@ip-location-db/asn@2.3.2026061719',
     asnBuildDate: new Date('2026-06-17T19:00:00Z'),
   };
+}
+
+const hex = (n: number) => n.toString(16);
+const groups = (v4: number) => `${hex(v4 >>> 16)}:${hex(v4 & 0xffff)}`;
+
+export interface Spelling {
+  /** What it is, for test names. */
+  name: string;
+  text: string;
+  /** `null` for IPv4-mapped, which is the IPv4 address itself. */
+  via: Ipv4Transition | null;
+}
+
+/** Every way an IPv6 address can carry an IPv4 address, each as its mechanism lays it out. */
+export function spellings(v4text: string): Spelling[] {
+  const n = ip(v4text).address.split('.').reduce((a, o) => a * 256 + Number(o), 0);
+  return [
+    { name: 'IPv4-mapped', text: `::ffff:${v4text}`, via: null },
+    { name: 'IPv4-compatible', text: `::${v4text}`, via: 'ipv4_compatible' },
+    { name: 'SIIT IPv4-translated', text: `::ffff:0:${v4text}`, via: 'siit' },
+    { name: 'NAT64 well-known prefix', text: `64:ff9b::${v4text}`, via: 'nat64' },
+    // RFC 8215's local-use prefix, carved into a /96 and into a /64 translation prefix (RFC 6052 layouts).
+    { name: 'NAT64 local-use /96', text: `64:ff9b:1:abcd:1234:5678:${v4text}`, via: 'nat64' },
+    { name: 'NAT64 local-use /64', text: `64:ff9b:1:abcd:${hex(n >>> 24)}:${hex((n >>> 8) & 0xffff)}:${hex((n & 0xff) << 8)}:0`, via: 'nat64' },
+    { name: '6to4', text: `2002:${groups(n)}:1::5`, via: '6to4' },
+    // Server 65.54.227.120 (a relay, not the client), flags, obfuscated port, obfuscated client.
+    { name: 'Teredo', text: `2001:0:4136:e378:8000:63bf:${groups(~n >>> 0)}`, via: 'teredo' },
+  ];
 }

@@ -1,7 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Reader } from 'maxmind';
 import { createIpInspector, type ReloadingIpInspector } from '../../src/ip/index.js';
+import { walkTree } from '../../src/ip/mmdb-tree.js';
 import type { OpenDataFiles } from '../../src/ip/open-data.js';
 import { anonymousIpDatabase, anonymousIpRecord, asnDatabase, asnRecord, cityDatabase, cityRecord } from '../support/mmdb.js';
 import { capturedLogger, configFor, ip, openDataFixture, tempDir } from './fixtures.js';
@@ -90,9 +92,18 @@ describe('open data only', () => {
       },
       {
         name: 'ip.open.asn', source: '@ip-location-db/asn@2.3.2026061719', type: 'open data: asn',
-        loaded: true, build_date: '2026-06-17T19:00:00.000Z', entries: 4, error: null, malformed: 1,
+        loaded: true, build_date: '2026-06-17T19:00:00.000Z', entries: 5, error: null, malformed: 1, overlapping: 1,
       },
     ]);
+  });
+
+  it('counts what it skipped in the bundled data quietly: the operator cannot act on it', async () => {
+    const { inspector, log } = await start({ openData });
+    expect(inspector.inspect(ip('52.94.255.1')).facts.asn).toBe(16509);
+    expect(inspector.inspect(ip('52.95.0.1')).facts.asn).toBe(64998);
+    expect(log.lines().filter((l) => (l.level as number) >= 40)).toEqual([]);
+    const loaded = log.lines().find((l) => l.msg === 'ip data source loaded: ip.open.asn');
+    expect(loaded).toMatchObject({ malformed: 1, overlapping: 1 });
   });
 });
 
@@ -103,7 +114,7 @@ describe('MaxMind databases', () => {
     const { inspector } = await start({ openData });
     const report = inspector.inspect(ip('81.2.69.142'));
     expect(report.facts).toEqual({
-      address: '81.2.69.142', version: 4,
+      address: '81.2.69.142', version: 4, embedded_ipv4: null, transition: null,
       country_code: 'GB', country: 'United Kingdom', region: 'England', city: 'London', postal_code: 'EC1A',
       latitude: 51.5142, longitude: -0.0931, accuracy_radius_km: 20, time_zone: 'Europe/London',
       asn: 20712, as_organization: 'Andrews & Arnold Ltd',
@@ -244,24 +255,25 @@ describe('the curated hosting ASNs with a MaxMind ASN database', () => {
 
 describe('a database that fails on one record', () => {
   it('answers without that source, logs it once, and never throws', async () => {
-    const good = asnDatabase(6, [
-      { network: '1.0.0.0/8', data: asnRecord(64500, 'Probed') },
-      { network: '203.0.113.0/24', data: asnRecord(64501, 'Broken record') },
-    ]);
-    // Give the second record (the last before the metadata) an unknown extended type: the load
-    // probes do not reach 203.0.113.0, a request does.
+    // 128 networks: the load decodes the records of 32 of them, spread over the tree, and those at
+    // the probe addresses (1.0.0.0/16 is one). A record neither reaches fails only on a request.
+    const networks = Array.from({ length: 128 }, (_, i) => ({ network: `${i + 1}.0.0.0/16`, data: asnRecord(64500 + i, `Org ${1000 + i}`) }));
+    const good = asnDatabase(4, networks);
+    const { samples } = await walkTree(good, { nodeCount: new Reader(good).metadata.nodeCount, recordSize: 28, ipVersion: 4, dataSectionSize: good.length });
+    const broken = networks.findIndex((_, i) => i > 0 && !samples.includes(`${i + 1}.0.0.0`));
+    // Give its record an unknown extended type.
     const bad = Buffer.from(good);
-    const record = bad.lastIndexOf(0xe2, bad.indexOf('Broken record')); // the map of two entries holding it
+    const record = bad.lastIndexOf(0xe2, bad.indexOf(`Org ${1000 + broken}`)); // the map of two entries holding it
     bad[record] = 0x00;
     bad[record + 1] = 0xf0;
     await writeFile(join(dir, 'GeoLite2-ASN.mmdb'), bad);
     const { inspector, log } = await start();
     expect(inspector.status().find((s) => s.name === 'ip.maxmind.asn')?.loaded).toBe(true);
-    const report = inspector.inspect(ip('203.0.113.9'));
+    const report = inspector.inspect(ip(`${broken + 1}.0.9.9`));
     expect(report.facts).toMatchObject({ asn: null, is_datacenter: null });
     expect(report.unavailable).toContain('ip.asn');
-    inspector.inspect(ip('203.0.113.10'));
+    inspector.inspect(ip(`${broken + 1}.0.9.10`));
     expect(log.lines().filter((l) => l.level === 50 && String(l.msg).includes('ip look-up failed in ip.maxmind.asn'))).toHaveLength(1);
-    expect(inspector.inspect(ip('1.2.3.4')).facts.asn).toBe(64500);
+    expect(inspector.inspect(ip('1.0.3.4')).facts.asn).toBe(64500);
   });
 });

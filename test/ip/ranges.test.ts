@@ -70,6 +70,60 @@ describe('range table', () => {
     expect(table.get(key('1.0.2.0'))).toBeUndefined();
   });
 
+  it('cuts a range that partly overlaps an earlier one to what lies beyond it, IPv4 and IPv6', () => {
+    // As in the bundled ASN data: 214.95.0.0-215.0.255.255 (AS749), then 215.0.0.0-215.1.3.255 (AS721).
+    const builder = IpRangeTable.builder<number>();
+    builder.addV4(0xd65f0000, 0xd700ffff, 749);
+    builder.addV4(0xd7000000, 0xd70103ff, 721);
+    builder.add(parseNetwork('2001:db8::/33')!, 64500);
+    builder.add(parseNetwork('2001:db8:7fff:ffff::/64')!, 64501); // inside: dropped
+    builder.add(parseNetwork('2001:db8:7fff:ffff:ffff:ffff:ffff:ff00/120')!, 64502); // inside: dropped
+    builder.add(parseNetwork('2001:db8:7fff:ffff:ffff:ffff:ffff:ff00/120')!, 64500); // same value, inside: dropped
+    const table = builder.build('first');
+    expect(builder.overlapping).toBe(4);
+    expect(table.get(key('215.0.200.1'))).toBe(749);
+    expect(table.get(key('215.1.0.0'))).toBe(721);
+    expect(table.get(key('215.1.3.255'))).toBe(721);
+    expect(table.get(key('215.1.4.0'))).toBeUndefined();
+
+    const v6 = IpRangeTable.builder<number>();
+    v6.add(parseNetwork('2001:db8::/33')!, 64500);
+    v6.add(parseNetwork('2001:db8::/32')!, 64501); // the upper half, from 2001:db8:8000:: on
+    const cut = v6.build('first');
+    expect(v6.overlapping).toBe(1);
+    expect(cut.get(key('2001:db8:7fff:ffff:ffff:ffff:ffff:ffff'))).toBe(64500);
+    expect(cut.get(key('2001:db8:8000::'))).toBe(64501);
+    expect(cut.get(key('2001:db8:ffff::1'))).toBe(64501);
+  });
+
+  it('gives each address the value of the first-starting range that covers it (random IPv4 and IPv6 ranges)', () => {
+    // Arbitrary ranges (not networks, which only nest) in a small space, so they overlap partly
+    // and often. The IPv6 ones straddle a 32-bit word boundary, where a cut must carry.
+    const BASE = 2 ** 32 - 500;
+    const words = (n: number) => new Uint32Array([0x20010db8, 0, Math.floor((BASE + n) / 2 ** 32), (BASE + n) >>> 0]);
+    const row = fc.tuple(fc.integer({ min: 0, max: 1000 }), fc.integer({ min: 0, max: 300 }), fc.integer({ min: 1, max: 4 }), fc.boolean());
+    fc.assert(
+      fc.property(fc.array(row, { maxLength: 30 }), fc.array(fc.integer({ min: 0, max: 1400 }), { minLength: 1, maxLength: 40 }), (rows, probes) => {
+        const builder = IpRangeTable.builder<number>();
+        for (const [start, length, value, six] of rows) {
+          if (six) builder.addV6(words(start), words(start + length), value);
+          else builder.addV4(start, start + length, value);
+        }
+        const table = builder.build('first');
+        for (const p of probes) {
+          for (const six of [false, true]) {
+            const first = rows
+              .map(([start, length, value, isSix], order) => ({ start, end: start + length, value, isSix, order }))
+              .filter((r) => r.isSix === six && r.start <= p && p <= r.end)
+              .sort((x, y) => x.start - y.start || x.order - y.order)[0];
+            const probe = six ? { version: 6 as const, v4: 0, v6: words(p) } : { version: 4 as const, v4: p, v6: new Uint32Array(0) };
+            expect(table.get(probe)).toBe(first?.value);
+          }
+        }
+      }),
+    );
+  });
+
   it('agrees with a linear scan on random IPv4 ranges', () => {
     fc.assert(
       fc.property(

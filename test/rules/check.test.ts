@@ -13,16 +13,16 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('checkRuleDirectory', () => {
-  it('passes the shipped rules', () => {
-    const { ok, lines } = checkRuleDirectory('rules');
+  it('passes the shipped rules', async () => {
+    const { ok, lines } = await checkRuleDirectory('rules');
     expect(ok).toBe(true);
     expect(lines).toContain('ok    rules/account_register.yaml (account_register: 5 rules)');
   });
 
-  it('fails with one line per problem, naming the file, the line and the path', () => {
+  it('fails with one line per problem, naming the file, the line and the path', async () => {
     writeFileSync(join(dir, 'account_login.yaml'), 'rules: []\n');
     writeFileSync(join(dir, 'password_reset.yaml'), 'rules:\n  - library: ip_tor\n    mode: loud\n');
-    const { ok, lines } = checkRuleDirectory(dir);
+    const { ok, lines } = await checkRuleDirectory(dir);
     expect(ok).toBe(false);
     expect(lines).toEqual([
       `ok    ${dir}/account_login.yaml (account_login: 0 rules)`,
@@ -30,8 +30,8 @@ describe('checkRuleDirectory', () => {
     ]);
   });
 
-  it('fails on a directory without rule files', () => {
-    expect(checkRuleDirectory(dir)).toEqual({ ok: false, lines: [`error: no rule files (<event_type>.yaml) in ${dir}`] });
+  it('fails on a directory without rule files', async () => {
+    expect(await checkRuleDirectory(dir)).toEqual({ ok: false, lines: [`error: no rule files (<event_type>.yaml) in ${dir}`] });
   });
 });
 

@@ -37,6 +37,8 @@ export function contextOf({ body = {}, email = {}, ip = {}, unavailable = [] }: 
     ip: {
       address: request.parsedIp.address,
       version: request.parsedIp.version,
+      embedded_ipv4: request.parsedIp.embedded?.address ?? null,
+      transition: request.parsedIp.embedded?.via ?? null,
       country_code: 'GB',
       country: 'United Kingdom',
       region: 'England',

@@ -51,6 +51,8 @@ describe('operators', () => {
     ['cidr, IPv6 outside', { field: 'ip.address', cidr: '2001:db8::/32' }, { body: { ip: '2001:db9::5' } }, 'silent'],
     ['cidr, IPv4 range never holds an IPv6 address', { field: 'ip.address', cidr: '0.0.0.0/0' }, { body: { ip: '2001:db8::1' } }, 'silent'],
     ['cidr, IPv4-mapped IPv6 is read as IPv4', { field: 'ip.address', cidr: '81.2.69.0/24' }, { body: { ip: '::ffff:81.2.69.160' } }, 'fires'],
+    ['cidr, an IPv4-mapped network holds its IPv4 addresses', { field: 'ip.address', cidr: '::ffff:203.0.113.0/120' }, { body: { ip: '203.0.113.77' } }, 'fires'],
+    ['cidr, an IPv4-mapped network, outside', { field: 'ip.address', cidr: '::ffff:203.0.113.0/120' }, { body: { ip: '203.0.114.1' } }, 'silent'],
     ['matches', { field: 'email.local_part', matches: '^[0-9]{6,}$' }, { body: { email: '12345678@example.com' } }, 'fires'],
     ['matches, no match', { field: 'email.local_part', matches: '^[0-9]{6,}$' }, {}, 'silent'],
     ['matches, device field', { field: 'device_intelligence.browser_name', matches: 'Headless' }, { body: { device_intelligence: { browser_name: 'HeadlessChrome' } } }, 'fires'],
@@ -95,8 +97,44 @@ describe('unknown and absent inputs', () => {
     ['not_equals on an absent field does not fire', { field: 'user.first_name', not_equals: 'Jane' }, {}, 'silent'],
     ['not_in on an absent field does not fire', { field: 'device_intelligence.device_os', not_in: ['iOS'] }, {}, 'silent'],
     ['not over an absent comparison fires (documented)', { not: { field: 'device_intelligence.cookie_enabled', equals: true } }, {}, 'fires'],
-    ['cidr on an unparseable address does not fire', { field: 'ip.address', cidr: '0.0.0.0/0' }, { ip: { address: 'garbage' } }, 'silent'],
+    ['cidr on an address that is not one is unknown', { field: 'ip.address', cidr: '0.0.0.0/0' }, { ip: { address: 'garbage' } }, 'unknown'],
   ])('%s', (_name, when, overrides, expected) => {
     expect(verdict(when, overrides)).toBe(expected);
+  });
+});
+
+/** What a data file that passed validation may still hold (issue 11, finding 8): never compared. */
+const wrongType = <T>(value: unknown) => value as T;
+
+describe('a fact of the wrong type is unknown, whatever the operator', () => {
+  it.each<[string, ConditionInput, ContextOverrides]>([
+    ['ends_with on a number where the city name belongs', { field: 'ip.city', ends_with: 'don' }, { ip: { city: wrongType(42) } }],
+    ['matches on a number', { field: 'ip.region', matches: '^Eng' }, { ip: { region: wrongType(7) } }],
+    ['equals on an object', { field: 'ip.country', equals: 'France' }, { ip: { country: wrongType({ en: 'France' }) } }],
+    ['not_in on an array', { field: 'ip.country_code', not_in: ['FR'] }, { ip: { country_code: wrongType(['GB']) } }],
+    ['gt on text where a number belongs', { field: 'ip.asn', gt: 1 }, { ip: { asn: wrongType('64501') } }],
+    ['lt on NaN', { field: 'ip.latitude', lt: 90 }, { ip: { latitude: Number.NaN } }],
+    ['gte on Infinity', { field: 'ip.accuracy_radius_km', gte: 0 }, { ip: { accuracy_radius_km: Number.POSITIVE_INFINITY } }],
+    ['equals on a string where a boolean belongs', { field: 'ip.is_tor', equals: false }, { ip: { is_tor: wrongType('false') } }],
+    ['exists on a value of the wrong type', { field: 'ip.time_zone', exists: true }, { ip: { time_zone: wrongType(1) } }],
+    ['cidr on a number', { field: 'ip.address', cidr: '0.0.0.0/0' }, { ip: { address: wrongType(1) } }],
+  ])('%s', (_name, when, overrides) => {
+    expect(verdict(when, overrides)).toBe('unknown');
+  });
+});
+
+describe('a condition that throws', () => {
+  it('is unknown: the other rules and the signals are still evaluated', () => {
+    const context = contextOf({ ip: { is_tor: true } });
+    Object.defineProperty(context.ip, 'city', { get: () => { throw new Error('a decoder bug'); } });
+    const outcome = evaluateRuleSet(context, ruleSetOf({
+      rules: [
+        { id: 'city', name: 'City', score: 10, when: { field: 'ip.city', equals: 'London' } },
+        { library: 'ip_tor' },
+      ],
+    }));
+    expect(outcome.unavailable).toEqual(['rule:city']);
+    expect(outcome.details.map((d) => d.rule_name)).toEqual(['IP address is a Tor exit node']);
+    expect(outcome.signals).toEqual(['ip_tor']);
   });
 });

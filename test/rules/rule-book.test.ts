@@ -1,7 +1,14 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { run as keysCli } from '../../src/keys/cli.js';
 import { createRuleBook } from '../../src/rules/rule-book.js';
+import { run as rulesCli } from '../../src/rules/manage.js';
 import type { ConfigSnapshot } from '../../src/store/snapshot.js';
+import { HOSTILE_FILES, hostileFile } from '../support/hostile-files.js';
+import { freshDatabaseUrl } from '../support/store.js';
 import { contextOf } from './context.js';
 
 /**
@@ -55,5 +62,59 @@ describe('the stored rule book', () => {
     book.replace(snapshot(4, [version(2, 'acme', 'password_reset', null)]));
     expect(book.eventTypes(acme)).toEqual(['password_reset']);
     expect(book.status()[0]!.error).toBeNull();
+  });
+});
+
+/**
+ * Issue 11, findings 4 and 5, where rule files are read now. Before the store a rules directory was
+ * watched, and an alias that did not resolve stopped its reloading; an account's own directory was
+ * read on its requests. Now the rule book reloads stored versions, and files are read only by
+ * `RULES_DIR` at start (test/rules/http.test.ts), `rules -- apply` and an accounts file's import.
+ */
+describe('the files of issue 11', () => {
+  it('keeps reloading around stored versions whose aliases do not resolve or expand past 100 copies', () => {
+    const book = createRuleBook(snapshot(1, [
+      version(1, 'acme', 'account_login', torRule(10)),
+      version(2, 'acme', 'account_update', torRule(20)),
+    ]), { logger });
+    book.replace(snapshot(2, [
+      version(3, 'acme', 'account_login', 'rules:\n  - *tor\n', 2),
+      version(4, 'acme', 'password_reset', `x: &a [1]\nrules:\n${'  - *a\n'.repeat(101)}`, 1),
+      version(5, 'acme', 'checkout', torRule(30), 1),
+    ]));
+    // The last good account_login; the broken new event type not served; the removed one gone; the new good one served.
+    expect(book.eventTypes(acme)).toEqual(['account_login', 'checkout']);
+    expect(book.evaluate(acme, tor())).toMatchObject({ fraud_score: 10, rule_set_version: 1 });
+    expect(book.evaluate(acme, tor('checkout'))).toMatchObject({ fraud_score: 30, rule_set_version: 5 });
+    const error = book.status()[0]!.error!;
+    expect(error).toMatch(/acme\/account_login\.yaml \(v2\):2:5 \(file\): alias \*tor has no anchor &tor before it/);
+    expect(error).toMatch(/acme\/password_reset\.yaml \(v1\):3:5 \(file\): aliases expand to more than 100 copies/);
+
+    // The next change is still taken.
+    book.replace(snapshot(3, [version(6, 'acme', 'account_login', torRule(35), 3), version(5, 'acme', 'checkout', null, 1)]));
+    expect(book.evaluate(acme, tor())).toMatchObject({ fraud_score: 35, rule_set_version: 6 });
+    expect(book.status()[0]!.error).toBeNull();
+  });
+
+  it.each(HOSTILE_FILES)('"rules -- apply" refuses a directory holding %s, naming the file, and publishes nothing', async (kind, reason) => {
+    const env = { DATABASE_URL: await freshDatabaseUrl('sqlite'), RULES_DIR: 'rules' };
+    const quiet = () => {};
+    await keysCli(['create', '--account', 'acme'], quiet, quiet, env);
+    const dir = mkdtempSync(join(tmpdir(), 'risk-rules-'));
+    try {
+      writeFileSync(join(dir, 'account_register.yaml'), torRule(5));
+      hostileFile(kind, join(dir, 'account_login.yaml'));
+      await expect(rulesCli(['apply', dir, '--account', 'acme'], quiet, quiet, env)).rejects.toThrow(
+        new RegExp(`account_login\\.yaml \\(file\\): refused: ${reason.source}`),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // Each event type still has only the version 1 the account was seeded with, published.
+    const versions: string[] = [];
+    await rulesCli(['versions', '--account', 'acme'], (l) => versions.push(l), quiet, env);
+    expect(versions.map((l) => l.split(/\s+/).slice(0, 3).join(' '))).toEqual([
+      'account_login v1 published', 'account_register v1 published', 'account_update v1 published', 'password_reset v1 published',
+    ]);
   });
 });

@@ -12,9 +12,9 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Writes one file, reads the directory as the service does, returns the problems as printed. */
-function problemsOf(text: string, name = 'account_register.yaml'): string[] {
+async function problemsOf(text: string, name = 'account_register.yaml'): Promise<string[]> {
   writeFileSync(join(dir, name), text);
-  const result = readRuleDirectory(dir);
+  const result = await readRuleDirectory(dir);
   if (result.error !== undefined) throw new Error(result.error);
   return result.files.flatMap((f) => f.problems ?? []).map((p) => formatProblem(p).replace(`${dir}/`, ''));
 }
@@ -43,43 +43,47 @@ describe('an invalid rule file is refused with the file, the line and the path i
     ['an operator that does not fit the field', custom('{ field: ip.asn, ends_with: "1" }'), /rules\[0\]\.when\.ends_with: "ends_with" does not apply to ip\.asn, which is a number/],
     ['cidr on a text field', custom('{ field: email.domain, cidr: 10.0.0.0/8 }'), /"cidr" does not apply to email\.domain/],
     ['a malformed CIDR', custom('{ field: ip.address, cidr: [10.0.0.0/8, 10.0.0.0/33] }'), /rules\[0\]\.when\.cidr\[1\]: "10\.0\.0\.0\/33" is not an IP address or CIDR range/],
-    ['an unsafe regex', custom('{ field: email.local_part, matches: "(a+)+$" }'), /rules\[0\]\.when\.matches: a repeated group must not contain/],
-    ['an invalid regex', custom('{ field: email.local_part, matches: "[" }'), /rules\[0\]\.when\.matches: not a valid regular expression/],
+    ['a regex RE2 cannot run in linear time', custom('{ field: email.local_part, matches: "(a)\\\\1" }'), /:5:\d+ rules\[0\]\.when\.matches: not a valid RE2 regular expression \(invalid escape sequence/],
+    ['an invalid regex', custom('{ field: email.local_part, matches: "[" }'), /rules\[0\]\.when\.matches: not a valid RE2 regular expression/],
+    ['regexes over the file\'s budget', `rules:\n${[0, 1, 2].map((i) => `  - id: r${i}\n    name: R${i}\n    score: 1\n    when: { field: user.first_name, matches: "[a-z]{900}" }\n`).join('')}`,
+      /:13:\d+ rules\[2\]\.when\.matches: the file's regular expressions compile to more than 2000 instructions together \(this one brings them to \d+\)/],
+    ['an alias without its anchor', 'rules:\n  - *tor\n', /^account_register\.yaml:2:5 \(file\): alias \*tor has no anchor &tor before it$/],
+    ['more than 100 alias copies', `x: &a [1]\nrules:\n${'  - *a\n'.repeat(101)}`, /^account_register\.yaml:3:5 \(file\): aliases expand to more than 100 copies/],
     ['a nested problem', custom('{ any: [{ not: { field: ip.asn, gt: x } }] }'), /rules\[0\]\.when\.any\[0\]\.not\.gt: /],
     ['thresholds out of order', 'thresholds: { review: 50, decline: 40 }\nrules: []\n', /^account_register\.yaml:1:1 thresholds: review must not be above decline/],
     ['the same rule twice', 'rules:\n  - library: ip_tor\n  - library: ip_tor\n', /:3:5 rules\[1\]: rule "ip_tor" appears twice/],
-  ])('%s', (_name, text, expected) => {
-    const problems = problemsOf(text);
+  ])('%s', async (_name, text, expected) => {
+    const problems = await problemsOf(text);
     expect(problems.length).toBeGreaterThan(0);
     expect(problems[0]).toMatch(expected);
   });
 
-  it('refuses a file name that cannot be an event type', () => {
-    expect(problemsOf('rules: []\n', 'account register.yaml')).toEqual([
+  it('refuses a file name that cannot be an event type', async () => {
+    expect(await problemsOf('rules: []\n', 'account register.yaml')).toEqual([
       'account register.yaml (file): the file name is the event type: 1 to 64 letters, digits, _ or -',
     ]);
   });
 
-  it('refuses two files for one event type', () => {
+  it('refuses two files for one event type', async () => {
     writeFileSync(join(dir, 'account_login.yaml'), 'rules: []\n');
-    expect(problemsOf('rules: []\n', 'account_login.yml')).toEqual([
+    expect(await problemsOf('rules: []\n', 'account_login.yml')).toEqual([
       `account_login.yml (file): event type "account_login" is already defined by ${dir}/account_login.yaml`,
     ]);
   });
 
-  it('reports every problem of a file, not only the first', () => {
-    expect(problemsOf('rules:\n  - library: nope\n  - id: r\n    name: R\n    score: 1\n    when: { field: nope, equals: 1 }\n')).toHaveLength(2);
+  it('reports every problem of a file, not only the first', async () => {
+    expect(await problemsOf('rules:\n  - library: nope\n  - id: r\n    name: R\n    score: 1\n    when: { field: nope, equals: 1 }\n')).toHaveLength(2);
   });
 
-  it('does not take other files for rule files', () => {
+  it('does not take other files for rule files', async () => {
     writeFileSync(join(dir, 'schema.json'), '{ "not": "a rule file" }');
     writeFileSync(join(dir, 'README.md'), '# rules');
     writeFileSync(join(dir, 'account_login.yaml'), 'rules: []\n');
-    const result = readRuleDirectory(dir);
+    const result = await readRuleDirectory(dir);
     expect(result.files?.map((f) => f.eventType)).toEqual(['account_login']);
   });
 
-  it('says when the directory cannot be read', () => {
-    expect(readRuleDirectory(join(dir, 'missing')).error).toMatch(/cannot read rules directory .*missing/);
+  it('says when the directory cannot be read', async () => {
+    expect((await readRuleDirectory(join(dir, 'missing'))).error).toMatch(/cannot read rules directory .*missing/);
   });
 });

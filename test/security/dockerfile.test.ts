@@ -2,11 +2,14 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 /**
- * A static reading of the Dockerfile (no Docker engine runs here): the image that ships runs as
- * a non-root user and holds production dependencies only.
+ * A static reading of the Dockerfile (no Docker engine runs here): the image that ships is Node 24
+ * LTS pinned by digest, runs as a non-root user, holds production dependencies only, and carries
+ * what the data job needs.
  */
 interface Stage {
   name: string | undefined;
+  /** The image or stage it starts from. */
+  from: string;
   instructions: { keyword: string; args: string }[];
 }
 
@@ -21,7 +24,8 @@ function parseDockerfile(text: string): Stage[] {
   for (const line of logical) {
     const [, keyword = '', args = ''] = /^(\S+)\s*(.*)$/.exec(line) ?? [];
     if (keyword.toUpperCase() === 'FROM') {
-      stages.push({ name: /\bAS\s+(\S+)\s*$/i.exec(args)?.[1], instructions: [] });
+      const from = args.split(/\s+/).find((word) => !word.startsWith('--'))!;
+      stages.push({ name: /\bAS\s+(\S+)\s*$/i.exec(args)?.[1], from, instructions: [] });
     } else {
       stages.at(-1)?.instructions.push({ keyword: keyword.toUpperCase(), args });
     }
@@ -37,7 +41,28 @@ const installsDevDependencies = (run: string) =>
 const stages = parseDockerfile(readFileSync('Dockerfile', 'utf8'));
 const final = stages.at(-1)!;
 
+/** The image a stage ends up on, following `FROM <earlier stage>`. */
+function baseImage(stage: Stage, all: Stage[] = stages): string {
+  const earlier = all.find((s) => s.name === stage.from);
+  return earlier && earlier !== stage ? baseImage(earlier, all) : stage.from;
+}
+const PINNED_NODE_24 = /^node:24(?:[.-][\w.-]*)?@sha256:[0-9a-f]{64}$/;
+
 describe('Dockerfile', () => {
+  it('builds every stage on Node.js 24 LTS, pinned by digest', () => {
+    for (const stage of stages) {
+      expect(baseImage(stage), stage.name ?? 'final').toMatch(PINNED_NODE_24);
+    }
+  });
+
+  it('ships what the service and the data job run: dist, package.json and the rules', () => {
+    const copies = final.instructions.filter((i) => i.keyword === 'COPY').map((i) => i.args);
+    expect(copies.some((c) => /--from=build\b.*\/app\/dist\s+\.\/dist$/.test(c))).toBe(true);
+    expect(copies.some((c) => /\bpackage\.json\s+\.\/$/.test(c))).toBe(true);
+    expect(copies.some((c) => /\brules\s+\/rules$/.test(c))).toBe(true);
+    expect(final.instructions.find((i) => i.keyword === 'HEALTHCHECK')?.args).toContain('/readyz');
+  });
+
   it('has a build stage separate from the final one', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
   });
@@ -75,10 +100,14 @@ describe('Dockerfile', () => {
     for (const copy of copies.filter((c) => !/--from=/.test(c.args))) expect(copy.args).not.toMatch(/node_modules|^\.\s|\s\.\s+\.$/);
   });
 
-  it('the parser reads a root final stage and a dev install as such', () => {
+  it('the parser reads a root final stage, a dev install and an unpinned base as such', () => {
     const bad = parseDockerfile('FROM node AS build\nRUN npm ci\nFROM node\nCOPY --from=build /app/node_modules ./node_modules\nUSER node\nUSER 0:0\n');
     expect(isRoot(bad.at(-1)!.instructions.filter((i) => i.keyword === 'USER').at(-1)!.args)).toBe(true);
     expect(installsDevDependencies(bad[0]!.instructions[0]!.args)).toBe(true);
     expect(installsDevDependencies('npm ci --omit=dev --ignore-scripts')).toBe(false);
+    const unpinned = parseDockerfile('FROM node:24-bookworm-slim AS node\nFROM node AS build\nFROM build\n');
+    expect(baseImage(unpinned[2]!, unpinned)).toBe('node:24-bookworm-slim');
+    expect(baseImage(unpinned[2]!, unpinned)).not.toMatch(PINNED_NODE_24);
+    expect('node:20-bookworm-slim@sha256:' + 'a'.repeat(64)).not.toMatch(PINNED_NODE_24);
   });
 });

@@ -29,6 +29,7 @@ function expectOpaque500(response: Awaited<ReturnType<typeof evaluate>>) {
     title: 'The service failed to answer',
     status: 500,
     detail: 'An unexpected error occurred; it has been logged',
+    instance: `urn:risk-evaluation:request:${String(response.headers['x-request-id'])}`,
     code: 'internal_error',
   });
   expect(response.body).not.toContain('secret');
@@ -38,7 +39,9 @@ function expectOpaque500(response: Awaited<ReturnType<typeof evaluate>>) {
 describe('no internals in any error', () => {
   it('500 from a component that throws carries no message or stack, and the log has both', async () => {
     const real = await realRuleBook();
-    const broken: RuleBook = { ...real, evaluate: () => { throw new TypeError(INTERNAL); } };
+    // The rule step itself degrades the answer when it throws (test/rules/http.test.ts); the event
+    // type check before it is a component whose failure still fails the request.
+    const broken: RuleBook = { ...real, eventTypes: () => { throw new TypeError(INTERNAL); } };
     t = await startTestApp({}, { rules: broken });
     expectOpaque500(await evaluate(t.app));
     const logged = t.logs.lines.find((l) => l.msg === 'request failed') as { err?: { message: string; stack: string } } | undefined;
@@ -113,7 +116,9 @@ describe('what the HTTP parser refuses is a problem too (real port)', () => {
     expect(raw.status).toBe(status);
     expect(raw.headers['content-type']).toBe(PROBLEM_TYPE);
     expect(Number(raw.headers['content-length'])).toBe(Buffer.byteLength(raw.body));
-    expect(JSON.parse(raw.body)).toMatchObject({ status, code, type: `urn:risk-evaluation:problem:${code}` });
+    expect(JSON.parse(raw.body)).toMatchObject({ status, code, type: `urn:risk-evaluation:problem:${code}`, instance: `urn:risk-evaluation:request:${raw.headers['x-request-id']}` });
+    expect(raw.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(raw.headers['x-content-type-options']).toBe('nosniff');
   }
 
   it('431 for headers over Node’s limit', async () => {
@@ -130,6 +135,26 @@ describe('what the HTTP parser refuses is a problem too (real port)', () => {
     const raw = await exchange('GET /healthz HTTP/1.1\r\n\r\n');
     expectRawProblem(raw, 400, 'malformed_request');
     expect(raw.headers.connection).toBe('close');
+  });
+
+  // RFC 9112 §3.2. Node keeps the first Host and drops the rest: a proxy routing on one and the
+  // service reading another is how a request is smuggled past a routing rule.
+  it.each([
+    ['two Host lines', 'Host: a.example\r\nHost: b.example\r\n', /more than one Host/],
+    ['two Host lines, one empty', 'Host: a.example\r\nhost:\r\n', /more than one Host/],
+    ['a Host with a space', 'Host: a.example b.example\r\n', /not a host/],
+    ['a Host with a path', 'Host: a.example/evil\r\n', /not a host/],
+    ['a Host with a user', 'Host: user@a.example\r\n', /not a host/],
+  ])('400 for %s, and the connection closed', async (_name, hostLines, detail) => {
+    const raw = await exchange(`GET /healthz HTTP/1.1\r\n${hostLines}\r\n`);
+    expectRawProblem(raw, 400, 'malformed_request');
+    expect(JSON.parse(raw.body).detail).toMatch(detail);
+    expect(raw.headers.connection).toBe('close');
+  });
+
+  it.each([['a.example'], ['a.example:8080'], ['127.0.0.1:3000'], ['[::1]:3000'], ['xn--bcher-kva.example']])('a single Host %s is served', async (host) => {
+    const raw = await exchange(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+    expect(raw.status).toBe(200);
   });
 
   it('417 for an Expect other than 100-continue', async () => {

@@ -28,6 +28,7 @@ export interface ProblemResponse {
   title: string;
   status: number;
   detail: string;
+  instance: string;
   code: ProblemCode;
   errors?: { path: string; message: string }[];
 }
@@ -41,8 +42,11 @@ export function expectProblem(response: LightMyRequestResponse, status?: number,
   expect(response.body).not.toMatch(STACK_FRAME);
   const body = JSON.parse(response.body) as ProblemResponse;
   expect(Object.keys(body).sort()).toEqual(
-    (body.errors === undefined ? ['code', 'detail', 'status', 'title', 'type'] : ['code', 'detail', 'errors', 'status', 'title', 'type']).sort(),
+    (body.errors === undefined ? ['code', 'detail', 'instance', 'status', 'title', 'type'] : ['code', 'detail', 'errors', 'instance', 'status', 'title', 'type']).sort(),
   );
+  // The occurrence is the request, named as the X-Request-Id header names it.
+  expect(body.instance).toBe(`urn:risk-evaluation:request:${String(response.headers['x-request-id'])}`);
+  expect(response.headers['x-content-type-options']).toBe('nosniff');
   expect(body.code in problemCodes).toBe(true);
   if (code !== undefined) expect(body.code).toBe(code);
   expect(body.status).toBe(response.statusCode);

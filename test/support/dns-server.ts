@@ -13,6 +13,12 @@ import type { Answer, DecodedPacket, Packet } from 'dns-packet';
 
 export interface ZoneEntry {
   MX?: Array<{ exchange: string; priority: number }>;
+  /**
+   * A hostile MX answer: as many MX records as fit in one 64 KB TCP message, each exchange a
+   * distinct name of about 245 characters, written with name compression (about 22 bytes a
+   * record, some 2,900 records). Over UDP it comes back truncated, as from any server.
+   */
+  hugeMx?: true;
   A?: string[];
   AAAA?: string[];
   CNAME?: string;
@@ -20,7 +26,11 @@ export interface ZoneEntry {
   ttl?: number;
 }
 
-/** Lower-case names without the trailing dot. A name not in the zone is NXDOMAIN. */
+/**
+ * Lower-case names without the trailing dot. A name not in the zone is NXDOMAIN, unless a wildcard
+ * covers it: `*.example` answers for every name under `example` that has no entry of its own, and
+ * `*` for every name (RFC 4592, simplified: the closest `*.` parent wins).
+ */
 export type Zone = Record<string, ZoneEntry>;
 
 export type Fault =
@@ -34,8 +44,8 @@ export type Fault =
   | { kind: 'wrong-question' }
   /** A forged NXDOMAIN with a wrong ID, then the real answer: a client must skip the first. */
   | { kind: 'spoof-then-answer' }
-  /** Over UDP an empty reply with the TC bit; over TCP the full answer. */
-  | { kind: 'truncate' }
+  /** Over UDP an empty reply with the TC bit; over TCP the full answer (`pieces`: written a few bytes at a time). */
+  | { kind: 'truncate'; pieces?: true }
   /** Random bytes that are not a DNS message. */
   | { kind: 'garbage' }
   /** The right answer, `ms` later. */
@@ -49,7 +59,10 @@ export interface ReceivedQuery {
 
 export interface DnsServerOptions {
   zone: Zone;
-  /** Keyed by lower-case name (every record type) or `name/TYPE` (that type only, e.g. `x.test/A`). */
+  /**
+   * Keyed by lower-case name (every record type) or `name/TYPE` (that type only, e.g. `x.test/A`);
+   * wildcards as in the zone (`*.dead.example`, or `*` for the whole server).
+   */
   faults?: Record<string, Fault>;
   /** SOA sent with negative answers: min(ttl, minimum) is the negative TTL (RFC 2308). */
   soa?: { ttl: number; minimum: number };
@@ -87,7 +100,13 @@ export async function startDnsServer(options: DnsServerOptions): Promise<TestDns
   const waiters: Array<{ count: number; resolve: () => void }> = [];
   const timers = new Set<NodeJS.Timeout>();
 
-  const faultFor = (name: string, type: string): Fault | undefined => faults.get(`${name}/${type}`) ?? faults.get(name);
+  const faultFor = (name: string, type: string): Fault | undefined => {
+    for (const candidate of wildcards(name)) {
+      const fault = faults.get(`${candidate}/${type}`) ?? faults.get(candidate);
+      if (fault !== undefined) return fault;
+    }
+    return undefined;
+  };
 
   const record = (query: ReceivedQuery): void => {
     queries.push(query);
@@ -112,7 +131,12 @@ export async function startDnsServer(options: DnsServerOptions): Promise<TestDns
     const name = lower(question.name);
     record({ name, type: question.type, transport });
     const fault = faultFor(name, question.type);
-    const answer = (): Buffer => dnsPacket.encode(answerFor(query, zone, soa, chase));
+    const answer = (): Buffer => {
+      const entry = inZone(zone, name);
+      const bytes = entry?.hugeMx && question.type === 'MX' ? hugeMxReply(query) : dnsPacket.encode(answerFor(query, zone, soa, chase));
+      // Over UDP, a reply larger than the client said it can take comes back truncated (RFC 6891 §7).
+      return transport === 'udp' && bytes.length > udpLimit(query) ? dnsPacket.encode(reply(query, { truncated: true })) : bytes;
+    };
     switch (fault?.kind) {
       case 'drop':
         return [];
@@ -157,8 +181,12 @@ export async function startDnsServer(options: DnsServerOptions): Promise<TestDns
         const query = safeDecode(buffered.subarray(2, 2 + length));
         buffered = buffered.subarray(2 + length);
         if (query === null) continue;
+        const fault = faultFor(lower(query.questions?.[0]?.name ?? ''), query.questions?.[0]?.type ?? '');
         const send = (replies: Buffer[]): void => {
-          for (const r of replies) if (!socket.destroyed) socket.write(frame(r));
+          for (const r of replies) {
+            if (fault?.kind === 'truncate' && fault.pieces) writeInPieces(socket, frame(r));
+            else if (!socket.destroyed) socket.write(frame(r));
+          }
         };
         const replies = respond(query, 'tcp');
         const delay = delayOf(query);
@@ -267,12 +295,85 @@ export async function closedPort(): Promise<{ host: string; port: number }> {
   return { host: HOST, port };
 }
 
+/** The name itself, then the wildcards that could cover it, closest first. */
+function wildcards(name: string): string[] {
+  const labels = name === '' ? [] : name.split('.');
+  return [name, ...labels.slice(1).map((_, i) => `*.${labels.slice(i + 1).join('.')}`), '*'];
+}
+
+function inZone(zone: Map<string, ZoneEntry>, name: string): ZoneEntry | undefined {
+  for (const candidate of wildcards(name)) {
+    const entry = zone.get(candidate);
+    if (entry !== undefined) return entry;
+  }
+  return undefined;
+}
+
+/** The client's EDNS0 UDP payload size, or 512 without EDNS0 (RFC 1035 §4.2.1). */
+function udpLimit(query: DecodedPacket): number {
+  const opt = (query.additionals ?? []).find((a) => a.type === 'OPT');
+  return opt !== undefined && 'udpPayloadSize' in opt ? Math.max(512, opt.udpPayloadSize ?? 512) : 512;
+}
+
+/**
+ * An MX answer as large as one TCP message allows, written by hand because dns-packet does not
+ * compress names. Record i's exchange is one short label of its own followed by a pointer to a
+ * long suffix written once (long labels and the question's name), so each record costs about 22
+ * bytes on the wire and decodes to a distinct name of about 245 characters.
+ * Preferences run downwards, so the most preferred records come last on the wire.
+ */
+function hugeMxReply(query: DecodedPacket): Buffer {
+  const qname = encodeName(query.questions![0]!.name);
+  const message = Buffer.alloc(65_535);
+  message.writeUInt16BE(query.id ?? 0, 0);
+  message.writeUInt16BE(0x8000 | dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE, 2);
+  message.writeUInt16BE(1, 4); // QDCOUNT
+  const QNAME_AT = 12;
+  let at = QNAME_AT + qname.copy(message, QNAME_AT);
+  at = message.writeUInt32BE(0x000f_0001, at); // QTYPE MX, QCLASS IN
+  // Long labels between each record's own label and the question's name: about 245 characters in all.
+  const suffix: string[] = [];
+  for (let room = 245 - qname.length - 6; room > 1; room -= 64) suffix.push('abcd'[suffix.length]!.repeat(Math.min(63, room - 1)));
+  let suffixAt = -1;
+  let count = 0;
+  for (;; count += 1) {
+    const own = `m${count.toString(36)}`;
+    const tailLength = suffixAt < 0 ? suffix.reduce((n, l) => n + 1 + l.length, 0) + 2 : 2;
+    const rdataLength = 2 + 1 + own.length + tailLength;
+    if (at + 12 + rdataLength > message.length) break;
+    at = message.writeUInt16BE(0xc000 | QNAME_AT, at); // owner: the question's name
+    at = message.writeUInt32BE(0x000f_0001, at); // MX, IN
+    at = message.writeUInt32BE(300, at); // TTL
+    at = message.writeUInt16BE(rdataLength, at);
+    at = message.writeUInt16BE(65_535 - (count % 65_535), at); // preference
+    at = message.writeUInt8(own.length, at);
+    at += message.write(own, at, 'latin1');
+    if (suffixAt < 0) {
+      suffixAt = at;
+      for (const label of suffix) {
+        at = message.writeUInt8(label.length, at);
+        at += message.write(label, at, 'latin1');
+      }
+      at = message.writeUInt16BE(0xc000 | QNAME_AT, at);
+    } else {
+      at = message.writeUInt16BE(0xc000 | suffixAt, at);
+    }
+  }
+  message.writeUInt16BE(count, 6); // ANCOUNT
+  return message.subarray(0, at);
+}
+
+function encodeName(name: string): Buffer {
+  const labels = lower(name).split('.').filter((l) => l !== '');
+  return Buffer.concat([...labels.map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l)])), Buffer.from([0])]);
+}
+
 function answerFor(query: DecodedPacket, zone: Map<string, ZoneEntry>, soa: { ttl: number; minimum: number }, chase: boolean): Packet {
   const question = query.questions![0]!;
   const answers: Answer[] = [];
   let name = lower(question.name);
   for (let hop = 0; hop < 16; hop += 1) {
-    const entry = zone.get(name);
+    const entry = inZone(zone, name);
     if (entry === undefined) {
       return reply(query, { rcode: 3, answers, authorities: [soaRecord(name, soa)] });
     }
@@ -325,6 +426,18 @@ function reply(query: DecodedPacket, parts: ReplyParts): Packet {
     answers: parts.answers ?? [],
     authorities: parts.authorities ?? [],
   };
+}
+
+/** One byte, then seven at a time, each write in its own turn of the event loop: the client sees many chunks. */
+function writeInPieces(socket: Socket, bytes: Buffer): void {
+  socket.setNoDelay(true);
+  const next = (at: number): void => {
+    if (at >= bytes.length || socket.destroyed) return;
+    const size = at === 0 ? 1 : 7;
+    socket.write(bytes.subarray(at, at + size));
+    setImmediate(() => next(at + size));
+  };
+  next(0);
 }
 
 function frame(message: Buffer): Buffer {

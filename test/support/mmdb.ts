@@ -8,7 +8,8 @@ import { isIP } from 'node:net';
  * Values: strings, booleans, integers (uint32 when 0..2^32-1, else int32), doubles (non-integer
  * numbers, or wrap with `double(x)` as the official schemas do for latitude/longitude), arrays and
  * maps. Later networks override earlier ones where they overlap (a more specific network inserted
- * after a wider one carves it).
+ * after a wider one carves it). Files that lie can be written too: no networks at all, a
+ * `node_count` other than the tree's, values of any type where the schema wants another.
  */
 export type MmdbValue = string | number | boolean | MmdbDouble | MmdbValue[] | { [key: string]: MmdbValue };
 
@@ -31,6 +32,8 @@ export interface MmdbOptions {
   buildEpoch?: Date;
   languages?: string[];
   description?: Record<string, string>;
+  /** Written as `node_count` instead of the true count: a file whose metadata lies. */
+  nodeCount?: number;
 }
 
 type Record_ = Node | { data: number } | null;
@@ -67,7 +70,7 @@ export function writeMmdb(options: MmdbOptions): Buffer {
   for (const node of nodes) writeNode(tree, node.id! * nodeBytes, recordSize, recordValue(node.left), recordValue(node.right));
 
   const metadata = encode({
-    node_count: uint32(nodeCount),
+    node_count: uint32(options.nodeCount ?? nodeCount),
     record_size: uint16(recordSize),
     ip_version: uint16(options.ipVersion),
     database_type: options.databaseType,

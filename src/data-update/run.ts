@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseAddressList } from '../../src/ip/lists.js';
-import { openMmdb, type MmdbKind } from '../../src/ip/maxmind.js';
-import { parseNetwork } from '../../src/ip/numeric.js';
+import { parseAddressList } from '../ip/lists.js';
+import { openMmdb, type MmdbKind } from '../ip/maxmind.js';
+import { parseNetwork } from '../ip/numeric.js';
 import { azureJsonLink, readRanges } from './cloud-ranges.js';
-import { download } from './fetch.js';
+import type { Download } from './fetch.js';
 import type { CloudSource, MaxMindSource, UpdateSettings } from './settings.js';
 import { extractFromTarGz } from './tar.js';
 import { replaceAtomically } from './write.js';
@@ -29,13 +29,20 @@ export interface UpdateReport {
 export const TOR_FILE = 'tor-exit-nodes.txt';
 export const DATACENTER_FILE = 'datacenter-ranges.txt';
 
+export interface UpdateContext {
+  /** How each URL is fetched: with the proxy and retries of the settings (fetch.ts). */
+  download: Download;
+  now?: () => Date;
+}
+
 /** Fetches every configured source, validates each, and renames what passed into `DATA_DIR`. */
-export async function runDataUpdate(settings: UpdateSettings, now: () => Date = () => new Date()): Promise<UpdateReport> {
+export async function runDataUpdate(settings: UpdateSettings, context: UpdateContext): Promise<UpdateReport> {
+  const { download, now = () => new Date() } = context;
   const results = (
     await Promise.all([
-      settings.tor === null ? [skipped('tor', TOR_FILE, 'DATA_UPDATE_TOR_URL is off')] : [await updateTor(settings, settings.tor)],
-      updateDatacenterRanges(settings, now),
-      updateMaxMind(settings),
+      settings.tor === null ? [skipped('tor', TOR_FILE, 'DATA_UPDATE_TOR_URL is off')] : [await updateTor(settings.dataDir, settings.tor, download)],
+      updateDatacenterRanges(settings, download, now),
+      updateMaxMind(settings, download),
     ])
   ).flat();
   return { results, exitCode: results.some((r) => r.outcome === 'failed') ? 1 : 0 };
@@ -46,15 +53,15 @@ const failed = (source: string, file: string, error: unknown): SourceResult => (
   source, file, outcome: 'failed', detail: (error as Error).message,
 });
 
-async function updateTor(settings: UpdateSettings, url: string): Promise<SourceResult> {
+async function updateTor(dataDir: string, url: string, download: Download): Promise<SourceResult> {
   try {
-    const body = (await download(url, settings.timeoutMs)).toString('utf8');
+    const body = (await download(url)).toString('utf8');
     const list = parseAddressList(body);
     // The bulk exit list is clean: more than a few bad lines means we were served something else.
     if (list.entries === 0 || list.malformed > list.entries / 100) {
       throw new Error(`${url}: ${list.entries} addresses and ${list.malformed} malformed lines: not a Tor exit list`);
     }
-    await replaceAtomically(settings.dataDir, TOR_FILE, body);
+    await replaceAtomically(dataDir, TOR_FILE, body);
     return { source: 'tor', file: TOR_FILE, outcome: 'updated', detail: `${list.entries} exit addresses` };
   } catch (error) {
     return failed('tor', TOR_FILE, error);
@@ -62,14 +69,14 @@ async function updateTor(settings: UpdateSettings, url: string): Promise<SourceR
 }
 
 /** A provider's CIDRs, validated one by one; throws when the document yields nothing usable. */
-async function fetchCloud(cloud: CloudSource, timeoutMs: number): Promise<string[]> {
+async function fetchCloud(cloud: CloudSource, download: Download): Promise<string[]> {
   const cidrs: string[] = [];
   for (const url of cloud.urls) {
-    let body = (await download(url, timeoutMs)).toString('utf8');
+    let body = (await download(url)).toString('utf8');
     if (cloud.format === 'azure' && !body.trimStart().startsWith('{')) {
       const link = azureJsonLink(body);
       if (link === null) throw new Error(`${url}: no ServiceTags_Public JSON link on the page`);
-      body = (await download(link, timeoutMs)).toString('utf8');
+      body = (await download(link)).toString('utf8');
     }
     let ranges: string[];
     try {
@@ -112,13 +119,13 @@ function sectionsOf(text: string): { own: string[]; sections: Map<string, string
   return { own, sections };
 }
 
-async function updateDatacenterRanges(settings: UpdateSettings, now: () => Date): Promise<SourceResult[]> {
+async function updateDatacenterRanges(settings: UpdateSettings, download: Download, now: () => Date): Promise<SourceResult[]> {
   if (settings.clouds.length === 0) return [skipped('cloud', DATACENTER_FILE, 'every DATA_UPDATE_*_URL for clouds is off')];
   const previous = sectionsOf(await readFile(join(settings.dataDir, DATACENTER_FILE), 'utf8').catch(() => ''));
   const fetched = await Promise.all(
     settings.clouds.map(async (cloud) => {
       try {
-        return { cloud, cidrs: await fetchCloud(cloud, settings.timeoutMs), error: null };
+        return { cloud, cidrs: await fetchCloud(cloud, download), error: null };
       } catch (error) {
         return { cloud, cidrs: null, error };
       }
@@ -163,16 +170,16 @@ function kindOf(edition: string): MmdbKind | null {
   return null;
 }
 
-async function updateMaxMind(settings: UpdateSettings): Promise<SourceResult[]> {
+async function updateMaxMind(settings: UpdateSettings, download: Download): Promise<SourceResult[]> {
   const mm = settings.maxmind;
   if (mm === null) {
     return settings.maxmindEditions.map((e) => skipped(`maxmind:${e}`, `${e}.mmdb`, settings.maxmindSkipped ?? 'not configured'));
   }
-  return Promise.all(mm.editions.map((edition) => updateEdition(mm, edition, settings)));
+  return Promise.all(mm.editions.map((edition) => updateEdition(mm, edition, settings.dataDir, download)));
 }
 
 /** https://dev.maxmind.com/geoip/updating-databases/#directly-downloading-databases */
-async function updateEdition(mm: MaxMindSource, edition: string, settings: UpdateSettings): Promise<SourceResult> {
+async function updateEdition(mm: MaxMindSource, edition: string, dataDir: string, download: Download): Promise<SourceResult> {
   const source = `maxmind:${edition}`;
   const file = `${edition}.mmdb`;
   try {
@@ -180,15 +187,15 @@ async function updateEdition(mm: MaxMindSource, edition: string, settings: Updat
     if (kind === null) throw new Error(`edition ${edition} is not a City, ASN/ISP or Anonymous-IP database`);
     const auth = Buffer.from(`${mm.accountId}:${mm.licenseKey}`).toString('base64');
     const url = `${mm.baseUrl}/${edition}/download?suffix=tar.gz`;
-    const archive = await download(url, settings.timeoutMs, { authorization: `Basic ${auth}` });
+    const archive = await download(url, { authorization: `Basic ${auth}` });
     let mmdb: Buffer;
     try {
       mmdb = extractFromTarGz(archive, file);
     } catch (error) {
       throw new Error(`${url}: ${(error as Error).message}`);
     }
-    const db = openMmdb(mmdb, kind);
-    await replaceAtomically(settings.dataDir, file, mmdb);
+    const db = await openMmdb(mmdb, kind);
+    await replaceAtomically(dataDir, file, mmdb);
     return { source, file, outcome: 'updated', detail: `${db.type} built ${db.buildDate.toISOString()}` };
   } catch (error) {
     return failed(source, file, error);

@@ -18,9 +18,21 @@ export interface MaxMindSource {
   editions: string[];
 }
 
+/** The proxies of the environment; `null` where none is set. */
+export interface ProxySettings {
+  http: string | null;
+  https: string | null;
+  noProxy: string | null;
+}
+
 export interface UpdateSettings {
   dataDir: string;
   timeoutMs: number;
+  /** Tries per download, the first included. */
+  attempts: number;
+  /** Wait before the first retry, doubled for each further one. */
+  retryDelayMs: number;
+  proxy: ProxySettings;
   tor: string | null;
   clouds: CloudSource[];
   /** `null` when no MaxMind account is configured: those databases are skipped, not failed. */
@@ -55,10 +67,12 @@ export function settingsFrom(env: Env): UpdateSettings {
     }
     return v;
   };
-  const timeout = Number(env.DATA_UPDATE_TIMEOUT_MS?.trim() || '60000');
-  if (!Number.isInteger(timeout) || timeout < 100 || timeout > 3_600_000) {
-    throw new SettingsError('DATA_UPDATE_TIMEOUT_MS: must be an integer between 100 and 3600000');
-  }
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const n = Number(env[name]?.trim() || String(fallback));
+    if (!Number.isInteger(n) || n < min || n > max) throw new SettingsError(`${name}: must be an integer between ${min} and ${max}`);
+    return n;
+  };
+  const timeout = integer('DATA_UPDATE_TIMEOUT_MS', 60_000, 100, 3_600_000);
   const cloud = (name: string, format: RangeFormat, variable: keyof typeof DEFAULT_URLS): CloudSource[] => {
     const v = value(variable);
     return v === null ? [] : [{ name, format, urls: v.split(',').map((u) => u.trim()) }];
@@ -76,6 +90,9 @@ export function settingsFrom(env: Env): UpdateSettings {
   return {
     dataDir: env.DATA_DIR?.trim() || './data',
     timeoutMs: timeout,
+    attempts: integer('DATA_UPDATE_ATTEMPTS', 3, 1, 10),
+    retryDelayMs: integer('DATA_UPDATE_RETRY_DELAY_MS', 2000, 0, 600_000),
+    proxy: proxyFrom(env),
     tor: value('DATA_UPDATE_TOR_URL'),
     clouds: [
       ...cloud('aws', 'aws', 'DATA_UPDATE_AWS_URL'),
@@ -91,4 +108,34 @@ export function settingsFrom(env: Env): UpdateSettings {
       : 'MAXMIND_ACCOUNT_ID and MAXMIND_LICENSE_KEY are not set',
     maxmindEditions: editions,
   };
+}
+
+/**
+ * `HTTP_PROXY`, `HTTPS_PROXY` and `NO_PROXY`, each also in lower case (which wins, as in curl).
+ * A proxy must be an http(s) URL; it may carry credentials (`http://user:pass@proxy:3128`).
+ */
+function proxyFrom(env: Env): ProxySettings {
+  const read = (name: string): string | null => env[name.toLowerCase()]?.trim() || env[name]?.trim() || null;
+  const proxyUrl = (name: string): string | null => {
+    const value = read(name);
+    if (value === null) return null;
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw new SettingsError(`${name}: not a URL (write http://host:port)`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new SettingsError(`${name}: must be an http:// or https:// proxy URL`);
+    return value;
+  };
+  return { http: proxyUrl('HTTP_PROXY'), https: proxyUrl('HTTPS_PROXY'), noProxy: read('NO_PROXY') };
+}
+
+/**
+ * The proxies for the job's output: host and port only, never credentials. Without HTTPS_PROXY,
+ * https URLs go through HTTP_PROXY too (undici's EnvHttpProxyAgent), and the line says so.
+ */
+export function describeProxy(proxy: ProxySettings): string {
+  const shown = (value: string | null) => (value === null ? 'none' : new URL(value).host);
+  return `proxy for http ${shown(proxy.http)}, for https ${shown(proxy.https ?? proxy.http)}${proxy.noProxy ? `, not for ${proxy.noProxy}` : ''}`;
 }

@@ -1,0 +1,108 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { asnDatabase, asnRecord, cityDatabase, cityRecord } from '../support/mmdb.js';
+import { tarGz } from '../support/tar.js';
+
+/**
+ * The public sources of `data:update`, served from 127.0.0.1 by the test: fixture files as the
+ * real sources serve them (trimmed), plus broken and flaky ones.
+ */
+
+export const MAXMIND_ACCOUNT = { MAXMIND_ACCOUNT_ID: '12345', MAXMIND_LICENSE_KEY: 'secret-key' };
+const AUTH = `Basic ${Buffer.from(`${MAXMIND_ACCOUNT.MAXMIND_ACCOUNT_ID}:${MAXMIND_ACCOUNT.MAXMIND_LICENSE_KEY}`).toString('base64')}`;
+
+export interface Origin {
+  base: string;
+  /** Every request, in order: its path, and whether it came through a proxy (a `Via` header). */
+  requested: Array<{ path: string; via: string | undefined }>;
+  /** How many times a path was asked for so far. */
+  hits(path: string): number;
+  close(): Promise<void>;
+}
+
+export const CLOUD_URLS = ['DATA_UPDATE_AWS_URL', 'DATA_UPDATE_GOOGLE_URL', 'DATA_UPDATE_AZURE_URL', 'DATA_UPDATE_ORACLE_URL', 'DATA_UPDATE_DIGITALOCEAN_URL', 'DATA_UPDATE_CLOUDFLARE_URLS'];
+
+/** Every source pointed at the origin; nothing leaves 127.0.0.1. */
+export function sourcesAt(base: string): Record<string, string> {
+  return {
+    DATA_UPDATE_TOR_URL: `${base}/tor`,
+    DATA_UPDATE_AWS_URL: `${base}/aws.json`,
+    DATA_UPDATE_GOOGLE_URL: `${base}/google.json`,
+    DATA_UPDATE_AZURE_URL: `${base}/azure`,
+    DATA_UPDATE_ORACLE_URL: `${base}/oracle.json`,
+    DATA_UPDATE_DIGITALOCEAN_URL: `${base}/do.csv`,
+    DATA_UPDATE_CLOUDFLARE_URLS: `${base}/cf-v4,${base}/cf-v6`,
+    DATA_UPDATE_MAXMIND_URL: `${base}/geoip/databases`,
+    ...MAXMIND_ACCOUNT,
+  };
+}
+
+export async function startOrigin(): Promise<Origin> {
+  const requested: Origin['requested'] = [];
+  const hits = (path: string) => requested.filter((r) => r.path === path).length;
+  let base = '';
+  const routes: Record<string, (req: IncomingMessage, res: ServerResponse) => void> = {
+    '/tor': (_q, res) => res.end('185.220.101.1\n185.220.101.2\n2a0b:f4c2::1\n'),
+    '/tor-broken': (_q, res) => res.end('<!doctype html>\n<html><body>Service Unavailable</body></html>\n'),
+    // Unavailable twice, then the list: a source that a retry gets.
+    '/tor-flaky': (_q, res) => {
+      if (hits('/tor-flaky') <= 2) {
+        res.statusCode = 503;
+        return void res.end('try later');
+      }
+      res.end('185.220.101.1\n');
+    },
+    '/tor-429': (_q, res) => {
+      if (hits('/tor-429') === 1) {
+        res.writeHead(429, { 'retry-after': '120' });
+        return void res.end();
+      }
+      res.end('185.220.101.1\n');
+    },
+    '/aws.json': (_q, res) => res.end(JSON.stringify({
+      syncToken: '1', prefixes: [{ ip_prefix: '3.0.0.0/9', region: 'us-east-1', service: 'AMAZON' }],
+      ipv6_prefixes: [{ ipv6_prefix: '2600:1f00::/24', region: 'us-east-1', service: 'AMAZON' }],
+    })),
+    '/google.json': (_q, res) => res.end(JSON.stringify({
+      prefixes: [{ ipv4Prefix: '34.64.0.0/10', service: 'Google Cloud' }, { ipv6Prefix: '2600:1900::/28', service: 'Google Cloud' }],
+    })),
+    '/azure': (_q, res) => res.end(`<html><a href="${base}/download/ServiceTags_Public_20261116.json">Download</a></html>`),
+    '/download/ServiceTags_Public_20261116.json': (_q, res) => res.end(JSON.stringify({
+      values: [{ name: 'AzureCloud', properties: { addressPrefixes: ['20.33.0.0/16', '2603:1000::/40'] } }],
+    })),
+    '/oracle.json': (_q, res) => res.end(JSON.stringify({ regions: [{ region: 'us-phoenix-1', cidrs: [{ cidr: '129.146.0.0/21', tags: ['OCI'] }] }] })),
+    '/oracle-500': (_q, res) => {
+      res.statusCode = 500;
+      res.end('internal error');
+    },
+    '/do.csv': (_q, res) => res.end('104.131.0.0/18,US,US-NY,New York,10011\n2604:a880::/32,US,US-NY,New York,10011\n'),
+    '/cf-v4': (_q, res) => res.end('173.245.48.0/20\n'),
+    '/cf-v6': (_q, res) => res.end('2400:cb00::/32\n'),
+    '/geoip/databases/GeoLite2-City/download': (req, res) => {
+      if (req.headers.authorization !== AUTH) {
+        res.statusCode = 401;
+        return void res.end('unauthorized');
+      }
+      const mmdb = cityDatabase(6, [{ network: '81.2.69.0/24', data: cityRecord({ countryCode: 'GB', country: 'United Kingdom', city: 'London' }) }]);
+      res.end(tarGz([{ name: 'GeoLite2-City_20261120/COPYRIGHT.txt', content: 'test' }, { name: 'GeoLite2-City_20261120/GeoLite2-City.mmdb', content: mmdb }]));
+    },
+    // A broken source: the archive holds a database cut short.
+    '/geoip/databases/GeoLite2-ASN/download': (_q, res) => {
+      const mmdb = asnDatabase(6, [{ network: '81.2.69.0/24', data: asnRecord(20712, 'A&A') }]);
+      res.end(tarGz([{ name: 'GeoLite2-ASN_20261120/GeoLite2-ASN.mmdb', content: mmdb.subarray(0, mmdb.length - 100) }]));
+    },
+  };
+  const server: Server = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', base).pathname;
+    requested.push({ path, via: req.headers.via });
+    const route = routes[path];
+    if (route) route(req, res);
+    else {
+      res.statusCode = 404;
+      res.end();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { base, requested, hits, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
