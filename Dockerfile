@@ -30,7 +30,8 @@ FROM node
 ENV NODE_ENV=production \
     PORT=3000 \
     DATA_DIR=/data \
-    RULES_DIR=/rules
+    RULES_DIR=/rules \
+    DATABASE_URL=sqlite:/var/lib/risk/risk.sqlite
 WORKDIR /app
 COPY --from=deps --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist ./dist
@@ -38,10 +39,10 @@ COPY --from=build --chown=root:root /app/sdk/dist ./sdk/dist
 COPY --from=build --chown=root:root /app/sdk/package.json ./sdk/
 COPY --chown=root:root package.json ./
 COPY --chown=root:root rules /rules
-RUN mkdir -p /data && chown node:node /data
+RUN mkdir -p /data /var/lib/risk && chown node:node /data /var/lib/risk
 USER node
 EXPOSE 3000
-VOLUME ["/data"]
+VOLUME ["/data", "/var/lib/risk"]
 # No curl in the slim image: Node itself probes readiness.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]

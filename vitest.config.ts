@@ -3,8 +3,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // The device SDK is built once, first: the app serves it and the browser tests load it.
-    globalSetup: ['test/support/build-sdk.global.ts'],
+    // Once per run, first: the device SDK is built (the app serves it and the browser tests load
+    // it), and one throwaway PostgreSQL is started (each test file makes its own databases on it).
+    globalSetup: ['test/support/build-sdk.global.ts', 'test/support/global-setup.ts'],
     // Tests start real DNS servers and real ports; keep them from starving each other on 2 cores.
     testTimeout: 20_000,
     hookTimeout: 30_000,

@@ -12,6 +12,8 @@
  *   npm run bench -- --quick      # 3 s runs, one round: a smoke test of the harness
  *   npm run bench -- --evaluations 1000000   # RSS after a million evaluations
  *   npm run bench -- --warm-only  # only the A/B comparison with the ceiling (for profiling work)
+ *   npm run bench -- --store-only # only the store: evaluate with the log on vs off (SQLite, PostgreSQL),
+ *                                 # the batch writer, look-ups, prune and start-up on a log of --rows evaluations
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
@@ -22,12 +24,16 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import type { Zone } from '../test/support/dns-server.js';
 import { generateKey } from '../src/keys/key.js';
+import { startPostgres, type PostgresServer } from '../test/support/postgres.js';
 import { writeDataSet } from './data-set.js';
+import { benchStore, loggedEvaluations, type StoreFigures } from './store.js';
 
 const { values: options } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     'warm-only': { type: 'boolean', default: false },
+    'store-only': { type: 'boolean', default: false },
+    rows: { type: 'string' },
     rounds: { type: 'string' },
     duration: { type: 'string' },
     evaluations: { type: 'string' },
@@ -40,6 +46,8 @@ const warmup = quick ? 1 : 3;
 const connections = 50;
 const longRun = Number(options.evaluations ?? (quick ? 20_000 : 200_000));
 const COLD_DOMAINS = quick ? 2_000 : 10_000;
+/** Evaluations in the log for the store's look-up, prune and start-up figures. */
+const LOG_ROWS = Number(options.rows ?? (quick ? 100_000 : 1_000_000));
 
 const KEY = generateKey();
 const WARM_DOMAIN = 'mail-bench.example';
@@ -67,8 +75,9 @@ async function freePort(): Promise<number> {
   });
 }
 
-function spawnNode(script: string[], env: Record<string, string>): ChildProcess {
-  const sink = openSync('/dev/null', 'w');
+/** `log`: a file for the process's stdout (its JSON log), when the benchmark reads it afterwards. */
+function spawnNode(script: string[], env: Record<string, string>, log = '/dev/null'): ChildProcess {
+  const sink = openSync(log, 'w');
   return spawn(process.execPath, script, { env: { PATH: process.env.PATH!, ...env }, stdio: ['ignore', sink, 'inherit', 'ipc'] });
 }
 
@@ -93,6 +102,14 @@ async function waitReady(url: string, child: ChildProcess, limitMs = 60_000): Pr
 interface Runtime {
   rss_bytes: number;
   event_loop_delay_p99_ms: number;
+}
+
+/** SIGTERM, and the process's exit: the service drains and flushes before it goes. */
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  return exited;
 }
 
 /** RSS and event-loop delay of a service process, asked over IPC: /readyz no longer shows them. */
@@ -192,7 +209,7 @@ async function main(): Promise<void> {
       dnsProcess.send('stats');
     });
 
-  const serviceEnv = async () => {
+  const serviceEnv = async (store: Record<string, string> = {}) => {
     const port = await freePort();
     return {
       port,
@@ -201,9 +218,96 @@ async function main(): Promise<void> {
         DATA_DIR: dataDir, RULES_DIR: 'rules', DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '1500',
         // On, as in production, with a limit the benchmark cannot reach.
         RATE_LIMIT_MAX: '10000000',
+        // A store of its own, in the run's directory (the default would be the checkout's var/).
+        DATABASE_URL: `sqlite:${mkdtempSync(join(root, 'store-'))}/risk.sqlite`,
+        ...store,
       },
     };
   };
+
+  /**
+   * The store's cost on the request path: the same service with the evaluation log on (every
+   * evaluation queued and written in batches) and off (RETENTION_DAYS=0), A B A B on one machine.
+   */
+  const storeOnOff = async (label: string, on: Record<string, string>): Promise<{ on: Run[]; off: Run[]; ratio: number; ratio_range: number[]; p99_added_ms: number; written: number; dropped: number }> => {
+    // Both log to a file, so that the one difference between them is the evaluation log.
+    const start = async (store: Record<string, string>) => {
+      const s = await serviceEnv(store);
+      const log = join(mkdtempSync(join(root, 'service-log-')), 'stdout.jsonl');
+      const child = spawnNode(SERVICE, s.env, log);
+      processes.push(child);
+      await waitReady(`http://127.0.0.1:${s.port}`, child);
+      return { url: `http://127.0.0.1:${s.port}`, child, database: s.env.DATABASE_URL, log };
+    };
+    const withLog = await start(on);
+    const without = await start({ RETENTION_DAYS: '0' });
+    const runsOn: Run[] = [];
+    const runsOff: Run[] = [];
+    const init = { body: body(`jane@${WARM_DOMAIN}`) };
+    for (let round = 0; round < rounds; round += 1) {
+      runsOn.push(await measured(`service, ${label} log on`, withLog.url, withLog.child, init));
+      runsOff.push(await measured(`service, ${label} log off`, without.url, without.child, init));
+      console.error(`store ${label} round ${round + 1}/${rounds}: on ${runsOn.at(-1)!.requests_per_s} req/s, off ${runsOff.at(-1)!.requests_per_s} req/s`);
+    }
+    const ratios = runsOn.map((r, i) => r.requests_per_s / runsOff[i]!.requests_per_s);
+    const p99s = runsOn.map((r, i) => r.p99_ms - runsOff[i]!.p99_ms);
+    without.child.kill('SIGTERM');
+    // The log's counters left the public /readyz. After a graceful stop (which writes what is still
+    // queued): written is what the store holds, dropped what the service's own warnings counted.
+    await stop(withLog.child);
+    const written = await loggedEvaluations(withLog.database);
+    const dropped = readFileSync(withLog.log, 'utf8').split('\n').filter((l) => l.includes('evaluations not recorded'))
+      .reduce((sum, l) => sum + (JSON.parse(l) as { dropped: number }).dropped, 0);
+    return { on: runsOn, off: runsOff, ratio: round2(median(ratios)), ratio_range: [round2(Math.min(...ratios)), round2(Math.max(...ratios))], p99_added_ms: median(p99s), written, dropped };
+  };
+
+  /** Everything about the store, on SQLite and on a PostgreSQL started here on loopback. */
+  const storeBench = async () => {
+    let postgres: PostgresServer | undefined;
+    try {
+      postgres = await startPostgres();
+      const sqliteOnOff = await storeOnOff('SQLite', {});
+      const postgresOnOff = await storeOnOff('PostgreSQL', { DATABASE_URL: await postgres.createDatabase() });
+      const engines: StoreFigures[] = [];
+      for (const url of [`sqlite:${mkdtempSync(join(root, 'log-'))}/risk.sqlite`, await postgres.createDatabase()]) {
+        engines.push(await benchStore(url, LOG_ROWS, { startUp: true }));
+        console.error(`store: ${engines.at(-1)!.engine} done`);
+      }
+      return { sqlite: sqliteOnOff, postgres: postgresOnOff, engines };
+    } finally {
+      await postgres?.close();
+    }
+  };
+  const printStore = (store: Awaited<ReturnType<typeof storeBench>>) => {
+    // The service's own CPU per request beside req/s: on loopback PostgreSQL's work shares the two cores.
+    console.log('\n| store | log on req/s | log off req/s | on/off (median of pairs) | p99 added ms | service CPU µs/req on / off | written | dropped |\n|---|---:|---:|---:|---:|---:|---:|---:|');
+    for (const [name, r] of [['SQLite', store.sqlite], ['PostgreSQL', store.postgres]] as const) {
+      const cpu = (runs: Run[]) => median(runs.map((x) => x.cpu_us_per_request ?? 0));
+      console.log(`| ${name} | ${median(r.on.map((x) => x.requests_per_s))} | ${median(r.off.map((x) => x.requests_per_s))} | ${r.ratio} (${r.ratio_range.join('–')}) | ${r.p99_added_ms} | ${cpu(r.on)} / ${cpu(r.off)} | ${r.written} | ${r.dropped} |`);
+    }
+    console.log(`\n| engine | rows | writer rows/s | by id mean / p99 ms | by e-mail mean / p99 ms | prune rows, ms | size MB | start-up ms |\n|---|---:|---:|---:|---:|---:|---:|---:|`);
+    for (const e of store.engines) {
+      console.log(`| ${e.engine} | ${e.rows} | ${e.writes_per_s} | ${e.lookup_by_id_ms.mean} / ${e.lookup_by_id_ms.p99} | ${e.lookup_by_email_ms.mean} / ${e.lookup_by_email_ms.p99} | ${e.prune.rows} in ${e.prune.ms} | ${e.size_mb} | ${e.start_up_ms} |`);
+    }
+  };
+  const writeResults = (summary: unknown) => {
+    mkdirSync('bench/results', { recursive: true });
+    const file = `bench/results/${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
+    writeFileSync(file, `${JSON.stringify(summary, null, 2)}\n`);
+    console.log(`\nwritten to ${file}`);
+  };
+
+  if (options['store-only']) {
+    try {
+      const store = await storeBench();
+      printStore(store);
+      writeResults({ machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version }, settings: { connections, duration_s: duration, warmup_s: warmup, rounds }, store });
+    } finally {
+      stopAll();
+      dnsProcess.send('close');
+    }
+    return;
+  }
 
   const service = await serviceEnv();
   const serviceUrl = `http://127.0.0.1:${service.port}`;
@@ -267,6 +371,7 @@ async function main(): Promise<void> {
       }],
     });
     const afterLong = await runtimeOf(serviceProcess);
+    const store = await storeBench();
 
     const serviceRps = median(warm.map((r) => r.requests_per_s));
     const ceilingRps = median(ceiling.map((r) => r.requests_per_s));
@@ -282,6 +387,7 @@ async function main(): Promise<void> {
       cold: { run: coldRun, event_loop_delay_p99_ms: coldRuntime.event_loop_delay_p99_ms, dns_queries: coldQueries, queries_per_domain: Math.round((coldQueries / COLD_DOMAINS) * 100) / 100 },
       long_run: { run: longRunResult, rss_mb_after: Math.round(afterLong.rss_bytes / 2 ** 20) },
       response_bytes: Buffer.byteLength(sample),
+      store,
     };
 
     const rows = [...warm, ...ceiling, invalid, coldRun, longRunResult];
@@ -293,11 +399,8 @@ async function main(): Promise<void> {
     );
     console.log(`start-up: ${summary.start_up.time_to_ready_ms} ms to ready, RSS ${summary.start_up.rss_mb} MB; after ${longRun} varied evaluations: RSS ${summary.long_run.rss_mb_after} MB`);
     console.log(`cold path: ${coldRun.requests_per_s} req/s, p99 ${coldRun.p99_ms} ms, event-loop delay p99 ${coldRuntime.event_loop_delay_p99_ms} ms, ${summary.cold.queries_per_domain} DNS queries per new domain`);
-
-    mkdirSync('bench/results', { recursive: true });
-    const file = `bench/results/${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
-    writeFileSync(file, `${JSON.stringify(summary, null, 2)}\n`);
-    console.log(`\nwritten to ${file}`);
+    printStore(store);
+    writeResults(summary);
   } finally {
     stopAll();
     dnsProcess.send('close');

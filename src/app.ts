@@ -3,7 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { createEmailInspector } from './email/index.js';
-import { createEvaluator } from './evaluation/evaluate.js';
+import { createEvaluator, STORE_CHECK } from './evaluation/evaluate.js';
 import type { SourceStatus } from './evaluation/facts.js';
 import type { EmailInspector, IpInspector, Resource, RuleBook } from './evaluation/ports.js';
 import { registerAuthentication } from './http/auth.js';
@@ -19,13 +19,21 @@ import { registerHealthRoutes } from './http/routes/health.js';
 import { registerSdkRoutes } from './http/routes/sdk.js';
 import { httpServerTimeouts } from './http/timeouts.js';
 import { createIpInspector } from './ip/index.js';
-import { createKeyStore, type KeyStore } from './keys/key-store.js';
-import { loadRuleBook } from './rules/index.js';
+import { importAccountsFileOnce } from './keys/import.js';
+import { checkApiKeys, createKeyStore, KeyConfigError, type KeyStore } from './keys/key-store.js';
+import { createRuleBook } from './rules/rule-book.js';
+import { readRuleFiles } from './rules/templates.js';
+import { openStore, type Store } from './store/index.js';
+import { startSync } from './store/sync.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Provenance of every key, rule and data source: file, type, build date, entries, last refusal. */
     sources(): SourceStatus[];
+    /** The store: accounts, keys, rule set versions, the evaluation log, the audit log. */
+    store: Store;
+    /** Reads the store's changes now instead of at the next poll (tests, a signal handler). */
+    reloadConfiguration(): Promise<void>;
   }
 }
 
@@ -42,17 +50,66 @@ export interface AppResources {
 export interface BuildOptions {
   logger: Logger;
   resources?: Partial<AppResources>;
+  /**
+   * Outside production, a key for a fresh install that has none (server.ts keeps it in a file):
+   * called only when neither API_KEYS nor the store has a key.
+   */
+  developmentKey?: () => string;
 }
 
-async function createResources(config: Config, logger: Logger, given: Partial<AppResources>): Promise<AppResources> {
-  const keys = given.keys ?? (await createKeyStore({ apiKeys: config.apiKeys, accountsFile: config.accountsFile, reloadIntervalMs: config.reloadIntervalMs, logger }));
-  // Rules first: an invalid rule set, the default one or an account's own, stops the start before data is loaded.
-  const rules = given.rules ?? (await loadRuleBook({ config, logger, accountRulesDirs: keys.rulesDirs() }));
-  const [email, ip] = await Promise.all([
-    given.email ?? createEmailInspector({ config, logger }),
-    given.ip ?? createIpInspector({ config, logger }),
-  ]);
-  return { keys, email, ip, rules };
+/**
+ * The store first: migrated, `ACCOUNTS_FILE` imported once, `API_KEYS`' account ensured. Then keys
+ * and rule sets from it into memory, kept current by polling its change counter. RULES_DIR is
+ * validated at every start (it is what a new account starts from): a bad file stops the start.
+ */
+async function createStoreResources(config: Config, logger: Logger, options: BuildOptions) {
+  checkApiKeys(config.apiKeys);
+  const templates = { files: await readRuleFiles(config.rulesDir), comment: 'seeded from RULES_DIR' };
+  const store = await openStore({ database: config.database, logger, retentionDays: config.retentionDays, writeLog: true });
+  try {
+    if (config.accountsFile !== undefined) await importAccountsFileOnce(store, config.accountsFile, { templates: templates.files, logger });
+    let apiKeys = config.apiKeys;
+    if (apiKeys.length === 0 && !(await store.accounts.anyLiveKey())) {
+      if (options.developmentKey === undefined) {
+        throw new KeyConfigError('no API keys: set API_KEYS, or create one in the store with "npm run keys -- create --account NAME"');
+      }
+      apiKeys = [options.developmentKey()];
+    }
+    await store.accounts.useEnvironmentKeys(apiKeys.length, templates);
+    const snapshot = await store.snapshot();
+    const keys = createKeyStore({ apiKeys, logger, touch: (uses) => store.accounts.touch(uses) });
+    keys.replace(snapshot);
+    const rules = createRuleBook(snapshot, { logger });
+    const sync = startSync({
+      engine: store.engine, health: store.health, logger, intervalMs: config.reloadIntervalMs,
+      compiled: rules.compiled,
+      apply: (next) => {
+        keys.replace(next);
+        rules.replace(next);
+      },
+    }, snapshot);
+    return { store, keys, rules, sync };
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}
+
+async function createResources(config: Config, logger: Logger, options: BuildOptions) {
+  const given = options.resources ?? {};
+  const stored = await createStoreResources(config, logger, options);
+  try {
+    const [email, ip] = await Promise.all([
+      given.email ?? createEmailInspector({ config, logger }),
+      given.ip ?? createIpInspector({ config, logger }),
+    ]);
+    const resources: AppResources = { keys: given.keys ?? stored.keys, rules: given.rules ?? stored.rules, email, ip };
+    return { resources, ...stored };
+  } catch (error) {
+    stored.sync.close();
+    await stored.store.close();
+    throw error;
+  }
 }
 
 /**
@@ -60,7 +117,7 @@ async function createResources(config: Config, logger: Logger, given: Partial<Ap
  * Rules, keys and data are loaded before it resolves; they are closed with the app.
  */
 export async function buildApp(config: Config, options: BuildOptions): Promise<FastifyInstance> {
-  const resources = await createResources(config, options.logger, options.resources ?? {});
+  const { resources, store, keys, sync } = await createResources(config, options.logger, options);
   let accepting = true;
   let sweep: NodeJS.Timeout | undefined;
 
@@ -92,12 +149,17 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
   registerErrorHandling(app, config.bodyLimitBytes);
   app.addHook('onClose', async () => {
     clearInterval(sweep);
-    await Promise.all(Object.values(resources).map((r: Resource) => r.close()));
+    sync.close();
+    await Promise.all([...new Set<Resource>([...Object.values(resources), keys])].map((r) => r.close()));
+    // Last: the evaluation log sends what is still queued.
+    await store.close();
   });
 
-  const sources = () => [...resources.keys.status(), ...resources.rules.status(), ...resources.email.status(), ...resources.ip.status()];
+  const sources = () => [store.status(), ...resources.keys.status(), ...resources.rules.status(), ...resources.email.status(), ...resources.ip.status()];
   app.decorate('sources', sources);
-  registerHealthRoutes(app, { accepting: () => accepting });
+  app.decorate('store', store);
+  app.decorate('reloadConfiguration', () => sync.check());
+  registerHealthRoutes(app, { accepting: () => accepting, unavailable: () => (store.health.available ? [] : [STORE_CHECK]) });
   const openapi = buildOpenApiDocument(version);
   app.get('/openapi.json', async () => openapi);
   registerSdkRoutes(app);
@@ -113,10 +175,11 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
     registerRateLimit(v1, config.rateLimit);
     const evaluate = createEvaluator({
       ...resources,
+      store: store.health,
       deadlineMs: config.dnsTimeoutMs,
       onStepError: (step, error) => app.log.error({ step, err: error }, 'enrichment step failed'),
     });
-    registerEvaluateRoute(v1, { evaluate, rules: resources.rules });
+    registerEvaluateRoute(v1, { evaluate, rules: resources.rules, log: store.log });
   });
 
   app.addHook('preClose', async () => {

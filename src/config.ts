@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { DEFAULT_DATABASE_URL, parseDatabaseUrl, type DatabaseUrl } from './store/url.js';
 
 /**
  * The whole configuration, parsed once at boot from the environment by one schema.
@@ -53,6 +54,15 @@ const cidr = (value: string): boolean => {
   return /^\d{1,3}$/.test(bits) && n >= 1 && n <= (version === 4 ? 32 : 128);
 };
 
+const databaseUrl = z.string().transform((value, ctx) => {
+  const parsed = parseDatabaseUrl(value);
+  if ('error' in parsed) {
+    ctx.addIssue({ code: 'custom', message: parsed.error });
+    return z.NEVER;
+  }
+  return parsed;
+});
+
 export const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: integer(0, 65535).default(3000),
@@ -75,6 +85,8 @@ export const envSchema = z.object({
   REQUEST_TIMEOUT_MS: integer(1000, 600_000).default(10_000),
   SHUTDOWN_GRACE_MS: integer(0, 600_000).default(10_000),
   RELOAD_INTERVAL_MS: integer(100, 600_000).default(1000),
+  DATABASE_URL: databaseUrl.prefault(DEFAULT_DATABASE_URL),
+  RETENTION_DAYS: integer(0, 3650).default(30),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -85,6 +97,7 @@ export interface Config {
   host: string;
   logLevel: string;
   apiKeys: string[];
+  /** An accounts file from before the store, imported once at start (README "Keys and accounts"). */
   accountsFile: string | undefined;
   dataDir: string;
   rulesDir: string;
@@ -97,8 +110,11 @@ export interface Config {
   keepAliveTimeoutMs: number;
   requestTimeoutMs: number;
   shutdownGraceMs: number;
-  /** How often files (accounts, data, rules) are checked for changes. */
+  /** How often data files are checked for changes, and the store for changed keys and rule sets. */
   reloadIntervalMs: number;
+  database: DatabaseUrl;
+  /** Days the evaluation log keeps an evaluation; 0 keeps none. */
+  retentionDays: number;
 }
 
 export class ConfigError extends Error {
@@ -137,5 +153,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     reloadIntervalMs: e.RELOAD_INTERVAL_MS,
+    database: e.DATABASE_URL,
+    retentionDays: e.RETENTION_DAYS,
   };
 }

@@ -15,14 +15,19 @@ function systemResolvers(): DnsServer[] {
 }
 
 /**
- * Outside production, a fresh clone with no keys still answers: a development key is made once,
- * written to `.dev-api-key` (mode 0600, git-ignored) and reused on the next start. It never goes to the log.
+ * Outside production, a fresh clone with no keys (none in API_KEYS, none in the store) still
+ * answers: a development key is made once, written to `.dev-api-key` (mode 0600, git-ignored), as
+ * a key of the `default` account. Once made, it keeps serving at every start without API_KEYS,
+ * keys made in the store since included, so the README's first curl keeps working. It never goes
+ * to the log.
  */
-function developmentKey(): string {
-  if (existsSync(DEV_KEY_FILE)) {
-    const key = readFileSync(DEV_KEY_FILE, 'utf8').trim();
-    if (key.length >= MIN_KEY_LENGTH) return key;
-  }
+function existingDevelopmentKey(): string | null {
+  if (!existsSync(DEV_KEY_FILE)) return null;
+  const key = readFileSync(DEV_KEY_FILE, 'utf8').trim();
+  return key.length >= MIN_KEY_LENGTH ? key : null;
+}
+
+function newDevelopmentKey(): string {
   const key = generateKey();
   writeFileSync(DEV_KEY_FILE, `${key}\n`, { mode: 0o600 });
   return key;
@@ -42,19 +47,21 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   if (config.dnsServers.length === 0) config = { ...config, dnsServers: systemResolvers() };
 
-  if (config.apiKeys.length === 0 && config.accountsFile === undefined) {
-    if (config.env === 'production') {
-      logger.fatal('no API keys: set API_KEYS or ACCOUNTS_FILE (NODE_ENV=production never makes a development key)');
-      process.exit(1);
-    }
-    const key = developmentKey();
-    config = { ...config, apiKeys: [key] };
+  // NODE_ENV=production never uses one: a start with no key at all is refused there.
+  const announce = (key: string) => {
     logger.warn({ key_id: keyIdOf(hashKey(key)), file: DEV_KEY_FILE }, `no API keys configured: using the development key in ${DEV_KEY_FILE} (never in production)`);
+    return key;
+  };
+  let development: (() => string) | undefined;
+  if (config.env !== 'production' && config.apiKeys.length === 0) {
+    const existing = existingDevelopmentKey();
+    if (existing !== null) config = { ...config, apiKeys: [announce(existing)] };
+    else development = () => announce(newDevelopmentKey());
   }
 
   let app: FastifyInstance;
   try {
-    app = await buildApp(config, { logger });
+    app = await buildApp(config, { logger, developmentKey: development });
   } catch (error) {
     logger.fatal({ error: (error as Error).message }, 'start-up failed');
     logger.flush();

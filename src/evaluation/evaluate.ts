@@ -18,6 +18,8 @@ export interface EvaluatorDependencies {
   email: EmailInspector;
   ip: IpInspector;
   rules: RuleBook;
+  /** Whether the store answers (a field read, no I/O): when it does not, `store` is reported unavailable. */
+  store: { readonly available: boolean };
   /** One deadline for all enrichment; what is not known by then is reported unavailable. */
   deadlineMs: number;
   /** Reports a step that threw, which is a bug: the answer degrades, the request does not fail. */
@@ -25,6 +27,9 @@ export interface EvaluatorDependencies {
 }
 
 export type Evaluation = { response: EvaluationResponse; outcome: RuleOutcome };
+
+/** Named in `unavailable` while the store does not answer: this evaluation is not remembered. */
+export const STORE_CHECK = 'store';
 
 /**
  * Enriches the request (e-mail and IP concurrently, under one deadline), then scores it with the
@@ -77,6 +82,7 @@ export function createEvaluator(deps: EvaluatorDependencies) {
 
     const unavailable = new Set(emailReport.unavailable);
     for (const name of ipReport.unavailable) unavailable.add(name);
+    if (!deps.store.available) unavailable.add(STORE_CHECK);
     const context: EvaluationContext = {
       event_type: request.event_type,
       request,

@@ -62,21 +62,18 @@ export interface RuleOutcome {
   signals: string[];
   /** Rules that could not be evaluated because an input was unknown (merged into the response's `unavailable`). */
   unavailable: string[];
+  /** The stored version that decided (`rule_set_versions.id`), set by the rule book that served it. */
+  rule_set_version?: number;
 }
 
-/** An account's identity as the request path sees it (never its keys). */
+/** An account's identity as the request path sees it (never its keys): the store's unique id. */
 export interface Account {
   id: string;
-  /** The account's own rules directory; `undefined` means `RULES_DIR`. */
-  rulesDir: string | undefined;
 }
 
 export interface RuleBook extends Resource {
-  /**
-   * Event types the account can evaluate (the rule files present). A promise only while an
-   * account's own rules directory is being read for the first time.
-   */
-  eventTypes(account: Account): string[] | Promise<string[]>;
+  /** Event types the account can evaluate (its published rule sets). */
+  eventTypes(account: Account): string[];
   /** Scores a context with the account's rule set for `context.event_type`; `undefined` when there is none. */
   evaluate(account: Account, context: EvaluationContext): RuleOutcome | undefined;
 }

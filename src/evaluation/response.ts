@@ -24,7 +24,7 @@ export const evaluationResponseSchema = z.object({
   signals: z.array(z.string()).meta({ description: 'Every signal that was true, whether or not a rule fired on it.' }),
   email: emailFactsSchema,
   ip: ipFactsSchema,
-  unavailable: z.array(z.string()).meta({ description: 'Checks that could not run (e.g. `email.mx` when DNS timed out). No rule fires on them.' }),
+  unavailable: z.array(z.string()).meta({ description: 'Checks that could not run (e.g. `email.mx` when DNS timed out; `store` when the store did not answer, so the evaluation is not remembered). No rule fires on them.' }),
   evaluated_at: z.iso.datetime(),
   took_ms: z.number(),
 });

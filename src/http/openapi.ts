@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { STORE_CHECK } from '../evaluation/evaluate.js';
 import { evaluationRequestSchema } from '../evaluation/request.js';
 import { evaluationResponseSchema } from '../evaluation/response.js';
 import { problemCodes } from './problem.js';
@@ -146,9 +147,9 @@ export function buildOpenApiDocument(version: string) {
       '/readyz': {
         get: operation(PUBLIC, {
           operationId: 'ready',
-          summary: 'Readiness: send traffic or not. Says nothing else; which sources are loaded is in the start-up log',
+          summary: 'Readiness: send traffic or not, and what the service runs without (the store when it is unreachable). Says nothing else; which sources are loaded is in the start-up log',
           responses: {
-            200: ok('Ready: keys, rules and data are loaded', { 'application/json': { schema: statusSchema('ready') } }),
+            200: ok('Ready: keys, rules and data are loaded', { 'application/json': { schema: readySchema } }),
             503: problem('Shutting down (draining)'),
           },
         }),
@@ -168,3 +169,17 @@ export function buildOpenApiDocument(version: string) {
 function statusSchema(value: string) {
   return { type: 'object', required: ['status'], properties: { status: { type: 'string', const: value } }, additionalProperties: false };
 }
+
+const readySchema = {
+  type: 'object',
+  required: ['status', 'unavailable'],
+  properties: {
+    status: { type: 'string', const: 'ready' },
+    unavailable: {
+      type: 'array',
+      items: { type: 'string', enum: [STORE_CHECK] },
+      description: 'Still ready, but degraded: `store` while the store is unreachable (evaluations answer without it, with `store` in their own `unavailable`).',
+    },
+  },
+  additionalProperties: false,
+};

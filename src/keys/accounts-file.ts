@@ -1,26 +1,26 @@
-import { randomBytes } from 'node:crypto';
-import { rename, writeFile } from 'node:fs/promises';
-import { dirname, basename, join } from 'node:path';
 import { z } from 'zod';
 import { FILE_CAPS } from '../files/caps.js';
 import { FileLimitError, readBoundedText } from '../files/read.js';
+import { ACCOUNT_ID, ACCOUNT_ID_RULE } from '../store/accounts.js';
+import { MAX_KEYS_PER_ACCOUNT } from './key.js';
 
 /**
- * The accounts file: several accounts, each with at most two keys, stored as hashes only.
+ * The accounts file of versions before the store: several accounts, each with at most two keys
+ * stored as hashes and an optional rules directory. It is only read now, to be imported once
+ * (src/keys/import.ts).
  *
  * { "accounts": [ { "id": "acme", "rules_dir": "/etc/risk/rules-acme",
  *     "keys": [ { "id": "key_3f2a…", "hash": "sha256:…", "created_at": "2026-11-21T…" } ] } ] }
  */
-export const MAX_KEYS_PER_ACCOUNT = 2;
-
 const storedKeySchema = z.object({
+  /** Not kept: the store names a key by its hash (`key_` and 12 hex digits), as the old CLI did. */
   id: z.string().min(1),
   hash: z.string().regex(/^sha256:[0-9a-f]{64}$/, 'must be "sha256:" followed by 64 hex digits (keys are stored hashed, never in plain text)'),
   created_at: z.iso.datetime(),
 });
 
 const accountSchema = z.object({
-  id: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1 to 64 letters, digits, "_", "." or "-"'),
+  id: z.string().regex(ACCOUNT_ID, `must be ${ACCOUNT_ID_RULE}`),
   rules_dir: z.string().min(1).optional(),
   keys: z.array(storedKeySchema).max(MAX_KEYS_PER_ACCOUNT, `an account has at most ${MAX_KEYS_PER_ACCOUNT} keys`),
 });
@@ -41,16 +41,16 @@ export const accountsFileSchema = z
   });
 
 export type AccountsFile = z.infer<typeof accountsFileSchema>;
-export type StoredAccount = AccountsFile['accounts'][number];
 
 export class AccountsFileError extends Error {
+  override name = 'AccountsFileError';
   constructor(path: string, detail: string) {
     super(`${path}: ${detail}`);
-    this.name = 'AccountsFileError';
   }
 }
 
-export async function readAccountsFile(path: string): Promise<AccountsFile> {
+/** The file's text (its fingerprint says whether it was imported) and its validated content. */
+export async function readAccountsFile(path: string): Promise<{ text: string; file: AccountsFile }> {
   let text: string;
   try {
     ({ text } = await readBoundedText(path, FILE_CAPS.accountsFile));
@@ -69,13 +69,5 @@ export async function readAccountsFile(path: string): Promise<AccountsFile> {
     const issue = parsed.error.issues[0]!;
     throw new AccountsFileError(path, `${issue.path.join('.') || '(root)'}: ${issue.message}`);
   }
-  return parsed.data;
-}
-
-/** Writes to a temporary file beside the target, then renames: readers never see half a file. */
-export async function writeAccountsFile(path: string, file: AccountsFile): Promise<void> {
-  accountsFileSchema.parse(file);
-  const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(4).toString('hex')}.tmp`);
-  await writeFile(temporary, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
-  await rename(temporary, path);
+  return { text, file: parsed.data };
 }

@@ -1,104 +1,109 @@
-import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { readAccountsFile, writeAccountsFile, MAX_KEYS_PER_ACCOUNT, type AccountsFile } from './accounts-file.js';
-import { generateKey, hashKey, keyIdOf } from './key.js';
+import { pino } from 'pino';
+import { loadConfig, type Config } from '../config.js';
+import { readRuleFiles } from '../rules/templates.js';
+import { cliActor, fail, runIfMain } from '../cli.js';
+import { openStore, type Store } from '../store/index.js';
+import { importAccountsFile } from './import.js';
 
 /**
- * `npm run keys -- <command>`: manages the accounts file. A new key is printed once, on stdout,
- * and only its hash is stored. A running service picks the change up within RELOAD_INTERVAL_MS.
+ * `npm run keys -- <command>`: accounts and keys in the store (DATABASE_URL). A new key is printed
+ * once, on stdout, and only its hash is stored. Every running replica picks a change up within
+ * RELOAD_INTERVAL_MS: a rotated or revoked key is refused from then on.
  */
 const usage = `Usage: npm run keys -- <command> [options]
 
-  create --account ID [--rules-dir DIR]   add a key to an account (created if new); prints the key once
-  rotate --account ID [--key KEY_ID]      replace a key (default: the oldest) with a new one; the old one stops working
-  revoke --account ID --key KEY_ID        remove a key
-  list                                    accounts and key ids (never keys)
+  create --account ID                 a new key (the account is created, with RULES_DIR's rule sets, if new); prints it once
+  rotate --account ID [--key KEY_ID]  replaces a key (default: the oldest) with a new one, printed once; the old one stops working
+  revoke --account ID --key KEY_ID    the key stops working
+  list                                accounts and their live keys: id, prefix, created, last used (never a key)
+  import FILE                         brings in an accounts file from before the store: accounts, hashed keys, rules directories
 
-  --file PATH   the accounts file (default: $ACCOUNTS_FILE, else ./accounts.json)`;
+The store is DATABASE_URL's (default sqlite:./var/risk.sqlite). An account has at most two keys; the
+"default" account's API_KEYS count among them.`;
 
-class UsageError extends Error {}
 
-function fail(message: string): never {
-  throw new UsageError(message);
-}
+const iso = (ms: number | null) => (ms === null ? 'never' : new Date(ms).toISOString());
 
-async function load(path: string): Promise<AccountsFile> {
-  return existsSync(path) ? readAccountsFile(path) : { accounts: [] };
-}
-
-function newKey(): { key: string; stored: AccountsFile['accounts'][number]['keys'][number] } {
-  const key = generateKey();
-  const hash = hashKey(key);
-  return { key, stored: { id: keyIdOf(hash), hash, created_at: new Date().toISOString() } };
-}
-
-export async function run(argv: string[], out: (line: string) => void, err: (line: string) => void): Promise<number> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { account: { type: 'string' }, key: { type: 'string' }, 'rules-dir': { type: 'string' }, file: { type: 'string' } },
-  });
-  const path = values.file ?? process.env.ACCOUNTS_FILE ?? './accounts.json';
+export async function run(argv: string[], out: (line: string) => void, err: (line: string) => void, env: Record<string, string | undefined> = process.env): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: { account: { type: 'string' }, key: { type: 'string' } } });
+  } catch (error) {
+    // An unknown option (`--rules-dir`, `--file` of the accounts-file days) is refused, never ignored.
+    fail(`${(error as Error).message}\n\n${usage}`);
+  }
+  const { positionals, values } = parsed;
   const command = positionals[0];
-  const file = await load(path);
-  const account = () => file.accounts.find((a) => a.id === (values.account ?? fail('--account is required')));
-
-  switch (command) {
-    case 'create': {
-      let target = account();
-      if (!target) {
-        target = { id: values.account!, keys: [], ...(values['rules-dir'] ? { rules_dir: values['rules-dir'] } : {}) };
-        file.accounts.push(target);
-      }
-      if (target.keys.length >= MAX_KEYS_PER_ACCOUNT) fail(`account "${target.id}" already has ${MAX_KEYS_PER_ACCOUNT} keys; use "rotate" to replace one`);
-      const { key, stored } = newKey();
-      target.keys.push(stored);
-      await writeAccountsFile(path, file);
-      err(`Created ${stored.id} for account "${target.id}" in ${path}. Store the key now: it is not shown again.`);
-      out(key);
-      return 0;
-    }
-    case 'rotate': {
-      const target = account() ?? fail(`no account "${values.account}" in ${path}`);
-      const oldest = [...target.keys].sort((a, b) => a.created_at.localeCompare(b.created_at))[0];
-      const old = values.key ? target.keys.find((k) => k.id === values.key) : oldest;
-      if (!old) fail(values.key ? `account "${target.id}" has no key ${values.key}` : `account "${target.id}" has no key to rotate`);
-      const { key, stored } = newKey();
-      target.keys = target.keys.map((k) => (k === old ? stored : k));
-      await writeAccountsFile(path, file);
-      err(`Replaced ${old.id} with ${stored.id} for account "${target.id}"; ${old.id} stops working when the service next reads ${path}. Store the key now: it is not shown again.`);
-      out(key);
-      return 0;
-    }
-    case 'revoke': {
-      const target = account() ?? fail(`no account "${values.account}" in ${path}`);
-      const id = values.key ?? fail('--key is required');
-      if (!target.keys.some((k) => k.id === id)) fail(`account "${target.id}" has no key ${id}`);
-      target.keys = target.keys.filter((k) => k.id !== id);
-      await writeAccountsFile(path, file);
-      err(`Revoked ${id} of account "${target.id}".`);
-      return 0;
-    }
-    case 'list': {
-      for (const a of file.accounts) {
-        out(`${a.id}${a.rules_dir ? ` (rules: ${a.rules_dir})` : ''}`);
-        for (const k of a.keys) out(`  ${k.id}  created ${k.created_at}`);
-      }
-      return 0;
-    }
-    default:
-      err(usage);
-      return command === undefined || command === 'help' ? 0 : 2;
+  if (command === undefined || command === 'help' || !['create', 'rotate', 'revoke', 'list', 'import'].includes(command)) {
+    err(usage);
+    return command === undefined || command === 'help' ? 0 : 2;
+  }
+  const config = loadConfig(env);
+  const store = await openStore({ database: config.database, logger: pino({ level: 'warn' }, pino.destination(2)), retentionDays: 0, writeLog: false });
+  try {
+    return await execute(command, positionals.slice(1), values, { config, store, out, err });
+  } finally {
+    await store.close();
   }
 }
 
-const isMain = process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/').split('/').pop()!);
-if (isMain) {
-  run(process.argv.slice(2), (l) => process.stdout.write(`${l}\n`), (l) => process.stderr.write(`${l}\n`)).then(
-    (code) => process.exit(code),
-    (error: Error) => {
-      process.stderr.write(`${error instanceof UsageError ? '' : 'error: '}${error.message}\n`);
-      process.exit(2);
-    },
-  );
+interface Context {
+  config: Config;
+  store: Store;
+  out: (line: string) => void;
+  err: (line: string) => void;
 }
+
+async function execute(command: string, args: string[], values: { account?: string; key?: string }, { config, store, out, err }: Context): Promise<number> {
+  const by = cliActor();
+  const account = () => values.account ?? fail('--account is required');
+  switch (command) {
+    case 'create': {
+      const id = account();
+      const exists = (await store.accounts.get(id)) !== undefined;
+      // A new account starts from RULES_DIR's rule sets, validated as at the service's start.
+      const files = exists ? [] : await readRuleFiles(config.rulesDir);
+      const created = await store.accounts.createKey(id, { actor: by, seed: { files, comment: 'seeded from RULES_DIR' } });
+      if (created.accountCreated) err(`Created account "${id}" with the rule sets of ${config.rulesDir} (${files.map((f) => f.eventType).join(', ')}).`);
+      err(`Created ${created.info.id} (${created.info.prefix}…) for account "${id}" in ${config.database.display}. Store the key now: it is not shown again.`);
+      out(created.key);
+      return 0;
+    }
+    case 'rotate': {
+      const id = account();
+      const rotated = await store.accounts.rotateKey(id, { actor: by, keyId: values.key });
+      err(`Replaced ${rotated.replaced.id} with ${rotated.info.id} (${rotated.info.prefix}…) for account "${id}"; running services refuse ${rotated.replaced.id} within RELOAD_INTERVAL_MS. Store the key now: it is not shown again.`);
+      out(rotated.key);
+      return 0;
+    }
+    case 'revoke': {
+      const id = account();
+      const revoked = await store.accounts.revokeKey(id, values.key ?? fail('--key is required'), { actor: by });
+      err(`Revoked ${revoked.id} of account "${id}"; running services refuse it within RELOAD_INTERVAL_MS.`);
+      return 0;
+    }
+    case 'list': {
+      for (const a of await store.accounts.list()) {
+        const env = a.env_keys > 0 ? `, ${a.env_keys} key(s) from API_KEYS at the last start` : '';
+        out(`${a.id}  ${a.status}  created ${iso(a.created_at)}${env}`);
+        for (const k of a.keys) out(`  ${k.id}  ${k.prefix ?? '(imported)'}…  created ${iso(k.created_at)}  last used ${iso(k.last_used_at)}`);
+      }
+      return 0;
+    }
+    case 'import': {
+      const path = args[0] ?? fail('import needs the accounts file: npm run keys -- import FILE');
+      const templates = await readRuleFiles(config.rulesDir);
+      const report = await importAccountsFile(store, path, { actor: by, templates });
+      for (const a of report.accounts) {
+        err(`${a.id}: ${a.created ? 'created' : 'already there'}, ${a.keysAdded} key(s) added${a.ruleSets.length > 0 ? `, rule sets ${a.ruleSets.join(', ')}` : ''}`);
+      }
+      err(`Imported ${path} into ${config.database.display}. The file is not read again: manage keys with "npm run keys" from now on.`);
+      return 0;
+    }
+    default:
+      return fail(usage);
+  }
+}
+
+runIfMain(import.meta.url, (argv, out, err) => run(argv, out, err));

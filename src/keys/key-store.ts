@@ -1,92 +1,91 @@
 import type { Logger } from 'pino';
-import type { Account, Resource } from '../evaluation/ports.js';
 import type { SourceStatus } from '../evaluation/facts.js';
-import { watchFiles, type FileWatcher } from '../files/watch.js';
-import { readAccountsFile, MAX_KEYS_PER_ACCOUNT, type AccountsFile } from './accounts-file.js';
-import { hashKey, MIN_KEY_LENGTH, sameHash } from './key.js';
+import type { Account, Resource } from '../evaluation/ports.js';
+import type { ConfigSnapshot } from '../store/snapshot.js';
+import { hashKey, keyProblem, MAX_KEYS_PER_ACCOUNT, sameHash } from './key.js';
 
+/**
+ * The keys the request path checks, in memory: `API_KEYS` (account `default`) and the store's live
+ * keys, swapped whole whenever the store changes (src/store/sync.ts), so a rotated or revoked key is
+ * refused from the next poll on, in every replica. Last-used times are noted in memory and written
+ * at most once a minute per key, off the request path.
+ */
 export interface KeyStore extends Resource {
   /** The account a presented key belongs to, or `null`. */
   authenticate(key: string): Account | null;
-  /** The rules directories accounts name, so they are validated at start-up rather than on a first request. */
-  rulesDirs(): string[];
-  /** Reads the accounts file now if it changed, instead of at the next poll (tests, a SIGHUP handler). */
-  checkForChanges(): Promise<void>;
+  /** Serves the store's keys from now on. */
+  replace(snapshot: ConfigSnapshot): void;
+  /** Writes the last-used times noted since the last write (the minute timer does this on its own). */
+  writeLastUsed(): Promise<void>;
 }
 
 export interface KeyStoreOptions {
-  /** Plain keys from `API_KEYS`: one account, `default`. */
+  /** Plain keys from `API_KEYS`, for the account `default`. */
   apiKeys: string[];
-  accountsFile: string | undefined;
-  reloadIntervalMs: number;
   logger: Logger;
+  /** Stores last-used times; a failure is logged and the times are tried again next time. */
+  touch: (uses: Array<{ id: string; at: number }>) => Promise<void>;
+  touchIntervalMs?: number;
+  now?: () => number;
 }
 
 export class KeyConfigError extends Error {
   override name = 'KeyConfigError';
 }
 
-type Index = Map<string, { hash: string; account: Account }>;
+const DEFAULT_ACCOUNT = 'default';
+const TOUCH_INTERVAL_MS = 60_000;
 
-/** Checked at start-up: short keys and a third key are refused before anything listens. */
-function indexApiKeys(apiKeys: string[]): Index {
+interface Entry {
+  hash: string;
+  account: Account;
+  /** The store's key id; null for an `API_KEYS` key, which has no row. */
+  id: string | null;
+  usedAt: number;
+  writtenAt: number;
+}
+
+/** Checked at start-up: a key no client could present, a short key or a third key stop the start. */
+export function checkApiKeys(apiKeys: string[]): void {
   if (apiKeys.length > MAX_KEYS_PER_ACCOUNT) {
     throw new KeyConfigError(`API_KEYS: an account has at most ${MAX_KEYS_PER_ACCOUNT} keys, got ${apiKeys.length}`);
   }
-  const index: Index = new Map();
-  const account: Account = { id: 'default', rulesDir: undefined };
   apiKeys.forEach((key, i) => {
-    if (key.length < MIN_KEY_LENGTH) {
-      throw new KeyConfigError(`API_KEYS: key ${i + 1} is ${key.length} characters; keys must be at least ${MIN_KEY_LENGTH} (make one with "npm run keys -- create")`);
-    }
-    const hash = hashKey(key);
-    index.set(hash, { hash, account });
+    const problem = keyProblem(key);
+    if (problem !== null) throw new KeyConfigError(`API_KEYS: key ${i + 1} ${problem} (make one with "npm run keys -- create")`);
   });
-  return index;
 }
 
-function indexAccountsFile(file: AccountsFile): Index {
-  const index: Index = new Map();
-  for (const stored of file.accounts) {
-    const account: Account = { id: stored.id, rulesDir: stored.rules_dir };
-    for (const key of stored.keys) index.set(key.hash, { hash: key.hash, account });
+export function createKeyStore(options: KeyStoreOptions): KeyStore {
+  checkApiKeys(options.apiKeys);
+  const now = options.now ?? Date.now;
+  /** One object per account id: the rate limit and the rule book key on `id`, which the store keeps unique. */
+  const accounts = new Map<string, Account>();
+  const accountOf = (id: string): Account => {
+    let account = accounts.get(id);
+    if (account === undefined) accounts.set(id, (account = { id }));
+    return account;
+  };
+  const fromEnv = new Map<string, Entry>();
+  for (const key of options.apiKeys) {
+    const hash = hashKey(key);
+    fromEnv.set(hash, { hash, account: accountOf(DEFAULT_ACCOUNT), id: null, usedAt: 0, writtenAt: 0 });
   }
-  return index;
-}
+  let fromStore = new Map<string, Entry>();
 
-/**
- * Keys from the environment and the accounts file, indexed by hash. The accounts file is watched:
- * a rotated key stops working in every replica within `reloadIntervalMs`, without a restart; a
- * broken file is refused and the last good one keeps serving.
- */
-export async function createKeyStore(options: KeyStoreOptions): Promise<KeyStore> {
-  const fromEnv = indexApiKeys(options.apiKeys);
-  let fromFile: Index = new Map();
-  let fileStatus: SourceStatus | null = null;
-  let watcher: FileWatcher | null = null;
-
-  const path = options.accountsFile;
-  if (path !== undefined) {
-    // At start-up a broken accounts file stops the start: serving with no keys would be an outage in disguise.
-    const file = await readAccountsFile(path);
-    fromFile = indexAccountsFile(file);
-    fileStatus = statusOf(path, file, null);
-    watcher = await watchFiles(
-      [path],
-      async () => {
-        try {
-          const next = await readAccountsFile(path);
-          fromFile = indexAccountsFile(next);
-          fileStatus = statusOf(path, next, null);
-          options.logger.info({ file: path, accounts: next.accounts.length, keys: fromFile.size }, 'accounts file reloaded');
-        } catch (error) {
-          fileStatus = { ...fileStatus!, error: (error as Error).message };
-          options.logger.error({ file: path, error: (error as Error).message }, 'accounts file refused; the last good copy keeps serving');
-        }
-      },
-      options.reloadIntervalMs,
-    );
-  }
+  const writeLastUsed = async () => {
+    const due = [...fromStore.values()].filter((e) => e.usedAt > e.writtenAt);
+    if (due.length === 0) return;
+    const uses = due.map((e) => ({ id: e.id!, at: e.usedAt }));
+    try {
+      await options.touch(uses);
+      due.forEach((entry, i) => (entry.writtenAt = uses[i]!.at));
+    } catch (error) {
+      options.logger.warn({ error: (error as Error).message, keys: uses.length }, 'key last-used times not written; trying again in a minute');
+    }
+  };
+  const timer = setInterval(() => void writeLastUsed(), options.touchIntervalMs ?? TOUCH_INTERVAL_MS);
+  timer.unref();
 
   return {
     authenticate(key) {
@@ -94,29 +93,32 @@ export async function createKeyStore(options: KeyStoreOptions): Promise<KeyStore
       // SHA-256 of the attacker's own input, which does not lead to a stored key (preimage resistance).
       // The confirming comparison is constant-time all the same.
       const hash = hashKey(key);
-      const entry = fromFile.get(hash) ?? fromEnv.get(hash);
-      return entry && sameHash(entry.hash, hash) ? entry.account : null;
+      const entry = fromStore.get(hash) ?? fromEnv.get(hash);
+      if (entry === undefined || !sameHash(entry.hash, hash)) return null;
+      entry.usedAt = now();
+      return entry.account;
     },
-    checkForChanges: async () => watcher?.check(),
-    rulesDirs() {
-      const dirs = new Set<string>();
-      for (const { account } of fromFile.values()) if (account.rulesDir !== undefined) dirs.add(account.rulesDir);
-      return [...dirs];
+    replace(snapshot) {
+      const next = new Map<string, Entry>();
+      for (const key of snapshot.keys) {
+        // A key that stays keeps its last-used bookkeeping across reloads.
+        const previous = fromStore.get(key.hash);
+        next.set(key.hash, { hash: key.hash, account: accountOf(key.account_id), id: key.id, usedAt: previous?.usedAt ?? 0, writtenAt: previous?.writtenAt ?? 0 });
+      }
+      const removed = [...fromStore.values()].filter((e) => !next.has(e.hash)).map((e) => e.id);
+      fromStore = next;
+      if (removed.length > 0) options.logger.info({ keys: removed }, 'keys no longer accepted');
     },
-    status() {
-      const env: SourceStatus = {
-        name: 'keys.env', source: 'API_KEYS', type: 'keys', loaded: fromEnv.size > 0,
-        build_date: null, entries: fromEnv.size, error: null,
-      };
-      return fileStatus ? [env, fileStatus] : [env];
+    writeLastUsed,
+    status(): SourceStatus[] {
+      return [
+        { name: 'keys.env', source: 'API_KEYS', type: 'keys', loaded: fromEnv.size > 0, build_date: null, entries: fromEnv.size, error: null },
+        { name: 'keys.store', source: 'store', type: 'keys', loaded: true, build_date: null, entries: fromStore.size, error: null },
+      ];
     },
     async close() {
-      watcher?.close();
+      clearInterval(timer);
+      await writeLastUsed();
     },
   };
-}
-
-function statusOf(path: string, file: AccountsFile, error: string | null): SourceStatus {
-  const keys = file.accounts.reduce((n, a) => n + a.keys.length, 0);
-  return { name: 'keys.accounts_file', source: path, type: 'accounts', loaded: true, build_date: null, entries: keys, error };
 }

@@ -6,9 +6,25 @@ import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
  */
 export const MIN_KEY_LENGTH = 32;
 export const KEY_PREFIX = 'rk_';
+/** An account has at most two keys, both valid at once, so one can be replaced while the other serves. */
+export const MAX_KEYS_PER_ACCOUNT = 2;
+/** Characters of a key kept as its non-secret prefix (`rk_` and 6 of its 43 random characters: 36 of 256 bits). */
+const PREFIX_LENGTH = KEY_PREFIX.length + 6;
+
+/** RFC 6750 §2.1 b64token: the only characters a Bearer credential can carry, so the only ones a key may have. */
+const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 export function generateKey(): string {
   return KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+/** Why a key given by an operator (API_KEYS) can never be presented, or null when it can. */
+export function keyProblem(key: string): string | null {
+  if (!B64TOKEN.test(key)) {
+    return 'has characters an Authorization: Bearer header cannot carry (letters, digits and - . _ ~ + / only, then = padding)';
+  }
+  if (key.length < MIN_KEY_LENGTH) return `is ${key.length} characters; keys must be at least ${MIN_KEY_LENGTH}`;
+  return null;
 }
 
 export function hashKey(key: string): string {
@@ -26,4 +42,9 @@ export function sameHash(a: string, b: string): boolean {
 /** A short, non-secret id for a key (shown in lists and logs): the first hex digits of its hash. */
 export function keyIdOf(hash: string): string {
   return `key_${hash.slice('sha256:'.length, 'sha256:'.length + 12)}`;
+}
+
+/** The first characters of a key, shown beside its id so a person can tell which key they hold. */
+export function keyPrefixOf(key: string): string {
+  return key.slice(0, PREFIX_LENGTH);
 }

@@ -17,11 +17,11 @@ export const RULE_FILE = /^(.+)\.ya?ml$/;
 const EVENT_TYPE = /^[A-Za-z0-9_-]{1,64}$/;
 
 export type RuleFileResult =
-  | { eventType: string; file: string; ruleSet: RuleSet; problems?: undefined }
+  | { eventType: string; file: string; /** The file as read: what the store keeps. */ text: string; ruleSet: RuleSet; problems?: undefined }
   | { eventType: string; file: string; ruleSet?: undefined; problems: RuleFileProblem[] };
 
 export type DirectoryResult =
-  | { files: RuleFileResult[]; /** Names and contents: equal fingerprints, same rule sets. */ fingerprint: string; error?: undefined }
+  | { files: RuleFileResult[]; error?: undefined }
   | { files?: undefined; error: string };
 
 export async function readRuleDirectory(dir: string): Promise<DirectoryResult> {
@@ -32,7 +32,6 @@ export async function readRuleDirectory(dir: string): Promise<DirectoryResult> {
     return { error: `cannot read rules directory ${dir}: ${(error as Error).message}` };
   }
   const files: RuleFileResult[] = [];
-  const texts: string[] = [];
   const byEventType = new Map<string, string>();
   for (const name of names) {
     const file = join(dir, name);
@@ -51,20 +50,13 @@ export async function readRuleDirectory(dir: string): Promise<DirectoryResult> {
         files.push(problem(error instanceof FileLimitError ? `refused: ${error.message} (docs/rules.md, "File size")` : `cannot read: ${(error as Error).message}`));
         continue;
       }
-      texts.push(`${name}\0${text}`);
       files.push(parseFile(eventType, file, text));
     }
   }
-  return { files, fingerprint: `${names.join('\0')}\0\0${texts.join('\0')}` };
+  return { files };
 }
 
 function parseFile(eventType: string, file: string, text: string): RuleFileResult {
-  let parsed: ReturnType<typeof parseRuleFile>;
-  try {
-    parsed = parseRuleFile(eventType, file, text);
-  } catch (error) {
-    // A bug, not the file's fault; still reported against the file, never thrown at the caller.
-    return { eventType, file, problems: [{ file, path: '', line: null, column: null, message: `cannot be loaded: ${(error as Error).message}` }] };
-  }
-  return 'ruleSet' in parsed ? { eventType, file, ruleSet: parsed.ruleSet } : { eventType, file, problems: parsed.problems };
+  const parsed = parseRuleFile(eventType, file, text);
+  return 'ruleSet' in parsed ? { eventType, file, text, ruleSet: parsed.ruleSet } : { eventType, file, problems: parsed.problems };
 }

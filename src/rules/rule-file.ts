@@ -26,9 +26,19 @@ export class RuleSetError extends Error {
 
 /**
  * Parses and validates one rule file. YAML (a superset of JSON), so people can comment their scores
- * and errors can point at a line.
+ * and errors can point at a line. Never throws: whatever the text holds is a problem reported
+ * against the file, whether it was read from a directory, sent to the store or read back from it.
  */
 export function parseRuleFile(eventType: string, file: string, text: string): { ruleSet: RuleSet } | { problems: RuleFileProblem[] } {
+  try {
+    return parse(eventType, file, text);
+  } catch (error) {
+    // A bug, not the file's fault; still reported against the file, never thrown at the caller.
+    return { problems: [{ file, path: '', line: null, column: null, message: `cannot be loaded: ${(error as Error).message}` }] };
+  }
+}
+
+function parse(eventType: string, file: string, text: string): { ruleSet: RuleSet } | { problems: RuleFileProblem[] } {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const at = (offset: number | undefined) => {

@@ -7,10 +7,10 @@ import type { EmailInspector } from '../../src/evaluation/ports.js';
 import { validateEvaluationRequest, type EvaluationRequest } from '../../src/evaluation/request.js';
 import { unknownEmail } from '../../src/evaluation/unknown.js';
 import { createIpInspector } from '../../src/ip/index.js';
-import { loadRuleBook } from '../../src/rules/index.js';
+import { ruleBookFromDirectory } from '../support/rules.js';
 
 const DEADLINE = 300;
-const account = { id: 'default', rulesDir: undefined };
+const account = { id: 'default' };
 const logger = pino({ level: 'silent' });
 
 function request(email = 'Jane.Doe+news@gmail.com'): EvaluationRequest {
@@ -25,10 +25,10 @@ function request(email = 'Jane.Doe+news@gmail.com'): EvaluationRequest {
  */
 async function evaluatorWith(inspect: EmailInspector['inspect'], inspectCached: EmailInspector['inspectCached'] = () => undefined) {
   const config = loadConfig({ RULES_DIR: 'rules', DATA_DIR: 'test/no-such-data-dir' });
-  const [rules, ip] = await Promise.all([loadRuleBook({ config, logger }), createIpInspector({ config, logger, openData: null })]);
+  const [rules, ip] = await Promise.all([ruleBookFromDirectory(config.rulesDir), createIpInspector({ config, logger, openData: null })]);
   const email: EmailInspector = { inspect, inspectCached, status: () => [], close: async () => {} };
   const errors: unknown[] = [];
-  const evaluate = createEvaluator({ email, ip, rules, deadlineMs: DEADLINE, onStepError: (_step, error) => errors.push(error) });
+  const evaluate = createEvaluator({ email, ip, rules, store: { available: true }, deadlineMs: DEADLINE, onStepError: (_step, error) => errors.push(error) });
   return { evaluate, errors, close: () => Promise.all([rules.close(), ip.close()]) };
 }
 

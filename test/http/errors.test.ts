@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RuleBook } from '../../src/evaluation/ports.js';
-import { loadRuleBook } from '../../src/rules/index.js';
+import { ruleBookFromDirectory } from '../support/rules.js';
 import { bearer, evaluationBody, KEY_A, startTestApp, type TestApp } from '../support/app.js';
 
 let t: TestApp | undefined;
@@ -123,8 +123,7 @@ describe('other statuses', () => {
   });
 
   it('500 without internals when a component fails', async () => {
-    const { loadConfig } = await import('../../src/config.js');
-    const real = await loadRuleBook({ config: loadConfig({ RULES_DIR: 'rules' }), logger: (await import('pino')).pino({ level: 'silent' }) });
+    const real = await ruleBookFromDirectory('rules');
     // A bug cannot be produced on demand in the real rule book, so this one throws on purpose (in
     // the event type check: a throwing rule evaluation degrades the answer instead).
     const broken: RuleBook = { ...real, eventTypes: () => { throw new Error('secret internal detail at /srv/app.js:42'); } };

@@ -2,7 +2,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { run as keysCli } from '../../src/keys/cli.js';
+import { generateKey, hashKey, keyIdOf } from '../../src/keys/key.js';
+import { run as rulesCli } from '../../src/rules/manage.js';
 import { bearer, evaluationBody, KEY_A, startTestApp, type TestApp } from '../support/app.js';
+import { freshDatabaseUrl } from '../support/store.js';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -129,25 +133,29 @@ describe('POST /v1/risk/evaluate with the shipped rules', () => {
   });
 });
 
-describe('an account with its own rules directory', () => {
-  async function accountsFileFor(rulesDirectory: string): Promise<{ file: string; key: string }> {
-    const { run } = await import('../../src/keys/cli.js');
-    const file = join(mkdtempSync(join(tmpdir(), 'risk-keys-')), 'accounts.json');
+describe('an account with its own rule sets', () => {
+  it('is evaluated with them, published with "npm run rules -- apply"', async () => {
+    const url = await freshDatabaseUrl('sqlite');
     const printed: string[] = [];
-    await run(['create', '--account', 'acme', '--rules-dir', rulesDirectory, '--file', file], (l) => printed.push(l), () => {});
-    return { file, key: printed[0]! };
-  }
-
-  it('is evaluated with its own rule set', async () => {
-    const { file, key } = await accountsFileFor(rulesDir({ 'signup.yaml': signup }));
-    t = await startTestApp({ API_KEYS: '', ACCOUNTS_FILE: file });
-    const response = await t.app.inject({ method: 'POST', url: '/v1/risk/evaluate', headers: bearer(key), payload: evaluationBody({ event_type: 'signup', ip: '203.0.113.9' }) });
-    expect(response.statusCode).toBe(200);
-    expect(response.json().score.fraud_score).toBe(30);
+    const env = { DATABASE_URL: url, RULES_DIR: 'rules' };
+    await keysCli(['create', '--account', 'acme'], (l) => printed.push(l), () => {}, env);
+    expect(await rulesCli(['apply', rulesDir({ 'signup.yaml': signup }), '--account', 'acme'], (l) => printed.push(l), () => {}, env)).toBe(0);
+    expect(printed[1]).toBe('signup: published as version 1');
+    t = await startTestApp({ API_KEYS: KEY_A, DATABASE_URL: url });
+    const acme = await t.app.inject({ method: 'POST', url: '/v1/risk/evaluate', headers: bearer(printed[0]!), payload: evaluationBody({ event_type: 'signup', ip: '203.0.113.9' }) });
+    expect(acme.statusCode).toBe(200);
+    expect(acme.json().score.fraud_score).toBe(30);
+    // The default account has only the shipped rule sets.
+    expect((await evaluate(evaluationBody({ event_type: 'signup' }))).json().errors).toEqual([
+      { path: 'event_type', message: 'must be one of: account_login, account_register, account_update, password_reset' },
+    ]);
   });
 
-  it('stops the start when that directory is missing, naming it', async () => {
-    const { file } = await accountsFileFor(join(tmpdir(), 'no-such-rules-dir-for-acme'));
+  it('stops the start when an accounts file names a rules directory that is missing, naming it', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'risk-keys-')), 'accounts.json');
+    const key = generateKey();
+    const hash = hashKey(key);
+    writeFileSync(file, JSON.stringify({ accounts: [{ id: 'acme', rules_dir: join(tmpdir(), 'no-such-rules-dir-for-acme'), keys: [{ id: keyIdOf(hash), hash, created_at: new Date().toISOString() }] }] }));
     await expect(startTestApp({ API_KEYS: '', ACCOUNTS_FILE: file })).rejects.toThrow(/no-such-rules-dir-for-acme/);
   });
 });

@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RuleBook } from '../../src/evaluation/ports.js';
 import { run as keysCli } from '../../src/keys/cli.js';
-import { createKeyStore } from '../../src/keys/key-store.js';
-import { loadRuleBook } from '../../src/rules/index.js';
-import { loadConfig } from '../../src/config.js';
-import { pino } from 'pino';
+import { generateKey, hashKey, keyIdOf } from '../../src/keys/key.js';
+import { run as rulesCli } from '../../src/rules/manage.js';
 import { bearer, evaluationBody, KEY_A, startTestApp, type TestApp } from '../support/app.js';
 import { cityDatabase } from '../support/mmdb.js';
+import { ruleBookFromDirectory } from '../support/rules.js';
+import { freshDatabaseUrl } from '../support/store.js';
 
 /** Issue 11 through the real app: what a rule file, a rule or a data file does never fails a request. */
 
@@ -76,7 +76,7 @@ describe('a fact of the wrong type in a data file', () => {
   });
 
   it('degrades the answer when the rule step itself throws: 200, "rules" unavailable, the failure logged', async () => {
-    const real = await loadRuleBook({ config: loadConfig({ RULES_DIR: 'rules' }), logger: pino({ level: 'silent' }) });
+    const real = await ruleBookFromDirectory('rules');
     const broken: RuleBook = { ...real, evaluate: () => { throw new Error('a bug in the rule step'); } };
     t = await startTestApp({}, { rules: broken });
     const answer = await evaluate(t.app, evaluationBody());
@@ -86,43 +86,78 @@ describe('a fact of the wrong type in a data file', () => {
   });
 });
 
-describe('an account whose own rules directory is broken', () => {
-  it('is read once, serves its good files and never answers 500', async () => {
-    const accounts = join(tempDir('risk-keys-'), 'accounts.json');
-    const printed: string[] = [];
-    const cli = (...args: string[]) => keysCli([...args, '--file', accounts], (l) => printed.push(l), () => {});
-    await cli('create', '--account', 'acme');
-    const keys = await createKeyStore({ apiKeys: [], accountsFile: accounts, reloadIntervalMs: 60_000, logger: pino({ level: 'silent' }) });
-    t = await startTestApp({ API_KEYS: '', ACCOUNTS_FILE: accounts }, { keys });
-
-    // An account added while the service runs: its directory is read on its first request.
-    const beta = rulesDir({
+/**
+ * An account's own rules directory used to be read on the account's requests: a broken one answered
+ * 500 and was read again on every request. Now such a directory is read only to be published
+ * (`rules -- apply`) or imported (an accounts file's `rules_dir`), both all or nothing: its problems
+ * are refused there, naming each file, and never reach a request.
+ */
+describe('an account rules directory that is broken', () => {
+  const quiet = () => {};
+  // A good file beside three broken ones: a missing anchor, 101 alias copies, a symlink to /dev/zero.
+  const brokenDir = () => {
+    const dir = rulesDir({
       'signup.yaml': `rules:\n${customRule('tor', '{ field: ip.is_tor, equals: true }')}`,
       'login.yaml': 'base: &base { score: 10 }\nrules:\n  - *nope\n',
       'reset.yaml': `x: &a [1]\nrules:\n${'  - *a\n'.repeat(101)}`,
     });
-    symlinkSync('/dev/zero', join(beta, 'update.yaml'));
-    await cli('create', '--account', 'beta', '--rules-dir', beta);
-    await keys.checkForChanges();
-    const key = printed.at(-1)!;
+    symlinkSync('/dev/zero', join(dir, 'update.yaml'));
+    return dir;
+  };
+  const expectEachFileNamed = (error: unknown, dir: string) => {
+    const message = (error as Error).message;
+    expect(message).toContain(`${join(dir, 'login.yaml')}:3:5 (file): alias *nope has no anchor`);
+    expect(message).toContain(`${join(dir, 'reset.yaml')}:3:5 (file): aliases expand to more than 100 copies`);
+    expect(message).toContain(`${join(dir, 'update.yaml')} (file): refused: not a regular file (a character device)`);
+  };
 
+  it('is refused by "rules -- apply" with every problem, publishes nothing, and the account never answers 500', async () => {
+    const env = { DATABASE_URL: await freshDatabaseUrl('sqlite'), RULES_DIR: 'rules' };
+    const printed: string[] = [];
+    await keysCli(['create', '--account', 'beta'], (l) => printed.push(l), quiet, env);
+    const key = printed[0]!;
+    t = await startTestApp({ DATABASE_URL: env.DATABASE_URL });
+
+    const dir = brokenDir();
+    expectEachFileNamed(await rulesCli(['apply', dir, '--account', 'beta'], quiet, quiet, env).catch((e: unknown) => e), dir);
+    await t.app.reloadConfiguration();
     for (let i = 0; i < 3; i++) {
-      expect((await evaluate(t.app, evaluationBody({ event_type: 'signup' }), key)).statusCode).toBe(200);
-      const refused = await evaluate(t.app, evaluationBody({ event_type: 'login' }), key);
+      expect((await evaluate(t.app, evaluationBody({ event_type: 'account_login' }), key)).statusCode).toBe(200);
+      // Not even the good file: all or nothing.
+      const refused = await evaluate(t.app, evaluationBody({ event_type: 'signup' }), key);
       expect(refused.statusCode).toBe(400);
-      expect(refused.json().errors).toEqual([{ path: 'event_type', message: 'must be one of: signup' }]);
+      expect(refused.json().errors).toEqual([{ path: 'event_type', message: 'must be one of: account_login, account_register, account_update, password_reset' }]);
     }
-    const refusals = t.logs.lines.filter((l) => typeof l.msg === 'string' && /^rule file .* refused/.test(l.msg as string));
-    expect(refusals.map((l) => l.file).sort()).toEqual([join(beta, 'login.yaml'), join(beta, 'reset.yaml'), join(beta, 'update.yaml')]);
-    expect(refusals.map((l) => (l.problems as string[])[0]).sort()).toEqual([
-      expect.stringMatching(/login\.yaml:3:5 \(file\): alias \*nope has no anchor/),
-      expect.stringMatching(/reset\.yaml:3:5 \(file\): aliases expand to more than 100 copies/),
-      expect.stringMatching(/update\.yaml \(file\): refused: not a regular file \(a character device\)/),
-    ]);
+  });
+
+  it('in an accounts file, stops its import, by "keys -- import" and at start, naming the files, and imports nothing', async () => {
+    const dir = brokenDir();
+    const key = generateKey();
+    const hash = hashKey(key);
+    const file = join(tempDir('risk-keys-'), 'accounts.json');
+    writeFileSync(file, JSON.stringify({ accounts: [{ id: 'beta', rules_dir: dir, keys: [{ id: keyIdOf(hash), hash, created_at: '2026-01-02T03:04:05.000Z' }] }] }));
+    const env = { DATABASE_URL: await freshDatabaseUrl('sqlite'), RULES_DIR: 'rules' };
+
+    expectEachFileNamed(await keysCli(['import', file], quiet, quiet, env).catch((e: unknown) => e), dir);
+    expectEachFileNamed(await startTestApp({ DATABASE_URL: env.DATABASE_URL, ACCOUNTS_FILE: file }).catch((e: unknown) => e), dir);
+    const listed: string[] = [];
+    await keysCli(['list'], (l) => listed.push(l), quiet, env);
+    expect(listed.join('\n')).not.toContain('beta');
   });
 });
 
 describe('RULES_DIR at start-up', () => {
+  it('refuses a directory that is missing or holds no rule file (a wrong path, an unmounted volume), naming it', async () => {
+    const empty = rulesDir({ 'signup.json': '{}' });
+    await expect(startTestApp({ RULES_DIR: join(empty, 'nowhere') })).rejects.toThrow(/cannot read rules directory .*nowhere/);
+    await expect(startTestApp({ RULES_DIR: empty })).rejects.toThrow(`no rule files (<event_type>.yaml) in rules directory ${empty}`);
+  });
+
+  it('refuses an alias without its anchor, naming the file and the line', async () => {
+    const dir = rulesDir({ 'signup.yaml': 'rules: []\n', 'login.yaml': 'rules:\n  - *tor\n' });
+    await expect(startTestApp({ RULES_DIR: dir })).rejects.toThrow(/login\.yaml:2:5 \(file\): alias \*tor has no anchor &tor before it/);
+  });
+
   it('refuses a rule file that is a symlink to /dev/zero, naming it, instead of reading forever', async () => {
     const dir = rulesDir({ 'signup.yaml': 'rules: []\n' });
     symlinkSync('/dev/zero', join(dir, 'login.yaml'));

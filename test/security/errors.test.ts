@@ -1,9 +1,7 @@
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EmailInspector, IpInspector, RuleBook } from '../../src/evaluation/ports.js';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
-import { loadRuleBook } from '../../src/rules/index.js';
+import { ruleBookFromDirectory } from '../support/rules.js';
 import { bearer, evaluationBody, KEY_A, startTestApp, type TestApp } from '../support/app.js';
 import { expectEvaluation, expectProblem, PROBLEM_TYPE, STACK_FRAME } from '../support/contract.js';
 
@@ -19,7 +17,7 @@ const evaluate = (app: TestApp['app'], payload: unknown = evaluationBody()) =>
   app.inject({ method: 'POST', url: '/v1/risk/evaluate', headers: bearer(KEY_A), payload: payload as object });
 
 async function realRuleBook(): Promise<RuleBook> {
-  return loadRuleBook({ config: loadConfig({ RULES_DIR: 'rules' }), logger: createLogger('silent') });
+  return ruleBookFromDirectory('rules');
 }
 
 /** A 500 is a problem like any other, and says nothing of what failed inside. */

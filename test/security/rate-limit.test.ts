@@ -1,10 +1,8 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { run as keysCli } from '../../src/keys/cli.js';
 import { bearer, evaluationBody, KEY_A, KEY_B, startTestApp, type TestApp } from '../support/app.js';
 import { expectEvaluation, expectProblem } from '../support/contract.js';
+import { freshDatabaseUrl } from '../support/store.js';
 
 /** The limit is per account: one account's flood never costs another its answers. */
 let t: TestApp | undefined;
@@ -19,20 +17,21 @@ const WINDOW_MS = 60_000;
 const evaluate = (key: string) =>
   t!.app.inject({ method: 'POST', url: '/v1/risk/evaluate', headers: bearer(key), payload: evaluationBody() });
 
-/** Two accounts in an accounts file, one key each, made by the real key tool. */
-async function twoAccounts(): Promise<{ file: string; acme: string; globex: string }> {
-  const file = join(mkdtempSync(join(tmpdir(), 'risk-keys-')), 'accounts.json');
+/** Two accounts in a store, one key each, made by the real key tool. */
+async function twoAccounts(): Promise<{ url: string; acme: string; globex: string }> {
+  const url = await freshDatabaseUrl('sqlite');
   const printed: string[] = [];
   const quiet = () => {};
-  await keysCli(['create', '--account', 'acme', '--file', file], (l) => printed.push(l), quiet);
-  await keysCli(['create', '--account', 'globex', '--file', file], (l) => printed.push(l), quiet);
-  return { file, acme: printed[0]!, globex: printed[1]! };
+  const env = { DATABASE_URL: url, RULES_DIR: 'rules' };
+  await keysCli(['create', '--account', 'acme'], (l) => printed.push(l), quiet, env);
+  await keysCli(['create', '--account', 'globex'], (l) => printed.push(l), quiet, env);
+  return { url, acme: printed[0]!, globex: printed[1]! };
 }
 
 describe('rate limiting per account', () => {
   it('keeps a separate bucket for each account, and says when to retry', async () => {
-    const { file, acme, globex } = await twoAccounts();
-    t = await startTestApp({ API_KEYS: '', ACCOUNTS_FILE: file, RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_MS: String(WINDOW_MS) });
+    const { url, acme, globex } = await twoAccounts();
+    t = await startTestApp({ API_KEYS: '', DATABASE_URL: url, RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_MS: String(WINDOW_MS) });
     for (let i = 0; i < 3; i++) expectEvaluation(await evaluate(acme));
     const limited = await evaluate(acme);
     expectProblem(limited, 429, 'rate_limited');

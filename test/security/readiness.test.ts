@@ -6,8 +6,8 @@ import { startTestApp, type TestApp } from '../support/app.js';
 /**
  * Finding 10 of issue 11: the unauthenticated `/readyz` showed every source's file path, entry
  * count, refusal message and the process's memory, and a data file symlinked to /etc/passwd had
- * its first lines there. Public readiness says ready or not; the details stay in-process
- * (`app.sources()`) and in the log.
+ * its first lines there. Public readiness says ready or not, and what it runs without (the store:
+ * test/faults/store-down.test.ts); the details stay in-process (`app.sources()`) and in the log.
  */
 
 let t: TestApp | undefined;
@@ -17,7 +17,7 @@ afterEach(async () => {
 });
 
 describe('GET /readyz', () => {
-  it('says ready and nothing else, even with a data file that points at /etc/passwd', async () => {
+  it('says ready, and what it runs without, and nothing else, even with a data file that points at /etc/passwd', async () => {
     t = await startTestApp();
     const dir = t.config.dataDir;
     await symlink('/etc/passwd', join(dir, 'tor-exit-nodes.txt'));
@@ -35,7 +35,7 @@ describe('GET /readyz', () => {
 
     const response = await t.app.inject('/readyz');
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ status: 'ready' });
+    expect(response.json()).toEqual({ status: 'ready', unavailable: [] });
     // No path, no file content, no count, no memory figure: nothing but the word.
     expect(response.body).not.toMatch(/root|passwd|\/|\d/);
   });

@@ -32,9 +32,10 @@ export interface TestApp {
 }
 
 /**
- * The real app, built by the production factory from a config parsed by the production schema.
- * DNS goes to a closed port on 127.0.0.1 unless a test starts its own server: never to the
- * machine's resolver.
+ * The real app, built by the production factory from a config parsed by the production schema,
+ * with a store of its own (a SQLite file in a new temporary directory, unless `DATABASE_URL` is
+ * given). DNS goes to a closed port on 127.0.0.1 unless a test starts its own server: never to
+ * the machine's resolver.
  */
 export async function startTestApp(env: Record<string, string> = {}, resources: Partial<AppResources> = {}): Promise<TestApp> {
   const config = loadConfig({
@@ -46,6 +47,7 @@ export async function startTestApp(env: Record<string, string> = {}, resources: 
     DNS_SERVERS: '127.0.0.1:9',
     DNS_TIMEOUT_MS: '200',
     RATE_LIMIT_MAX: '0',
+    DATABASE_URL: `sqlite:${join(mkdtempSync(join(tmpdir(), 'risk-store-')), 'risk.sqlite')}`,
     ...env,
   });
   const logs = new LogCapture();

@@ -58,7 +58,8 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
     throw new Error(`the service exited (${code}) before it was ready:\n${output}`);
   });
   died.catch(() => undefined);
-  await Promise.race([expect.poll(() => output.includes('"msg":"ready"'), { timeout: 20_000, interval: 50 }).toBe(true), died]);
+  // Generous: a start on a busy 2-core runner (TypeScript compiled on the fly) has taken over 20 s.
+  await Promise.race([expect.poll(() => output.includes('"msg":"ready"'), { timeout: 60_000, interval: 50 }).toBe(true), died]);
   return {
     url: `http://127.0.0.1:${port}`,
     port,

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Evaluator } from '../../evaluation/evaluate.js';
+import { logRecordOf } from '../../evaluation/log-record.js';
 import type { RuleBook } from '../../evaluation/ports.js';
+import type { LogRecord } from '../../store/log-record.js';
 import { validateEvaluationRequest } from '../../evaluation/request.js';
 import { problems } from '../problem.js';
 
@@ -13,15 +15,21 @@ declare module 'fastify' {
 
 export const EVALUATE_PATH = '/v1/risk/evaluate';
 
-export function registerEvaluateRoute(scope: FastifyInstance, deps: { evaluate: Evaluator; rules: RuleBook }): void {
+export interface EvaluateRouteDependencies {
+  evaluate: Evaluator;
+  rules: RuleBook;
+  /** The evaluation log: takes the record and returns at once (a bounded queue, written off the request path). */
+  log: { record(record: LogRecord): void };
+}
+
+export function registerEvaluateRoute(scope: FastifyInstance, deps: EvaluateRouteDependencies): void {
   scope.post(EVALUATE_PATH, async (request, reply) => {
     const validation = validateEvaluationRequest(request.body);
     if (!validation.ok) throw problems.invalidRequest(validation.errors);
     const body = validation.value;
     const account = request.account!;
 
-    const known = deps.rules.eventTypes(account);
-    const eventTypes = known instanceof Promise ? await known : known;
+    const eventTypes = deps.rules.eventTypes(account);
     if (!eventTypes.includes(body.event_type)) {
       throw problems.invalidRequest([{ path: 'event_type', message: `must be one of: ${eventTypes.join(', ')}` }]);
     }
@@ -41,7 +49,9 @@ export function registerEvaluateRoute(scope: FastifyInstance, deps: { evaluate: 
       unavailable: response.unavailable,
       took_ms: response.took_ms,
     };
-    return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify(response));
+    const json = JSON.stringify(response);
+    deps.log.record(logRecordOf(account, body, evaluation, json));
+    return reply.code(200).type('application/json; charset=utf-8').send(json);
   });
 
   scope.route({

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, statSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -10,11 +10,13 @@ import { hashKey, keyIdOf } from '../../src/keys/key.js';
 import { evaluationBody } from '../support/app.js';
 import { failures, runLoad } from '../support/load.js';
 import { startServiceProcess, type ServiceProcess } from '../support/process.js';
+import { freshDatabaseUrl, openTestStore } from '../support/store.js';
 
 /**
- * Two service processes share one accounts file, as replicas mounting the same secret do. One of
- * an account's two keys is rotated with the CLI while a bounded load uses both keys on both
- * processes: the other key never fails, and every process refuses the replaced key within 2 s.
+ * Two service processes on one PostgreSQL, as replicas behind a load balancer. One of an account's
+ * two keys is rotated with the CLI while a bounded load uses both keys on both processes: the other
+ * key never fails, and every process refuses the replaced key within 2 s (RELOAD_INTERVAL_MS is
+ * 200). Then a rule set is published with the CLI: both processes decide with it within 2 s.
  */
 
 const RELOAD_INTERVAL_MS = 200;
@@ -28,18 +30,28 @@ afterEach(async () => {
   services = [];
 });
 
-async function createKey(file: string): Promise<string> {
+async function createKey(url: string): Promise<string> {
   const out: string[] = [];
-  expect(await keysCli(['create', '--account', 'acme', '--file', file], (l) => out.push(l), () => undefined)).toBe(0);
+  expect(await keysCli(['create', '--account', 'acme'], (l) => out.push(l), () => undefined, { DATABASE_URL: url, RULES_DIR: 'rules' })).toBe(0);
   return out[0]!;
 }
 
-describe('key rotation under load, two processes, one accounts file', () => {
-  it('never fails the unchanged key; the replaced key is refused within 2 s in every process', async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'risk-accounts-')), 'accounts.json');
-    const kept = await createKey(file);
-    const replaced = await createKey(file);
-    const env = { ACCOUNTS_FILE: file, RELOAD_INTERVAL_MS: String(RELOAD_INTERVAL_MS) };
+/** When the store recorded a change (its audit log's clock is this machine's). */
+async function changedAt(url: string, action: string): Promise<number> {
+  const store = await openTestStore({ url }, { writeLog: false });
+  try {
+    return (await store.audit({ account: 'acme' })).find((entry) => entry.action === action)!.at;
+  } finally {
+    await store.close();
+  }
+}
+
+describe('two replicas on one PostgreSQL', () => {
+  it('never fail the unchanged key; both refuse the replaced key, and decide with a published rule set, within 2 s', async () => {
+    const url = await freshDatabaseUrl('postgres');
+    const kept = await createKey(url);
+    const replaced = await createKey(url);
+    const env = { API_KEYS: '', DATABASE_URL: url, RELOAD_INTERVAL_MS: String(RELOAD_INTERVAL_MS) };
     services = await Promise.all([startServiceProcess(env), startServiceProcess(env)]);
 
     let stop = false;
@@ -79,12 +91,13 @@ describe('key rotation under load, two processes, one accounts file', () => {
     // Both keys working on both processes before the rotation.
     await expect.poll(() => answers.total, { timeout: 10_000, interval: 20 }).toBeGreaterThan(4 * WORKERS);
     const replacedId = keyIdOf(hashKey(replaced));
-    const cli = await execFileAsync(process.execPath, ['--import', 'tsx', 'src/keys/cli.ts', 'rotate', '--account', 'acme', '--key', replacedId, '--file', file]);
+    const cli = await execFileAsync(process.execPath, ['--import', 'tsx', 'src/keys/cli.ts', 'rotate', '--account', 'acme', '--key', replacedId], {
+      env: { PATH: process.env.PATH, DATABASE_URL: url },
+    });
     rotated = true;
     const newKey = cli.stdout.trim();
     expect(cli.stderr).toContain(`Replaced ${replacedId}`);
-    // The CLI renames the new file into place: its mtime is the moment of the rotation.
-    const rotationAt = statSync(file).mtimeMs;
+    const rotationAt = await changedAt(url, 'key.rotate.revoke');
 
     await expect.poll(() => refusedAt.every((t) => t !== null), { timeout: 10_000, interval: 20 }).toBe(true);
     // A little more load after both refused, so a late acceptance would be seen.
@@ -109,8 +122,30 @@ describe('key rotation under load, two processes, one accounts file', () => {
       });
       expect(response.status).toBe(200);
     }
+
+    // A rule set published with the CLI: a custom rule on the test range decides in both processes.
+    const rules = mkdtempSync(join(tmpdir(), 'risk-rules-'));
+    writeFileSync(join(rules, 'account_register.yaml'), 'rules:\n  - id: test_range\n    name: Test range\n    score: 45\n    when: { field: ip.address, cidr: 203.0.113.0/24 }\n');
+    await execFileAsync(process.execPath, ['--import', 'tsx', 'src/rules/manage.ts', 'apply', rules, '--account', 'acme', '--comment', 'test range'], {
+      env: { PATH: process.env.PATH, DATABASE_URL: url },
+    });
+    const publishedAt = await changedAt(url, 'rule_set.publish');
+    const decidedAt: number[] = [];
+    for (const service of services) {
+      await expect.poll(async () => {
+        const response = await fetch(`${service.url}/v1/risk/evaluate`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${kept}`, 'content-type': 'application/json' },
+          body: JSON.stringify(evaluationBody({ ip: '203.0.113.5' })),
+        });
+        return ((await response.json()) as { score: { state: string } }).score.state;
+      }, { timeout: 10_000, interval: 20 }).toBe('decline');
+      decidedAt.push(Date.now() - publishedAt);
+    }
+    for (const latency of decidedAt) expect(latency).toBeLessThan(REFUSED_WITHIN_MS);
+
     const codes = await Promise.all(services.map((s) => s.stop()));
     expect(codes).toEqual([0, 0]);
-    console.log(`key rotation: ${figures.sent} requests over 2 processes (${answers.beforeRotation} before the rotation), ${figures.outcomes['401'] ?? 0} refusals of the replaced key, 0 failures of the kept key; refused ${latencies.join(' ms and ')} ms after the rotation`);
-  });
+    console.log(`replicas: ${figures.sent} requests over 2 processes (${answers.beforeRotation} before the rotation), ${figures.outcomes['401'] ?? 0} refusals of the replaced key, 0 failures of the kept key; refused ${latencies.join(' ms and ')} ms after the rotation; the published rule set decided within ${decidedAt.join(' and ')} ms`);
+  }, 90_000);
 });

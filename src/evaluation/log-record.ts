@@ -1,0 +1,28 @@
+import type { LogRecord } from '../store/log-record.js';
+import type { Evaluation } from './evaluate.js';
+import type { Account } from './ports.js';
+import type { EvaluationRequest } from './request.js';
+
+/**
+ * What the evaluation log keeps of one evaluation: the request as validated (raw e-mail and IP,
+ * user, device), the answer exactly as sent (the facts as they were, what was unavailable, the
+ * outcome) and the rule set version that decided: enough to replay it without enriching it again.
+ * `responseJson` is the string that was sent, reused rather than serialised twice.
+ */
+export function logRecordOf(account: Account, request: EvaluationRequest, { response, outcome }: Evaluation, responseJson: string): LogRecord {
+  return {
+    id: response.id,
+    account_id: account.id,
+    event_type: request.event_type,
+    email: request.parsedEmail.normalized,
+    email_domain: request.parsedEmail.domain,
+    ip: request.parsedIp.address,
+    user_id: request.user?.user_id ?? null,
+    device_hash: request.device_intelligence?.device_hash ?? null,
+    state: outcome.state,
+    fraud_score: outcome.fraud_score,
+    rule_set_version: outcome.rule_set_version ?? null,
+    request: JSON.stringify({ ip: request.ip, email: request.email, event_type: request.event_type, user: request.user, device_intelligence: request.device_intelligence }),
+    response: responseJson,
+  };
+}

@@ -1,0 +1,101 @@
+import type { Logger } from 'pino';
+import type { SourceStatus } from '../evaluation/facts.js';
+import type { Account, RuleBook } from '../evaluation/ports.js';
+import { ruleSetLabel } from '../store/rule-sets.js';
+import type { ConfigSnapshot } from '../store/snapshot.js';
+import { evaluateRuleSet } from './engine.js';
+import { formatProblem, parseRuleFile, RuleSetError, type RuleFileProblem } from './rule-file.js';
+import type { RuleSet } from './rule-set.js';
+
+/**
+ * Every account's published rule sets, compiled, in memory: the request path reads a Map, never
+ * the store. Swapped whole when the store changes. A published version is never edited, so each
+ * is compiled once (by the one rule-file path, src/rules/rule-file.ts) and kept while it is live.
+ */
+export interface StoredRuleBook extends RuleBook {
+  replace(snapshot: ConfigSnapshot): void;
+  /** Version ids compiled now: the store need not send their text again. */
+  compiled(): ReadonlySet<number>;
+}
+
+interface Live {
+  version: number;
+  /** `rule_set_versions.id`, recorded with every evaluation it decides. */
+  id: number;
+  ruleSet: RuleSet;
+}
+
+interface AccountRules {
+  eventTypes: string[];
+  byEventType: Map<string, Live>;
+}
+
+const NONE: AccountRules = { eventTypes: [], byEventType: new Map() };
+
+/**
+ * Builds the rule book from the store's first snapshot. With `strict` (start-up), a published
+ * version that no longer validates stops the start, naming account, event type, version, line and
+ * path (PRODUCT.md: "at start-up the service does not start"); on a reload it is refused and the
+ * version that served before keeps serving.
+ */
+export function createRuleBook(snapshot: ConfigSnapshot, options: { logger: Logger }): StoredRuleBook {
+  const logger = options.logger.child({ component: 'rules' });
+  let compiled = new Map<number, RuleSet>();
+  let accounts = new Map<string, AccountRules>();
+  let refused = new Map<number, string>();
+
+  const build = (next: ConfigSnapshot, strict: boolean) => {
+    const nextCompiled = new Map<number, RuleSet>();
+    const nextAccounts = new Map<string, AccountRules>();
+    const nextRefused = new Map<number, string>();
+    const problems: RuleFileProblem[] = [];
+    for (const entry of next.ruleSets) {
+      const label = ruleSetLabel(entry.account_id, entry.event_type, entry.version);
+      let ruleSet = compiled.get(entry.id);
+      if (ruleSet === undefined && entry.yaml !== null) {
+        const parsed = parseRuleFile(entry.event_type, label, entry.yaml);
+        if ('ruleSet' in parsed) ruleSet = parsed.ruleSet;
+        else {
+          problems.push(...parsed.problems);
+          nextRefused.set(entry.id, parsed.problems.map(formatProblem).join('; '));
+        }
+      }
+      // Refused: what served this account and event type before keeps serving.
+      const live: Live | undefined = ruleSet ? { version: entry.version, id: entry.id, ruleSet } : accounts.get(entry.account_id)?.byEventType.get(entry.event_type);
+      if (ruleSet) nextCompiled.set(entry.id, ruleSet);
+      if (live === undefined) continue;
+      let rules = nextAccounts.get(entry.account_id);
+      if (rules === undefined) nextAccounts.set(entry.account_id, (rules = { eventTypes: [], byEventType: new Map() }));
+      rules.byEventType.set(entry.event_type, live);
+    }
+    if (strict && problems.length > 0) throw new RuleSetError(problems);
+    for (const rules of nextAccounts.values()) rules.eventTypes = [...rules.byEventType.keys()].sort();
+    for (const [id, message] of nextRefused) logger.error({ version_id: id, problems: message }, 'stored rule set refused; the version that served before keeps serving');
+    compiled = nextCompiled;
+    accounts = nextAccounts;
+    refused = nextRefused;
+  };
+  build(snapshot, true);
+
+  return {
+    eventTypes: (account: Account) => (accounts.get(account.id) ?? NONE).eventTypes,
+    evaluate(account, context) {
+      const live = (accounts.get(account.id) ?? NONE).byEventType.get(context.event_type);
+      if (live === undefined) return undefined;
+      const outcome = evaluateRuleSet(context, live.ruleSet);
+      outcome.rule_set_version = live.id;
+      return outcome;
+    },
+    replace(next) {
+      build(next, false);
+      logger.info({ revision: next.revision, rule_sets: next.ruleSets.length, refused: refused.size }, 'rule sets loaded');
+    },
+    compiled: () => new Set(compiled.keys()),
+    status(): SourceStatus[] {
+      let count = 0;
+      for (const rules of accounts.values()) count += rules.byEventType.size;
+      return [{ name: 'rules', source: 'store', type: 'rules', loaded: true, build_date: null, entries: count, error: refused.size > 0 ? [...refused.values()].join('; ') : null }];
+    },
+    async close() {},
+  };
+}

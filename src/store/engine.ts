@@ -1,0 +1,36 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { LogRecord } from './log-record.js';
+import type { EngineKind } from './migrations/index.js';
+import type { AccountRow, Database } from './schema.js';
+import type { DatabaseUrl } from './url.js';
+
+/**
+ * What differs between SQLite and PostgreSQL, behind one interface. Everything else (accounts,
+ * keys, rule sets, the audit log, migrations) is written once against the Kysely query layer.
+ */
+export interface Engine {
+  readonly kind: EngineKind;
+  readonly database: DatabaseUrl;
+  readonly db: Kysely<Database>;
+  /**
+   * A transaction holding the store's schema lock, so replicas starting together migrate one at a
+   * time: a PostgreSQL advisory lock; in SQLite every write transaction takes the file's write lock
+   * at BEGIN (`begin immediate`) already.
+   */
+  lockedTransaction<T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  /** Reads an account and keeps other writers off it until the transaction ends. */
+  lockAccount(trx: Transaction<Database>, id: string): Promise<AccountRow | undefined>;
+  /** The change counter, read the cheapest way the engine has (it is polled every RELOAD_INTERVAL_MS). */
+  revision(): Promise<number>;
+  /** Opens the writer of the evaluation log: its own thread (SQLite) or pool connections (PostgreSQL). */
+  openLogWriter(): Promise<LogWriter>;
+  close(): Promise<void>;
+}
+
+/** Writes batches of the evaluation log and prunes it. One call at a time (the log's queue sees to it). */
+export interface LogWriter {
+  write(records: LogRecord[]): Promise<void>;
+  /** Deletes up to `limit` evaluations whose id sorts before `beforeId`; resolves with how many. */
+  prune(beforeId: string, limit: number): Promise<number>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,187 @@
+import type { Logger } from 'pino';
+import type { LogWriter } from './engine.js';
+import { firstIdAt, recordSize, type LogRecord } from './log-record.js';
+
+/**
+ * The evaluation log's queue: the request path hands a record over and returns at once; a batch
+ * writer takes it to the store off the request path. Bounded in entries and bytes: when full, or
+ * while the store is unreachable and the queue has filled, a record is dropped and counted, never
+ * waited for. A batch the store refused is dropped and counted too: retrying it would hold memory
+ * for as long as the store stays down.
+ */
+export interface EvaluationLogOptions {
+  writer: LogWriter | null;
+  /** 0 keeps no log: records are not even queued. */
+  retentionDays: number;
+  logger: Logger;
+  /** Whether the store answered its last probe; no batch is sent while it does not. */
+  available: () => boolean;
+  /** A batch failed: the store is not working, whatever the probe said. */
+  onWriteError: (error: Error) => void;
+  maxEntries?: number;
+  maxBytes?: number;
+  batchSize?: number;
+  flushDelayMs?: number;
+  pruneIntervalMs?: number;
+  pruneBatch?: number;
+  now?: () => number;
+}
+
+export const LOG_DEFAULTS = {
+  maxEntries: 20_000,
+  maxBytes: 32 * 2 ** 20,
+  batchSize: 500,
+  flushDelayMs: 50,
+  pruneIntervalMs: 60_000,
+  pruneBatch: 1_000,
+} as const;
+
+export interface EvaluationLogStats {
+  enabled: boolean;
+  queued: number;
+  queued_bytes: number;
+  written: number;
+  /** Records refused because the queue was full (the store slow or down). */
+  dropped: number;
+  /** Records in batches the store failed to write. */
+  failed: number;
+  pruned: number;
+}
+
+export interface EvaluationLog {
+  /** Hot path: queues the record or counts it dropped. Never throws, never waits. */
+  record(record: LogRecord): void;
+  stats(): EvaluationLogStats;
+  /** Writes what is queued now (tests, shutdown); resolves when done or failed. */
+  flush(): Promise<void>;
+  /** Prunes past retention now, in batches, until nothing is left to prune. */
+  prune(): Promise<number>;
+  /** The store is back: send what waited. */
+  resume(): void;
+  close(): Promise<void>;
+}
+
+export function createEvaluationLog(options: EvaluationLogOptions): EvaluationLog {
+  const o = { ...LOG_DEFAULTS, ...options };
+  const now = o.now ?? Date.now;
+  const enabled = o.writer !== null && o.retentionDays > 0;
+  let queue: LogRecord[] = [];
+  let bytes = 0;
+  const counts = { written: 0, dropped: 0, failed: 0, pruned: 0 };
+  let writing: Promise<void> | null = null;
+  let timer: NodeJS.Timeout | undefined;
+  let pruning: Promise<number> | null = null;
+  let closed = false;
+  let lastReport = { dropped: 0, failed: 0 };
+
+  const schedule = () => {
+    if (timer !== undefined || writing !== null || closed) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      void writeBatches();
+    }, o.flushDelayMs);
+    timer.unref();
+  };
+
+  const writeBatches = (): Promise<void> => {
+    writing ??= (async () => {
+      while (queue.length > 0 && o.available()) {
+        const batch = queue.length <= o.batchSize ? queue : queue.slice(0, o.batchSize);
+        queue = batch === queue ? [] : queue.slice(o.batchSize);
+        for (const record of batch) bytes -= recordSize(record);
+        try {
+          await o.writer!.write(batch);
+          counts.written += batch.length;
+        } catch (error) {
+          counts.failed += batch.length;
+          o.onWriteError(error as Error);
+          break;
+        }
+      }
+    })().finally(() => {
+      writing = null;
+      if (queue.length > 0 && o.available()) schedule();
+    });
+    return writing;
+  };
+
+  const pruneTimer = enabled
+    ? setInterval(() => {
+        report();
+        if (o.available()) void prune().catch(() => undefined);
+      }, o.pruneIntervalMs)
+    : undefined;
+  pruneTimer?.unref();
+
+  /** One line a minute while records are lost, so an operator sees it without a metrics system. */
+  function report() {
+    if (counts.dropped === lastReport.dropped && counts.failed === lastReport.failed) return;
+    o.logger.warn({ dropped: counts.dropped - lastReport.dropped, failed: counts.failed - lastReport.failed, queued: queue.length }, 'evaluation log: evaluations not recorded');
+    lastReport = { dropped: counts.dropped, failed: counts.failed };
+  }
+
+  function prune(): Promise<number> {
+    if (!enabled) return Promise.resolve(0);
+    pruning ??= (async () => {
+      const before = firstIdAt(now() - o.retentionDays * 86_400_000);
+      let total = 0;
+      for (;;) {
+        // Small batches: each is one short transaction, so writers and readers wait little.
+        const deleted = await o.writer!.prune(before, o.pruneBatch);
+        total += deleted;
+        if (deleted < o.pruneBatch || closed) break;
+      }
+      counts.pruned += total;
+      return total;
+    })().finally(() => {
+      pruning = null;
+    });
+    return pruning;
+  }
+
+  return {
+    record(record) {
+      if (!enabled) return;
+      const size = recordSize(record);
+      if (queue.length >= o.maxEntries || bytes + size > o.maxBytes || closed) {
+        counts.dropped += 1;
+        return;
+      }
+      queue.push(record);
+      bytes += size;
+      if (queue.length >= o.batchSize && writing === null) {
+        clearTimeout(timer);
+        timer = undefined;
+        void writeBatches();
+      } else {
+        schedule();
+      }
+    },
+    stats: () => ({ enabled, queued: queue.length, queued_bytes: bytes, ...counts }),
+    flush() {
+      if (!enabled) return Promise.resolve();
+      // Starts at once when idle: the batch is taken now, not after a tick.
+      return writing === null ? writeBatches() : writing.then(writeBatches);
+    },
+    prune,
+    resume: () => {
+      if (queue.length > 0) schedule();
+    },
+    async close() {
+      closed = true;
+      clearTimeout(timer);
+      clearInterval(pruneTimer);
+      if (enabled) {
+        await pruning?.catch(() => undefined);
+        // What was answered before the shutdown is kept, if the store takes it; what it cannot take is counted.
+        await writing;
+        await writeBatches();
+        counts.dropped += queue.length;
+        queue = [];
+        bytes = 0;
+        report();
+      }
+      await o.writer?.close();
+    },
+  };
+}

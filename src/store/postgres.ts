@@ -1,0 +1,108 @@
+import pg from 'pg';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import type { Engine } from './engine.js';
+import { LOG_DEFAULTS } from './evaluation-log.js';
+import { LOG_COLUMNS, logColumns, type LogRecord } from './log-record.js';
+import type { Database } from './schema.js';
+import { StoreError, type DatabaseUrl } from './url.js';
+
+/** pg_advisory_xact_lock key of the schema lock (any constant; this one spells "risk" in ASCII). */
+const SCHEMA_LOCK = 0x7269736b;
+const MIN_SERVER_VERSION = 140000;
+/** A query the log writer or the change poll sends waits at most this long for its answer. */
+const QUERY_TIMEOUT_MS = 5_000;
+
+export interface PostgresOptions {
+  /** Called when an idle pooled connection breaks (the server restarted, the network dropped). */
+  onPoolError: (error: Error) => void;
+}
+
+/**
+ * PostgreSQL through a pg Pool (TLS and every other connection option from the URL, parsed by
+ * pg-connection-string: `?sslmode=require`, `sslrootcert=…`). int8 columns come back as numbers:
+ * every one of ours holds milliseconds or a count, well inside 2^53.
+ */
+export async function openPostgres(database: DatabaseUrl & { engine: 'postgres' }, options: PostgresOptions): Promise<Engine> {
+  const pool = new pg.Pool({
+    connectionString: database.connectionString,
+    max: 10,
+    connectionTimeoutMillis: QUERY_TIMEOUT_MS,
+    idleTimeoutMillis: 30_000,
+    application_name: 'risk-evaluation',
+    types: { getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === pg.types.builtins.INT8 ? Number : pg.types.getTypeParser(oid, format))) as typeof pg.types.getTypeParser },
+  });
+  // Without a listener, an idle client's error would be thrown from the pool and end the process.
+  pool.on('error', options.onPoolError);
+  try {
+    const { rows } = await pool.query<{ server_version_num: string }>('show server_version_num');
+    const version = Number(rows[0]!.server_version_num);
+    if (version < MIN_SERVER_VERSION) throw new Error(`PostgreSQL 14 or newer is needed; this server is ${Math.floor(version / 10000)}`);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw new StoreError(database, `cannot use the database: ${(error as Error).message || (error as { code?: string }).code}`);
+  }
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+
+  return {
+    kind: 'postgres',
+    database,
+    db,
+    lockedTransaction: (fn) =>
+      db.transaction().execute(async (trx) => {
+        await sql`select pg_advisory_xact_lock(${SCHEMA_LOCK})`.execute(trx);
+        return fn(trx);
+      }),
+    lockAccount: (trx, id) => trx.selectFrom('accounts').selectAll().where('id', '=', id).forUpdate().executeTakeFirst(),
+    async revision() {
+      const { rows } = await pool.query<{ revision: number }>({ text: 'select revision from store_revision where id = 1', query_timeout: QUERY_TIMEOUT_MS } as pg.QueryConfig);
+      return rows[0]!.revision;
+    },
+    openLogWriter: async () => postgresLogWriter(pool),
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+/**
+ * One multi-row INSERT per batch: every value its own parameter, so the JSON text goes to the
+ * server as it is (no array-literal escaping of its quotes). Statement texts are cached per batch
+ * size (a few at a time).
+ */
+function postgresLogWriter(pool: pg.Pool) {
+  const texts = new Map<number, string>();
+  const insertText = (rows: number): string => {
+    let text = texts.get(rows);
+    if (text === undefined) {
+      const width = LOG_COLUMNS.length;
+      const json = new Set(['request', 'response']);
+      const tuples: string[] = [];
+      for (let r = 0; r < rows; r++) {
+        tuples.push(`(${LOG_COLUMNS.map((column, c) => `$${r * width + c + 1}${json.has(column) ? '::json' : ''}`).join(', ')})`);
+      }
+      text = `insert into evaluations (${LOG_COLUMNS.join(', ')}) values ${tuples.join(', ')}`;
+      if (texts.size >= 16) texts.clear(); // bounded: batch sizes vary with traffic
+      texts.set(rows, text);
+    }
+    return text;
+  };
+  return {
+    async write(records: LogRecord[]) {
+      const values: unknown[] = [];
+      for (const record of records) values.push(...logColumns(record));
+      // A full batch, the usual one under load, is a named statement: each pooled connection
+      // parses and plans it once. Other sizes are sent unnamed, so the server keeps no plan per size.
+      const name = records.length === LOG_DEFAULTS.batchSize ? `evaluations_insert_${records.length}` : undefined;
+      await pool.query({ name, text: insertText(records.length), values, query_timeout: QUERY_TIMEOUT_MS } as pg.QueryConfig);
+    },
+    async prune(beforeId: string, limit: number) {
+      const result = await pool.query({
+        text: 'delete from evaluations where id in (select id from evaluations where id < $1 order by id limit $2)',
+        values: [beforeId, limit],
+        query_timeout: QUERY_TIMEOUT_MS * 6,
+      } as pg.QueryConfig);
+      return result.rowCount ?? 0;
+    },
+    async close() {},
+  };
+}

@@ -1,0 +1,104 @@
+import type { Generated } from 'kysely';
+
+/**
+ * The tables, as the query layer sees them (one Kysely interface for both engines). Times are
+ * integer milliseconds since the epoch on both engines (`bigint` in PostgreSQL, read back as
+ * numbers), so one query reads the same on either; JSON columns are `jsonb` in PostgreSQL (`json`
+ * for the evaluation log's documents, kept as the exact text) and text in SQLite (see `json.ts`).
+ */
+export interface Database {
+  /** Values kept once per store: what was imported, and later the history HMAC secret. */
+  settings: { name: string; value: string };
+  /** One row; bumped in the transaction of every change replicas must see (keys, accounts, rule sets). */
+  store_revision: { id: number; revision: number };
+  accounts: AccountRow;
+  api_keys: ApiKeyRow;
+  rule_set_versions: RuleSetVersionRow;
+  audit_log: AuditRow;
+  evaluations: EvaluationRow;
+}
+
+export type AccountStatus = 'active' | 'disabled';
+
+export interface AccountRow {
+  /** Stable, chosen at creation (`default`, `acme`): the id in the API, the CLI and every other table. */
+  id: string;
+  name: string;
+  status: AccountStatus;
+  /** How many keys `API_KEYS` held at the last start that used it (the `default` account only). */
+  env_keys: number;
+  created_at: number;
+}
+
+export interface ApiKeyRow {
+  /** `key_` and the first 12 hex digits of the hash: non-secret, shown in lists and the audit log. */
+  id: string;
+  account_id: string;
+  /** `sha256:<hex>` of the key; the key itself is never stored. */
+  hash: string;
+  /** The key's first characters (`rk_Ab3dE9`), to recognise it; null for keys imported as hashes. */
+  prefix: string | null;
+  created_at: number;
+  created_by: string;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+export type RuleSetStatus = 'draft' | 'published' | 'archived';
+
+export interface RuleSetVersionRow {
+  /** Store-wide id: what the evaluation log records as the version that decided. */
+  id: Generated<number>;
+  account_id: string;
+  event_type: string;
+  /** 1, 2, 3… per account and event type. */
+  version: number;
+  status: RuleSetStatus;
+  /** The rule file, exactly as written: the exchange format, validated by src/rules before it is stored. */
+  yaml: string;
+  author: string;
+  comment: string | null;
+  created_at: number;
+  published_at: number | null;
+}
+
+export interface AuditRow {
+  id: Generated<number>;
+  at: number;
+  /** `cli:alice`, `system`, later `user:<id>` or `token:<id>`. */
+  actor: string;
+  account_id: string | null;
+  /** `account.create`, `key.create`, `key.revoke`, `rule_set.publish`… */
+  action: string;
+  target: string | null;
+  /** JSON, never a secret (no key, no key hash). */
+  before: unknown;
+  after: unknown;
+}
+
+export interface EvaluationRow {
+  /** The evaluation id (UUIDv7): its first 48 bits are `evaluated_at`, so it sorts and prunes by time. */
+  id: string;
+  account_id: string;
+  evaluated_at: number;
+  event_type: string;
+  /** The normalised address, lower-cased: what a search by e-mail compares. */
+  email: string;
+  email_domain: string;
+  /** The address as 32 hex digits (IPv4 as ::ffff:a.b.c.d), so an exact IP and a CIDR range are index look-ups. */
+  ip_key: string;
+  user_id: string | null;
+  device_hash: string | null;
+  state: string;
+  fraud_score: number;
+  /** `rule_set_versions.id` of the rule set that decided. */
+  rule_set_version: number | null;
+  /** The request as validated: e-mail and IP as sent, user, device_intelligence. */
+  request: unknown;
+  /**
+   * The answer exactly as sent: the facts as they were (email, ip, later history), score, signals,
+   * dry_run, unavailable. A replay takes the checks that could not run from `unavailable` without
+   * its `rule:` entries (those name rules of the rule set that decided, not missing facts).
+   */
+  response: unknown;
+}

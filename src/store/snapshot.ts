@@ -1,0 +1,33 @@
+import type { Engine } from './engine.js';
+
+/**
+ * What the request path serves, read from the store in one pass: the live keys of active accounts
+ * and their published rule sets. Rule texts are fetched only for versions the reader has not
+ * compiled yet: published versions never change, so a reload costs what changed.
+ */
+export interface ConfigSnapshot {
+  revision: number;
+  keys: Array<{ id: string; hash: string; account_id: string }>;
+  ruleSets: Array<{ id: number; account_id: string; event_type: string; version: number; yaml: string | null }>;
+}
+
+const CHUNK = 500;
+
+export async function readSnapshot(engine: Engine, compiled: ReadonlySet<number>): Promise<ConfigSnapshot> {
+  const db = engine.db;
+  // The revision first: a change that lands while the rest is read bumps it again, so the next poll reloads.
+  const revision = await engine.revision();
+  const keys = await db.selectFrom('api_keys').innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+    .select(['api_keys.id', 'api_keys.hash', 'api_keys.account_id'])
+    .where('api_keys.revoked_at', 'is', null).where('accounts.status', '=', 'active').execute();
+  const published = await db.selectFrom('rule_set_versions').innerJoin('accounts', 'accounts.id', 'rule_set_versions.account_id')
+    .select(['rule_set_versions.id', 'rule_set_versions.account_id', 'rule_set_versions.event_type', 'rule_set_versions.version'])
+    .where('rule_set_versions.status', '=', 'published').where('accounts.status', '=', 'active').execute();
+  const missing = published.filter((p) => !compiled.has(p.id)).map((p) => p.id);
+  const texts = new Map<number, string>();
+  for (let i = 0; i < missing.length; i += CHUNK) {
+    const rows = await db.selectFrom('rule_set_versions').select(['id', 'yaml']).where('id', 'in', missing.slice(i, i + CHUNK)).execute();
+    for (const row of rows) texts.set(row.id, row.yaml);
+  }
+  return { revision, keys, ruleSets: published.map((p) => ({ ...p, yaml: texts.get(p.id) ?? null })) };
+}

@@ -1,0 +1,56 @@
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
+import type { LogWriter } from './engine.js';
+import type { LogRecord } from './log-record.js';
+import type { WorkerReply, WorkerRequest } from './sqlite-log-worker.js';
+import type { DatabaseUrl } from './url.js';
+
+/** The worker may wait this long for the write lock (a configuration change, a CLI, a backup). */
+const WORKER_BUSY_TIMEOUT_MS = 5_000;
+
+/**
+ * The main-thread side of the SQLite log writer: forwards each batch to the worker and resolves
+ * with its reply. The evaluation log sends one request at a time, so replies come back in order.
+ */
+export async function openSqliteLogWriter(database: DatabaseUrl & { engine: 'sqlite' }): Promise<LogWriter> {
+  // From source (tests, `npm run dev`) the worker is TypeScript and needs tsx; from dist it is plain JavaScript.
+  const fromSource = import.meta.url.endsWith('.ts');
+  const worker = new Worker(new URL(fromSource ? './sqlite-log-worker.ts' : './sqlite-log-worker.js', import.meta.url), {
+    workerData: { path: database.path, busyTimeoutMs: WORKER_BUSY_TIMEOUT_MS },
+    execArgv: fromSource ? ['--import', 'tsx'] : [],
+  });
+  worker.unref();
+  let exited: Error | null = null;
+  const waiting: Array<{ resolve: (reply: WorkerReply) => void }> = [];
+  worker.on('message', (reply: WorkerReply) => waiting.shift()?.resolve(reply));
+  const onEnd = (error: Error) => {
+    exited = error;
+    for (const w of waiting.splice(0)) w.resolve({ ok: false, error: error.message, code: null });
+  };
+  worker.on('error', onEnd);
+  worker.on('exit', (code) => onEnd(new Error(`the log writer thread exited (${code})`)));
+  await once(worker, 'online');
+
+  const send = (request: WorkerRequest): Promise<number> => {
+    if (exited) return Promise.reject(exited);
+    return new Promise<WorkerReply>((resolve) => {
+      waiting.push({ resolve });
+      worker.postMessage(request);
+    }).then((reply) => {
+      if (!reply.ok) throw Object.assign(new Error(reply.error), { code: reply.code });
+      return reply.count;
+    });
+  };
+
+  return {
+    async write(records: LogRecord[]) {
+      await send({ type: 'write', records });
+    },
+    prune: (beforeId, limit) => send({ type: 'prune', beforeId, limit }),
+    async close() {
+      if (exited) return;
+      await send({ type: 'close' }).catch(() => undefined);
+      await worker.terminate();
+    },
+  };
+}

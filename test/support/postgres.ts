@@ -1,0 +1,91 @@
+import { execFile } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { freePort } from './process.js';
+
+/**
+ * A throwaway PostgreSQL from Debian's `postgresql` package: initdb into a temporary directory,
+ * started with pg_ctl on a free loopback port, removed by `close()`. As root (CI, this machine) it
+ * runs as the unprivileged `postgres` user, because PostgreSQL refuses to run as root. Durability is
+ * traded for speed (fsync off): it holds only test data, and a stopped server keeps what it wrote.
+ */
+export interface PostgresServer {
+  port: number;
+  /** postgres://postgres@127.0.0.1:PORT/<database> */
+  url(database?: string): string;
+  /** A fresh, empty database; resolves with its URL. */
+  createDatabase(name?: string): Promise<string>;
+  /** Stops the server as a crash would (`-m immediate`): clients see their connections die. */
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const run = promisify(execFile);
+
+function binDir(): string {
+  const root = '/usr/lib/postgresql';
+  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a)) : [];
+  if (versions.length === 0) throw new Error('PostgreSQL is not installed (apt-get install postgresql): the store tests need its initdb and pg_ctl');
+  return join(root, versions[0]!, 'bin');
+}
+
+let databases = 0;
+
+/** A fresh, empty database on the server `adminUrl` points at; resolves with its URL. */
+export async function createDatabase(adminUrl: string, name = `test_${process.pid}_${(databases += 1)}_${Date.now().toString(36)}`): Promise<string> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(`create database "${name}"`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+export async function startPostgres(): Promise<PostgresServer> {
+  const bin = binDir();
+  const dir = mkdtempSync(join(tmpdir(), 'risk-pg-'));
+  const data = join(dir, 'data');
+  const asRoot = userInfo().uid === 0;
+  if (asRoot) {
+    const { stdout } = await run('id', ['-u', 'postgres']);
+    const { stdout: gid } = await run('id', ['-g', 'postgres']);
+    chownSync(dir, Number(stdout.trim()), Number(gid.trim()));
+  }
+  const postgres = (command: string, args: string[]) =>
+    asRoot ? run('runuser', ['-u', 'postgres', '--', join(bin, command), ...args]) : run(join(bin, command), args);
+
+  await postgres('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
+  const port = await freePort();
+  const options = [
+    `-p ${port}`, `-k ${dir}`, '-c listen_addresses=127.0.0.1', '-c fsync=off', '-c synchronous_commit=off',
+    '-c full_page_writes=off', '-c max_connections=200', '-c shared_buffers=64MB',
+  ].join(' ');
+  const start = async () => {
+    await postgres('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start']);
+  };
+  const stop = async () => {
+    await postgres('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
+  };
+  await start();
+
+  const url = (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`;
+  return {
+    port,
+    url,
+    createDatabase: (name) => createDatabase(url(), name),
+    stop,
+    start,
+    async close() {
+      await stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,31 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { inject } from 'vitest';
+import { openStore, type Store, type StoreOptions } from '../../src/store/index.js';
+import { parseDatabaseUrl, type DatabaseUrl } from '../../src/store/url.js';
+import { createDatabase } from './postgres.js';
+import './global-setup.js';
+
+/** Both engines, for suites that run the same contract against each. */
+export const ENGINES = ['sqlite', 'postgres'] as const;
+export type EngineName = (typeof ENGINES)[number];
+
+/** A fresh, empty store's DATABASE_URL: a SQLite file in a new temporary directory, or a new database on the run's PostgreSQL. */
+export async function freshDatabaseUrl(engine: EngineName): Promise<string> {
+  if (engine === 'sqlite') return `sqlite:${join(mkdtempSync(join(tmpdir(), 'risk-store-')), 'risk.sqlite')}`;
+  return createDatabase(inject('postgresAdminUrl'));
+}
+
+export function database(url: string): DatabaseUrl {
+  const parsed = parseDatabaseUrl(url);
+  if ('error' in parsed) throw new Error(parsed.error);
+  return parsed;
+}
+
+/** The real store on a fresh database, as the service opens it. */
+export async function openTestStore(engine: EngineName | { url: string }, options: Partial<StoreOptions> = {}): Promise<Store> {
+  const url = typeof engine === 'string' ? await freshDatabaseUrl(engine) : engine.url;
+  return openStore({ database: database(url), logger: pino({ level: 'silent' }), retentionDays: 30, writeLog: true, ...options });
+}
