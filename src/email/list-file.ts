@@ -1,8 +1,9 @@
 import { normalizeDomain } from './address.js';
+import { DomainList } from './domain-list.js';
 import { isPublicSuffix } from './public-suffix.js';
 
 /** `publicSuffixes`: entries left out because they are public suffixes (`DomainList` would ignore them). */
-export type ParsedList = { domains: string[]; publicSuffixes: string[] } | { error: string };
+export type ParsedList = { list: DomainList; publicSuffixes: string[] } | { error: string };
 
 /**
  * One domain per line, `#` comments and blank lines ignored, a leading `*.` or `@` tolerated.
@@ -19,7 +20,7 @@ export function parseDomainList(text: string, file: string): ParsedList {
 
 /** The same, one line at a time, so a file is parsed as it is read (readLines), never held whole. */
 export class DomainListReader {
-  private readonly domains: string[] = [];
+  private readonly builder = DomainList.builder();
   private readonly publicSuffixes: string[] = [];
   private error: string | null = null;
 
@@ -35,12 +36,13 @@ export class DomainListReader {
       this.error = `${this.file}:${number}: "${truncate(line)}" is not a domain`;
       return false;
     }
-    (isPublicSuffix(domain) ? this.publicSuffixes : this.domains).push(domain);
+    if (isPublicSuffix(domain)) this.publicSuffixes.push(domain);
+    else this.builder.add(domain);
     return true;
   }
 
   result(): ParsedList {
-    return this.error === null ? { domains: this.domains, publicSuffixes: this.publicSuffixes } : { error: this.error };
+    return this.error === null ? { list: this.builder.build(), publicSuffixes: this.publicSuffixes } : { error: this.error };
   }
 }
 

@@ -26,11 +26,11 @@ export interface EmailSources {
   close(): void;
 }
 
-/** An operator's file in DATA_DIR. `domains` is the last good copy; `null` when there is none. */
+/** An operator's file in DATA_DIR. `list` is the last good copy; `null` when there is none. */
 interface DataFile {
   name: string;
   path: string;
-  domains: string[] | null;
+  list: DomainList | null;
   modified: string | null;
   error: string | null;
 }
@@ -51,11 +51,12 @@ export async function openEmailSources(options: { dataDir: string; reloadInterva
     mxHosts: dataFile('email.disposable.mx_hosts.additions', join(options.dataDir, DATA_FILES.mxHosts)),
   };
 
+  // Only combines lists already built: a reload builds just the file that changed.
   const build = (): EmailData => ({
     disposable: {
-      listed: combine([bundledDisposable, new DomainList(files.additions.domains ?? [])]),
-      allowed: new DomainList(files.allowlist.domains ?? []),
-      mxHosts: combine([builtInMxHosts, new DomainList(files.mxHosts.domains ?? [])]),
+      listed: combine([bundledDisposable, files.additions.list ?? NO_DOMAINS]),
+      allowed: files.allowlist.list ?? NO_DOMAINS,
+      mxHosts: combine([builtInMxHosts, files.mxHosts.list ?? NO_DOMAINS]),
       relays,
       mainstream,
     },
@@ -66,14 +67,14 @@ export async function openEmailSources(options: { dataDir: string; reloadInterva
     const read = await readDataFile(file.path);
     if ('error' in read) {
       file.error = read.error;
-      logger.error({ file: file.path, err: read.error }, `Refused ${file.path}; ${file.domains ? 'the last good copy stays' : 'no copy loaded'}`);
+      logger.error({ file: file.path, err: read.error }, `Refused ${file.path}; ${file.list ? 'the last good copy stays' : 'no copy loaded'}`);
       return;
     }
     file.error = null;
-    file.domains = read.domains;
+    file.list = read.list;
     file.modified = read.modified;
-    if (read.domains === null) logger.info({ file: file.path }, `${file.path} is absent`);
-    else logger.info({ file: file.path, entries: read.domains.length }, `Loaded ${file.path}`);
+    if (read.list === null) logger.info({ file: file.path }, `${file.path} is absent`);
+    else logger.info({ file: file.path, entries: read.list.size }, `Loaded ${file.path}`);
     if (read.publicSuffixes.length > 0) {
       logger.warn({ file: file.path, public_suffixes: read.publicSuffixes.slice(0, 20) }, `${file.path}: ${read.publicSuffixes.length} public suffixes left out (an entry there would cover every customer's domain under it)`);
     }
@@ -139,18 +140,20 @@ function bundledMatchers(bundled: ReturnType<typeof loadBundledLists>): ReturnTy
 }
 
 function buildMatchers(bundled: ReturnType<typeof loadBundledLists>) {
-  const bundledDisposable = DomainList.union(...bundled.disposable.map((l) => l.domains), bundled.agreedDisposable);
+  const bundledDisposable = DomainList.of(...bundled.disposable.map((l) => l.domains), bundled.agreedDisposable);
   return {
     bundledDisposable,
-    relays: new DomainList(RELAY_DOMAINS),
-    freeList: new DomainList(bundled.freeProviders.domains.filter((d) => bundledDisposable.match(d) === null)),
-    mainstream: new DomainList(bundled.majorFree.domains.filter((d) => bundledDisposable.match(d) === null)),
-    builtInMxHosts: new DomainList(DISPOSABLE_MX_HOSTS),
+    relays: DomainList.of(RELAY_DOMAINS),
+    freeList: DomainList.of(bundled.freeProviders.domains.filter((d) => bundledDisposable.match(d) === null)),
+    mainstream: DomainList.of(bundled.majorFree.domains.filter((d) => bundledDisposable.match(d) === null)),
+    builtInMxHosts: DomainList.of(DISPOSABLE_MX_HOSTS),
   };
 }
 
+const NO_DOMAINS = DomainList.of();
+
 function dataFile(name: string, path: string): DataFile {
-  return { name, path, domains: null, modified: null, error: null };
+  return { name, path, list: null, modified: null, error: null };
 }
 
 function fileStatus(file: DataFile): SourceStatus {
@@ -158,14 +161,14 @@ function fileStatus(file: DataFile): SourceStatus {
     name: file.name,
     source: file.path,
     type: 'list',
-    loaded: file.domains !== null,
+    loaded: file.list !== null,
     build_date: file.modified,
-    entries: file.domains?.length ?? null,
+    entries: file.list?.size ?? null,
     error: file.error,
   };
 }
 
-type FileRead = { domains: string[] | null; publicSuffixes: string[]; modified: string | null } | { error: string };
+type FileRead = { list: DomainList | null; publicSuffixes: string[]; modified: string | null } | { error: string };
 
 /** Absent is fine (every DATA_DIR file is optional); unreadable, oversized or malformed is refused. */
 async function readDataFile(path: string): Promise<FileRead> {
@@ -173,9 +176,9 @@ async function readDataFile(path: string): Promise<FileRead> {
     const reader = new DomainListReader(path);
     const { modified } = await readLines(path, FILE_CAPS.domainList, (line, number) => reader.line(line, number));
     const parsed = reader.result();
-    return 'error' in parsed ? parsed : { domains: parsed.domains, publicSuffixes: parsed.publicSuffixes, modified: modified.toISOString() };
+    return 'error' in parsed ? parsed : { list: parsed.list, publicSuffixes: parsed.publicSuffixes, modified: modified.toISOString() };
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { domains: null, publicSuffixes: [], modified: null };
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { list: null, publicSuffixes: [], modified: null };
     return { error: `${path}: ${(error as Error).message}` };
   }
 }
