@@ -1,5 +1,8 @@
+import { FILE_CAPS } from '../files/caps.js';
+import { readLines } from '../files/read.js';
+import { inWorker, type Moved } from '../files/worker.js';
 import { normalizeDomain } from './address.js';
-import { DomainList } from './domain-list.js';
+import { buffersOf, DomainList, type DomainListParts } from './domain-list.js';
 import { isPublicSuffix } from './public-suffix.js';
 
 /** `publicSuffixes`: entries left out because they are public suffixes (`DomainList` would ignore them). */
@@ -44,6 +47,28 @@ export class DomainListReader {
   result(): ParsedList {
     return this.error === null ? { list: this.builder.build(), publicSuffixes: this.publicSuffixes } : { error: this.error };
   }
+}
+
+/**
+ * A DATA_DIR list file, read, checked and built in a worker thread (src/files/worker.ts): a file at
+ * its cap is a quarter of a second of work the event loop does not wait for.
+ */
+export async function loadDomainListFile(path: string, signal?: AbortSignal): Promise<ListFile> {
+  const built = await inWorker<BuiltListFile>(import.meta.url, buildDomainListFile.name, [path], { signal });
+  return 'error' in built ? built : { ...built, list: DomainList.fromParts(built.list) };
+}
+
+export type ListFile = { list: DomainList; publicSuffixes: string[]; modified: Date } | { error: string };
+type BuiltListFile = { list: DomainListParts; publicSuffixes: string[]; modified: Date } | { error: string };
+
+/** The worker's half of `loadDomainListFile`: the list's arrays are moved back, not copied. */
+export async function buildDomainListFile(path: string): Promise<Moved<BuiltListFile>> {
+  const reader = new DomainListReader(path);
+  const { modified } = await readLines(path, FILE_CAPS.domainList, (line, number) => reader.line(line, number));
+  const parsed = reader.result();
+  if ('error' in parsed) return { value: parsed, transfer: [] };
+  const list = parsed.list.parts();
+  return { value: { list, publicSuffixes: parsed.publicSuffixes, modified }, transfer: buffersOf(list) };
 }
 
 /** Vendor lists are data we do not control: entries that are not domains are skipped, the rest kept. */

@@ -1,14 +1,13 @@
+import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { SourceStatus } from '../evaluation/facts.js';
-import { FILE_CAPS } from '../files/caps.js';
-import { readLines } from '../files/read.js';
 import { watchFiles, type FileWatcher } from '../files/watch.js';
 import { loadBundledLists, type BundledList } from './bundled.js';
 import type { DisposableData } from './disposable.js';
 import { DISPOSABLE_MX_HOSTS } from './disposable-mx-hosts.js';
 import { combine, DomainList } from './domain-list.js';
-import { DomainListReader } from './list-file.js';
+import { loadDomainListFile } from './list-file.js';
 import { PUBLIC_SUFFIX_SOURCE } from './public-suffix.js';
 import { RELAY_DOMAINS } from './relay.js';
 
@@ -51,7 +50,7 @@ export async function openEmailSources(options: { dataDir: string; reloadInterva
     mxHosts: dataFile('email.disposable.mx_hosts.additions', join(options.dataDir, DATA_FILES.mxHosts)),
   };
 
-  // Only combines lists already built: a reload builds just the file that changed.
+  // Only combines lists already built: a reload builds just the file that changed (in a worker).
   const build = (): EmailData => ({
     disposable: {
       listed: combine([bundledDisposable, files.additions.list ?? NO_DOMAINS]),
@@ -63,8 +62,10 @@ export async function openEmailSources(options: { dataDir: string; reloadInterva
     freeProviders: freeList,
   });
 
+  // Closing ends a read in progress (its worker is terminated) rather than waiting for it.
+  const closing = new AbortController();
   const reload = async (file: DataFile): Promise<void> => {
-    const read = await readDataFile(file.path);
+    const read = await readDataFile(file.path, closing.signal);
     if ('error' in read) {
       file.error = read.error;
       logger.error({ file: file.path, err: read.error }, `Refused ${file.path}; ${file.list ? 'the last good copy stays' : 'no copy loaded'}`);
@@ -127,7 +128,10 @@ export async function openEmailSources(options: { dataDir: string; reloadInterva
       { ...builtIn('email.public_suffix_list', 0), source: PUBLIC_SUFFIX_SOURCE, entries: null },
     ],
     refresh: () => watcher.check(),
-    close: () => watcher.close(),
+    close: () => {
+      closing.abort();
+      watcher.close();
+    },
   };
 }
 
@@ -170,15 +174,19 @@ function fileStatus(file: DataFile): SourceStatus {
 
 type FileRead = { list: DomainList | null; publicSuffixes: string[]; modified: string | null } | { error: string };
 
-/** Absent is fine (every DATA_DIR file is optional); unreadable, oversized or malformed is refused. */
-async function readDataFile(path: string): Promise<FileRead> {
+/**
+ * Absent is fine (every DATA_DIR file is optional: looked for here, before a worker is started to
+ * read it); unreadable, oversized or malformed is refused.
+ */
+async function readDataFile(path: string, signal: AbortSignal): Promise<FileRead> {
+  const absent = { list: null, publicSuffixes: [], modified: null };
   try {
-    const reader = new DomainListReader(path);
-    const { modified } = await readLines(path, FILE_CAPS.domainList, (line, number) => reader.line(line, number));
-    const parsed = reader.result();
-    return 'error' in parsed ? parsed : { list: parsed.list, publicSuffixes: parsed.publicSuffixes, modified: modified.toISOString() };
+    await access(path);
+    const read = await loadDomainListFile(path, signal);
+    return 'error' in read ? read : { list: read.list, publicSuffixes: read.publicSuffixes, modified: read.modified.toISOString() };
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { list: null, publicSuffixes: [], modified: null };
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return absent;
+    if (signal.aborted) throw error;
     return { error: `${path}: ${(error as Error).message}` };
   }
 }

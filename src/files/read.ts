@@ -54,9 +54,8 @@ export async function readBoundedText(path: string, maxBytes: number): Promise<{
 
 /**
  * Calls `onLine(line, number)` for each line (`\n`-separated, a trailing `\r` kept, as `split('\n')`
- * gives them), reading 64 KiB at a time: the whole text is never held, and each read hands the
- * event loop back, so a long list is parsed in slices between requests. `onLine` returning
- * `false` stops the read.
+ * gives them), reading 64 KiB at a time: the whole text is never held. (The lists read this way
+ * are parsed in a worker thread: src/files/worker.ts.) `onLine` returning `false` stops the read.
  */
 export async function readLines(
   path: string,
