@@ -1,14 +1,13 @@
+import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { SourceStatus } from '../evaluation/facts.js';
-import { FILE_CAPS } from '../files/caps.js';
-import { readLines } from '../files/read.js';
 import { watchFiles, type FileWatcher } from '../files/watch.js';
 import { loadBundledLists, type BundledList } from './bundled.js';
 import type { DisposableData } from './disposable.js';
 import { DISPOSABLE_MX_HOSTS } from './disposable-mx-hosts.js';
 import { combine, DomainList } from './domain-list.js';
-import { DomainListReader } from './list-file.js';
+import { loadDomainListFile } from './list-file.js';
 import { PUBLIC_SUFFIX_SOURCE } from './public-suffix.js';
 import { RELAY_DOMAINS } from './relay.js';
 
@@ -26,11 +25,11 @@ export interface EmailSources {
   close(): void;
 }
 
-/** An operator's file in DATA_DIR. `domains` is the last good copy; `null` when there is none. */
+/** An operator's file in DATA_DIR. `list` is the last good copy; `null` when there is none. */
 interface DataFile {
   name: string;
   path: string;
-  domains: string[] | null;
+  list: DomainList | null;
   modified: string | null;
   error: string | null;
 }
@@ -51,29 +50,32 @@ export async function openEmailSources(options: { dataDir: string; reloadInterva
     mxHosts: dataFile('email.disposable.mx_hosts.additions', join(options.dataDir, DATA_FILES.mxHosts)),
   };
 
+  // Only combines lists already built: a reload builds just the file that changed (in a worker).
   const build = (): EmailData => ({
     disposable: {
-      listed: combine([bundledDisposable, new DomainList(files.additions.domains ?? [])]),
-      allowed: new DomainList(files.allowlist.domains ?? []),
-      mxHosts: combine([builtInMxHosts, new DomainList(files.mxHosts.domains ?? [])]),
+      listed: combine([bundledDisposable, files.additions.list ?? NO_DOMAINS]),
+      allowed: files.allowlist.list ?? NO_DOMAINS,
+      mxHosts: combine([builtInMxHosts, files.mxHosts.list ?? NO_DOMAINS]),
       relays,
       mainstream,
     },
     freeProviders: freeList,
   });
 
+  // Closing ends a read in progress (its worker is terminated) rather than waiting for it.
+  const closing = new AbortController();
   const reload = async (file: DataFile): Promise<void> => {
-    const read = await readDataFile(file.path);
+    const read = await readDataFile(file.path, closing.signal);
     if ('error' in read) {
       file.error = read.error;
-      logger.error({ file: file.path, err: read.error }, `Refused ${file.path}; ${file.domains ? 'the last good copy stays' : 'no copy loaded'}`);
+      logger.error({ file: file.path, err: read.error }, `Refused ${file.path}; ${file.list ? 'the last good copy stays' : 'no copy loaded'}`);
       return;
     }
     file.error = null;
-    file.domains = read.domains;
+    file.list = read.list;
     file.modified = read.modified;
-    if (read.domains === null) logger.info({ file: file.path }, `${file.path} is absent`);
-    else logger.info({ file: file.path, entries: read.domains.length }, `Loaded ${file.path}`);
+    if (read.list === null) logger.info({ file: file.path }, `${file.path} is absent`);
+    else logger.info({ file: file.path, entries: read.list.size }, `Loaded ${file.path}`);
     if (read.publicSuffixes.length > 0) {
       logger.warn({ file: file.path, public_suffixes: read.publicSuffixes.slice(0, 20) }, `${file.path}: ${read.publicSuffixes.length} public suffixes left out (an entry there would cover every customer's domain under it)`);
     }
@@ -126,7 +128,10 @@ export async function openEmailSources(options: { dataDir: string; reloadInterva
       { ...builtIn('email.public_suffix_list', 0), source: PUBLIC_SUFFIX_SOURCE, entries: null },
     ],
     refresh: () => watcher.check(),
-    close: () => watcher.close(),
+    close: () => {
+      closing.abort();
+      watcher.close();
+    },
   };
 }
 
@@ -139,18 +144,20 @@ function bundledMatchers(bundled: ReturnType<typeof loadBundledLists>): ReturnTy
 }
 
 function buildMatchers(bundled: ReturnType<typeof loadBundledLists>) {
-  const bundledDisposable = DomainList.union(...bundled.disposable.map((l) => l.domains), bundled.agreedDisposable);
+  const bundledDisposable = DomainList.of(...bundled.disposable.map((l) => l.domains), bundled.agreedDisposable);
   return {
     bundledDisposable,
-    relays: new DomainList(RELAY_DOMAINS),
-    freeList: new DomainList(bundled.freeProviders.domains.filter((d) => bundledDisposable.match(d) === null)),
-    mainstream: new DomainList(bundled.majorFree.domains.filter((d) => bundledDisposable.match(d) === null)),
-    builtInMxHosts: new DomainList(DISPOSABLE_MX_HOSTS),
+    relays: DomainList.of(RELAY_DOMAINS),
+    freeList: DomainList.of(bundled.freeProviders.domains.filter((d) => bundledDisposable.match(d) === null)),
+    mainstream: DomainList.of(bundled.majorFree.domains.filter((d) => bundledDisposable.match(d) === null)),
+    builtInMxHosts: DomainList.of(DISPOSABLE_MX_HOSTS),
   };
 }
 
+const NO_DOMAINS = DomainList.of();
+
 function dataFile(name: string, path: string): DataFile {
-  return { name, path, domains: null, modified: null, error: null };
+  return { name, path, list: null, modified: null, error: null };
 }
 
 function fileStatus(file: DataFile): SourceStatus {
@@ -158,24 +165,28 @@ function fileStatus(file: DataFile): SourceStatus {
     name: file.name,
     source: file.path,
     type: 'list',
-    loaded: file.domains !== null,
+    loaded: file.list !== null,
     build_date: file.modified,
-    entries: file.domains?.length ?? null,
+    entries: file.list?.size ?? null,
     error: file.error,
   };
 }
 
-type FileRead = { domains: string[] | null; publicSuffixes: string[]; modified: string | null } | { error: string };
+type FileRead = { list: DomainList | null; publicSuffixes: string[]; modified: string | null } | { error: string };
 
-/** Absent is fine (every DATA_DIR file is optional); unreadable, oversized or malformed is refused. */
-async function readDataFile(path: string): Promise<FileRead> {
+/**
+ * Absent is fine (every DATA_DIR file is optional: looked for here, before a worker is started to
+ * read it); unreadable, oversized or malformed is refused.
+ */
+async function readDataFile(path: string, signal: AbortSignal): Promise<FileRead> {
+  const absent = { list: null, publicSuffixes: [], modified: null };
   try {
-    const reader = new DomainListReader(path);
-    const { modified } = await readLines(path, FILE_CAPS.domainList, (line, number) => reader.line(line, number));
-    const parsed = reader.result();
-    return 'error' in parsed ? parsed : { domains: parsed.domains, publicSuffixes: parsed.publicSuffixes, modified: modified.toISOString() };
+    await access(path);
+    const read = await loadDomainListFile(path, signal);
+    return 'error' in read ? read : { list: read.list, publicSuffixes: read.publicSuffixes, modified: read.modified.toISOString() };
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { domains: null, publicSuffixes: [], modified: null };
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return absent;
+    if (signal.aborted) throw error;
     return { error: `${path}: ${(error as Error).message}` };
   }
 }

@@ -54,9 +54,8 @@ export async function readBoundedText(path: string, maxBytes: number): Promise<{
 
 /**
  * Calls `onLine(line, number)` for each line (`\n`-separated, a trailing `\r` kept, as `split('\n')`
- * gives them), reading 64 KiB at a time: the whole text is never held, and each read hands the
- * event loop back, so a long list is parsed in slices between requests. `onLine` returning
- * `false` stops the read.
+ * gives them), reading 64 KiB at a time: the whole text is never held. (The lists read this way
+ * are parsed in a worker thread: src/files/worker.ts.) `onLine` returning `false` stops the read.
  */
 export async function readLines(
   path: string,
@@ -73,8 +72,9 @@ export async function readLines(
       const { bytesRead } = await handle.read(buffer, 0, Math.min(CHUNK, maxBytes + 1 - total), null);
       total += bytesRead;
       if (total > maxBytes) throw tooLarge(maxBytes);
-      const text = pending + decoder.decode(buffer.subarray(0, bytesRead), { stream: bytesRead > 0 });
-      const lines = text.split('\n');
+      // Only what was just read is split: a line longer than a read is joined once, when it ends.
+      const lines = decoder.decode(buffer.subarray(0, bytesRead), { stream: bytesRead > 0 }).split('\n');
+      lines[0] = pending + lines[0]!;
       pending = bytesRead === 0 ? '' : lines.pop()!;
       for (const line of lines) if (onLine(line, ++number) === false) return { modified: stats.mtime };
       if (bytesRead === 0) return { modified: stats.mtime };

@@ -1,14 +1,19 @@
 import { isIP } from 'node:net';
 import { FILE_CAPS } from '../files/caps.js';
 import { readBounded } from '../files/read.js';
+import { buffers, inWorker, type Moved } from '../files/worker.js';
 import { ipv6ToWords, type IpKey } from './numeric.js';
-import { IpRangeTable, type IpRangeTableBuilder } from './ranges.js';
+import { buffersOf, IpRangeTable, type IpRangeTableBuilder, type IpRangeTableParts } from './ranges.js';
 
 /**
  * The ip-location-db ASN CSV (https://github.com/sapics/ip-location-db/tree/main/asn):
  * `range_start,range_end,asn,"organisation"`, inclusive ranges, one file per IP version. The
  * IPv4 `-num` file gives starts and ends as integers. Some 515,000 rows are read at start, so they
- * are parsed from the file's bytes: no 30 MB string, no string per field.
+ * are parsed from the file's bytes: no 30 MB string, no string per field. They are read again
+ * while serving when a MaxMind ASN database goes away, so, like the DATA_DIR lists, they are read
+ * and built in a worker thread (src/files/worker.ts), and what comes back is typed arrays and one
+ * string of names: half a second of work the event loop does not wait for, and no 90,000 names
+ * for its collector to copy.
  */
 export interface AsnTable {
   lookup(ip: IpKey): { asn: number; organization: string | null } | null;
@@ -20,22 +25,86 @@ export interface AsnTable {
   overlapping: number;
 }
 
-export async function loadAsnCsv(files: { ipv4Num: string; ipv6: string }): Promise<AsnTable> {
-  const builder = IpRangeTable.builder<number>();
-  const organizations = new Map<number, string>();
+interface AsnFiles {
+  ipv4Num: string;
+  ipv6: string;
+}
+
+export async function loadAsnCsv(files: AsnFiles, signal?: AbortSignal): Promise<AsnTable> {
+  const built = await inWorker<BuiltAsnTable>(import.meta.url, buildAsnTable.name, [files], { signal });
+  const table = IpRangeTable.fromParts(built.table);
+  const { asns, names, nameStarts } = built;
+  return {
+    lookup(ip) {
+      const i = table.get(ip);
+      if (i === undefined) return null;
+      return { asn: asns[i]!, organization: nameStarts[i] === nameStarts[i + 1] ? null : names.slice(nameStarts[i], nameStarts[i + 1]) };
+    },
+    entries: table.size,
+    malformed: built.malformed,
+    overlapping: built.overlapping,
+  };
+}
+
+/**
+ * The range table's values are indices into `asns`; ASN `asns[i]` is named
+ * `names.slice(nameStarts[i], nameStarts[i + 1])`, where an empty name is none.
+ */
+interface BuiltAsnTable {
+  table: IpRangeTableParts<number>;
+  asns: Uint32Array;
+  names: string;
+  nameStarts: Uint32Array;
+  malformed: number;
+  overlapping: number;
+}
+
+/** The worker's half of `loadAsnCsv`: the arrays are moved back, not copied. */
+export async function buildAsnTable(files: AsnFiles): Promise<Moved<BuiltAsnTable>> {
+  const builder = IpRangeTable.numbers();
+  const organizations = new Organizations();
   const read = async (path: string) => (await readBounded(path, FILE_CAPS.asnCsv)).bytes;
   const [v4, v6] = await Promise.all([read(files.ipv4Num), read(files.ipv6)]);
   const malformed = readRows(v4, 4, builder, organizations) + readRows(v6, 6, builder, organizations);
-  const table = builder.build('first');
+  const table = builder.build('first').parts();
+  const { asns, names, nameStarts } = organizations.packed();
   return {
-    lookup(ip) {
-      const asn = table.get(ip);
-      return asn === undefined ? null : { asn, organization: organizations.get(asn) ?? null };
-    },
-    entries: table.size,
-    malformed,
-    overlapping: builder.overlapping,
+    value: { table, asns, names, nameStarts, malformed, overlapping: builder.overlapping },
+    transfer: [...buffersOf(table), ...buffers(asns, nameStarts)],
   };
+}
+
+/** Each ASN seen, numbered in the order first seen, with the first name given for it. */
+class Organizations {
+  private readonly index = new Map<number, number>();
+  private readonly asns: number[] = [];
+  private readonly names: string[] = [];
+
+  /** The ASN's number, for the range table. */
+  indexOf(asn: number): number {
+    let i = this.index.get(asn);
+    if (i === undefined) {
+      i = this.asns.push(asn) - 1;
+      this.names.push('');
+      this.index.set(asn, i);
+    }
+    return i;
+  }
+
+  isNamed(i: number): boolean {
+    return this.names[i] !== '';
+  }
+
+  name(i: number, name: string): void {
+    this.names[i] = name;
+  }
+
+  /** One string of names and where each starts: one string crosses threads in one copy, 90,000 would not. */
+  packed(): { asns: Uint32Array; names: string; nameStarts: Uint32Array } {
+    const nameStarts = new Uint32Array(this.names.length + 1);
+    for (let i = 0; i < this.names.length; i++) nameStarts[i + 1] = nameStarts[i]! + this.names[i]!.length;
+    return { asns: Uint32Array.from(this.asns), names: this.names.join(''), nameStarts };
+  }
 }
 
 const COMMA = 44;
@@ -47,7 +116,7 @@ function readRows(
   csv: Buffer,
   version: 4 | 6,
   builder: IpRangeTableBuilder<number>,
-  organizations: Map<number, string>,
+  organizations: Organizations,
 ): number {
   let malformed = 0;
   const start6 = new Uint32Array(4);
@@ -72,18 +141,19 @@ function readRows(
     const end = eol > at && csv[eol - 1] === RETURN ? eol - 1 : eol;
     if (end > at) {
       const asn = c2 === -1 ? -1 : decimal(csv, c2 + 1, c3 === -1 ? end : c3);
-      let ok = asn > 0;
-      if (ok && version === 4) {
-        const first = decimal(csv, at, c1);
-        const last = decimal(csv, c1 + 1, c2);
-        ok = first >= 0 && last >= first;
-        if (ok) builder.addV4(first, last, asn);
-      } else if (ok) {
-        ok = ipv6Words(csv, at, c1, start6) && ipv6Words(csv, c1 + 1, c2, end6);
-        if (ok) builder.addV6(start6, end6, asn);
+      const first = version === 4 ? decimal(csv, at, c1) : -1;
+      const last = version === 4 ? decimal(csv, c1 + 1, c2) : -1;
+      const ok = asn > 0 && (version === 4
+        ? first >= 0 && last >= first
+        : ipv6Words(csv, at, c1, start6) && ipv6Words(csv, c1 + 1, c2, end6));
+      if (ok) {
+        const i = organizations.indexOf(asn);
+        if (version === 4) builder.addV4(first, last, i);
+        else builder.addV6(start6, end6, i);
+        if (c3 !== -1 && !organizations.isNamed(i)) organizations.name(i, unquote(csv.toString('utf8', c3 + 1, end)));
+      } else {
+        malformed++;
       }
-      if (!ok) malformed++;
-      else if (c3 !== -1 && !organizations.has(asn)) organizations.set(asn, unquote(csv.toString('utf8', c3 + 1, end)));
     }
     at = eol + 1;
   }

@@ -83,7 +83,10 @@ export async function createIpInspector(options: IpInspectorOptions): Promise<Re
     // A pass already running may have looked at the files before the caller changed them: let it
     // finish, then look again.
     reload: () => watcher.check().then(() => watcher.check()),
-    close: async () => watcher.close(),
+    close: async () => {
+      watcher.close();
+      for (const source of [...files, sources.openCountry, sources.openAsn]) source?.close();
+    },
   };
 }
 

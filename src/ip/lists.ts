@@ -1,8 +1,9 @@
 import { FILE_CAPS } from '../files/caps.js';
 import { readLines } from '../files/read.js';
+import { inWorker, type Moved } from '../files/worker.js';
 import type { IpKey } from './numeric.js';
 import { parseNetwork } from './numeric.js';
-import { IpRangeTable } from './ranges.js';
+import { buffersOf, IpRangeTable, type IpRangeTableParts } from './ranges.js';
 
 /**
  * Plain address lists in `DATA_DIR`: one IP or CIDR per line, `#` starts a comment (whole line or
@@ -26,18 +27,19 @@ export class ListError extends Error {}
 const EXIT_ADDRESS = /^ExitAddress\s+(\S+)/;
 const EXIT_ADDRESSES_OTHER = /^(ExitNode|Published|LastStatus)\s/;
 
+/** A list held in memory, parsed and built at once: for the data job, which serves no requests. */
 export function parseAddressList(text: string): Omit<AddressList, 'modified'> {
   const reader = new AddressListReader();
   text.split('\n').forEach((line, i) => reader.line(line, i + 1));
-  return reader.finish();
+  return reader.list(reader.table());
 }
 
 /** Takes a list one line at a time, so a file is parsed as it is read (readLines), never held whole. */
 class AddressListReader {
   private readonly builder = IpRangeTable.builder<true>();
-  private entries = 0;
-  private malformed = 0;
-  private readonly malformedExamples: string[] = [];
+  entries = 0;
+  malformed = 0;
+  readonly malformedExamples: string[] = [];
 
   line(raw: string, number: number): void {
     const hash = raw.indexOf('#');
@@ -55,8 +57,11 @@ class AddressListReader {
     this.entries++;
   }
 
-  finish(): Omit<AddressList, 'modified'> {
-    const table = this.builder.build('merge');
+  table(): IpRangeTable<true> {
+    return this.builder.build('merge');
+  }
+
+  list(table: IpRangeTable<true>): Omit<AddressList, 'modified'> {
     return { has: (ip) => table.has(ip), entries: this.entries, malformed: this.malformed, malformedExamples: this.malformedExamples };
   }
 }
@@ -66,19 +71,30 @@ class AddressListReader {
  * the valid ones is not a list (an HTML error page, a wrong file) and is refused. So is a list with
  * no address at all: an empty file is a failed download or a full disk far more often than a
  * deliberate "nothing is listed", and taking it would answer `false` for every address. To turn a
- * source off, remove its file.
+ * source off, remove its file. All of it runs in a worker thread (src/files/worker.ts): a list at
+ * its cap is half a second of work the event loop does not wait for.
  */
-export async function loadAddressList(path: string): Promise<AddressList> {
+export async function loadAddressList(path: string, signal?: AbortSignal): Promise<AddressList> {
+  const built = await inWorker<BuiltAddressList>(import.meta.url, buildAddressList.name, [path], { signal });
+  const table = IpRangeTable.fromParts(built.table);
+  return { has: (ip) => table.has(ip), entries: built.entries, malformed: built.malformed, malformedExamples: built.malformedExamples, modified: built.modified };
+}
+
+interface BuiltAddressList extends Omit<AddressList, 'has'> {
+  table: IpRangeTableParts<true>;
+}
+
+/** The worker's half of `loadAddressList`: its table's arrays are moved back, not copied. */
+export async function buildAddressList(path: string): Promise<Moved<BuiltAddressList>> {
   const reader = new AddressListReader();
   const { modified } = await readLines(path, FILE_CAPS.addressList, (line, number) => reader.line(line, number));
-  const list = reader.finish();
-  if (list.entries === 0 && list.malformed === 0) {
+  const { entries, malformed, malformedExamples } = reader;
+  if (entries === 0 && malformed === 0) {
     throw new ListError('no addresses in the file (an empty list is refused; remove the file to turn the source off)');
   }
-  if (list.malformed > list.entries) {
-    throw new ListError(
-      `${list.malformed} malformed line(s) against ${list.entries} valid: not an address list (${list.malformedExamples.join('; ')})`,
-    );
+  if (malformed > entries) {
+    throw new ListError(`${malformed} malformed line(s) against ${entries} valid: not an address list (${malformedExamples.join('; ')})`);
   }
-  return { ...list, modified };
+  const table = reader.table().parts();
+  return { value: { table, entries, malformed, malformedExamples, modified }, transfer: buffersOf(table) };
 }

@@ -1,3 +1,4 @@
+import { buffers } from '../files/worker.js';
 import { compareWords, type IpKey, type IpRange } from './numeric.js';
 
 /**
@@ -13,8 +14,19 @@ export class IpRangeTable<T> {
     private readonly v6Starts: Uint32Array,
     private readonly v6Ends: Uint32Array,
     private readonly v6Values: Uint32Array,
-    private readonly values: readonly T[],
+    /** `null` when the values are the numbers in the value arrays themselves (`numbers`). */
+    private readonly values: readonly T[] | null,
   ) {}
+
+  /** The arrays and values, to hand to another thread: the arrays' buffers can be moved rather than copied. */
+  parts(): IpRangeTableParts<T> {
+    const { v4Starts, v4Ends, v4Values, v6Starts, v6Ends, v6Values, values } = this;
+    return { v4Starts, v4Ends, v4Values, v6Starts, v6Ends, v6Values, values };
+  }
+
+  static fromParts<T>(p: IpRangeTableParts<T>): IpRangeTable<T> {
+    return new IpRangeTable<T>(p.v4Starts, p.v4Ends, p.v4Values, p.v6Starts, p.v6Ends, p.v6Values, p.values);
+  }
 
   /** Number of disjoint ranges held. */
   get size(): number {
@@ -24,7 +36,8 @@ export class IpRangeTable<T> {
   get(ip: IpKey): T | undefined {
     const i = ip.version === 4 ? this.findV4(ip.v4) : this.findV6(ip.v6);
     if (i === -1) return undefined;
-    return this.values[ip.version === 4 ? this.v4Values[i]! : this.v6Values[i]!];
+    const value = ip.version === 4 ? this.v4Values[i]! : this.v6Values[i]!;
+    return this.values === null ? (value as T) : this.values[value];
   }
 
   has(ip: IpKey): boolean {
@@ -73,13 +86,33 @@ export class IpRangeTable<T> {
    * data only, and no address a range covers is left without a value.
    */
   static builder<T>(): IpRangeTableBuilder<T> {
-    return new IpRangeTableBuilder<T>((...args) => new IpRangeTable<T>(...args));
+    return new IpRangeTableBuilder<T>((...args) => new IpRangeTable<T>(...args), true);
   }
+
+  /** The same for uint32 values kept as they are, not interned (indices into the caller's own arrays). */
+  static numbers(): IpRangeTableBuilder<number> {
+    return new IpRangeTableBuilder<number>((...args) => new IpRangeTable<number>(...args), false);
+  }
+}
+
+export interface IpRangeTableParts<T> {
+  v4Starts: Uint32Array;
+  v4Ends: Uint32Array;
+  v4Values: Uint32Array;
+  v6Starts: Uint32Array;
+  v6Ends: Uint32Array;
+  v6Values: Uint32Array;
+  values: readonly T[] | null;
+}
+
+/** The buffers to move with the parts (each array has its own: `build` makes them by `slice`). */
+export function buffersOf(parts: IpRangeTableParts<unknown>): ArrayBuffer[] {
+  return buffers(parts.v4Starts, parts.v4Ends, parts.v4Values, parts.v6Starts, parts.v6Ends, parts.v6Values);
 }
 
 type Make<T> = (
   v4Starts: Uint32Array, v4Ends: Uint32Array, v4Values: Uint32Array,
-  v6Starts: Uint32Array, v6Ends: Uint32Array, v6Values: Uint32Array, values: readonly T[],
+  v6Starts: Uint32Array, v6Ends: Uint32Array, v6Values: Uint32Array, values: readonly T[] | null,
 ) => IpRangeTable<T>;
 
 class GrowableWords {
@@ -103,14 +136,17 @@ class GrowableWords {
 }
 
 export class IpRangeTableBuilder<T> {
-  private readonly values: T[] = [];
+  private readonly values: T[] | null;
   private readonly valueIndex = new Map<T, number>();
   private readonly v4 = new GrowableWords(); // start, end, value
   private readonly v6 = new GrowableWords(); // start x4, end x4, value
   /** Ranges cut or dropped by `build` because they overlapped an earlier one of another value. */
   overlapping = 0;
 
-  constructor(private readonly make: Make<T>) {}
+  /** @param interned false when the values are uint32 numbers, kept as they are. */
+  constructor(private readonly make: Make<T>, interned: boolean) {
+    this.values = interned ? [] : null;
+  }
 
   add(range: IpRange, value: T): void {
     if (range.version === 4) this.addV4(range.start, range.end, value);
@@ -133,6 +169,7 @@ export class IpRangeTableBuilder<T> {
   }
 
   private indexOf(value: T): number {
+    if (this.values === null) return value as number;
     let index = this.valueIndex.get(value);
     if (index === undefined) {
       index = this.values.push(value) - 1;

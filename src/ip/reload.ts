@@ -24,6 +24,8 @@ export interface Loaded<T> {
 export class ReloadableSource<T> {
   private loaded: (Loaded<T> & { file: string }) | null = null;
   private error: string | null = null;
+  /** Aborted by `close`: a load in progress is ended (a list's worker terminated), not waited for. */
+  private readonly closing = new AbortController();
 
   /**
    * @param files candidate files, preferred first (e.g. GeoIP2-City.mmdb before GeoLite2-City.mmdb):
@@ -32,7 +34,7 @@ export class ReloadableSource<T> {
   constructor(
     readonly name: string,
     readonly files: readonly string[],
-    private readonly load: (file: string) => Promise<Loaded<T>>,
+    private readonly load: (file: string, signal: AbortSignal) => Promise<Loaded<T>>,
     private readonly logger: Logger,
     /**
      * The bundled package this source ships in (name and version), shown as its source. Bundled
@@ -52,6 +54,7 @@ export class ReloadableSource<T> {
    * are reported (log, status), not thrown.
    */
   async reload(): Promise<void> {
+    if (this.closing.signal.aborted) return;
     const present = await presentFiles(this.files);
     if (present.length === 0) {
       if (this.loaded !== null) this.logger.warn({ source: this.name, file: this.loaded.file }, 'ip data file removed: source unloaded');
@@ -62,11 +65,12 @@ export class ReloadableSource<T> {
     const refusals: string[] = [];
     for (const file of present) {
       try {
-        const candidate = await this.load(file);
+        const candidate = await this.load(file, this.closing.signal);
         this.swapIn(file, candidate);
         this.error = refusals.length > 0 ? refusals.join('; ') : null;
         return;
       } catch (error) {
+        if (this.closing.signal.aborted) return;
         refusals.push(`${file}: ${(error as Error).message}`);
         this.logger.error(
           { source: this.name, file, err: (error as Error).message, serving: this.loaded?.file ?? null },
@@ -85,6 +89,10 @@ export class ReloadableSource<T> {
     if (candidate.malformed && this.bundled === undefined) {
       this.logger.warn({ source: this.name, file, malformed: candidate.malformed }, `ip data file has malformed lines: ${file}`);
     }
+  }
+
+  close(): void {
+    this.closing.abort();
   }
 
   status(): SourceStatus {

@@ -40,8 +40,8 @@ function shared<T>(key: string, load: () => Promise<T>): Promise<T> {
   return pending;
 }
 
-const list = async (file: string): Promise<Loaded<AddressList>> => {
-  const value = await loadAddressList(file);
+const list = async (file: string, signal: AbortSignal): Promise<Loaded<AddressList>> => {
+  const value = await loadAddressList(file, signal);
   return { value, type: 'list', buildDate: value.modified, entries: value.entries, malformed: value.malformed };
 };
 

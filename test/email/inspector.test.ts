@@ -252,6 +252,17 @@ describe('DATA_DIR lists', () => {
     expect(inspector.status().find((s) => s.name === 'email.disposable.additions')).toMatchObject({ loaded: false, entries: null, error: null });
   });
 
+  it('ends a list load in progress when closed: no refusal logged, the file not taken', async () => {
+    await open();
+    const additions = join(dataDir, 'disposable-domains.txt');
+    await writeFile(additions, Array.from({ length: 50_000 }, (_, i) => `throwaway${i}.example`).join('\n'));
+    const refreshing = inspector.refresh();
+    await inspector.close();
+    await refreshing;
+    expect(logLines.filter((l) => (l.level as number) >= 50)).toEqual([]);
+    expect(inspector.status().find((s) => s.name === 'email.disposable.additions')).toMatchObject({ loaded: false, error: null });
+  });
+
   it('reports every list with its entry count', async () => {
     await writeFile(join(dataDir, 'disposable-allowlist.txt'), 'a.example\nb.example\n');
     await open();

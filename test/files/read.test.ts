@@ -69,6 +69,11 @@ describe('readLines', () => {
     expect(lines.every((l, i) => l === `${i + 1}:${line}`)).toBe(true);
   });
 
+  it('gives a line longer than several reads whole, then the lines after it', async () => {
+    const long = 'x'.repeat(300_000);
+    expect(await linesOf(`a\n${long}\nb\n${long}`)).toEqual(['1:a', `2:${long}`, '3:b', `4:${long}`]);
+  });
+
   it('stops when the callback says so', async () => {
     writeFileSync(join(dir, 'list'), 'a\nb\nc\n');
     const seen: string[] = [];

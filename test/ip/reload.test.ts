@@ -122,6 +122,17 @@ describe('reloading data files while serving', () => {
     expect(report.unavailable).toContain('ip.proxy');
   });
 
+  it('ends a list load in progress when closed: no refusal logged, nothing swapped in', async () => {
+    const path = join(dir, 'datacenter-ranges.txt');
+    const { inspector, log } = await start();
+    await writeFile(path, Array.from({ length: 50_000 }, (_, i) => `10.${(i >> 8) & 255}.${i & 255}.0/24`).join('\n'));
+    const reloading = inspector.reload();
+    await inspector.close();
+    await reloading;
+    expect(log.lines().filter((l) => (l.level as number) >= 50)).toEqual([]);
+    expect(inspector.status().find((s) => s.name === 'ip.list.datacenter')).toMatchObject({ loaded: false, error: null });
+  });
+
   it('notices a changed file on its own, every reload interval', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     const path = join(dir, 'datacenter-ranges.txt');
