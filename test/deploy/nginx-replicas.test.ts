@@ -35,7 +35,7 @@ interface Replica {
 }
 
 let databaseUrl: string;
-let replicas: Replica[] = [];
+const replicas: Replica[] = [];
 let nginx: Nginx | undefined;
 
 /** A key of ACCOUNT, made with the keys CLI on the store. */
