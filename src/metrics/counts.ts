@@ -1,47 +1,37 @@
-import type { Counter } from 'prom-client';
-
 /** The value a label takes once its cap of distinct values is reached. */
 export const OTHER = 'other';
 
 /**
- * A label's distinct values, capped: every series is memory in this process and in Prometheus, and
- * some values (event types, custom rule ids) come from accounts' rule files. Past `max` distinct
- * values a new one is reported as `other`.
+ * Counts kept per label value, as plain numbers: on the request path a count is a Map look-up and an
+ * addition (prom-client's own `inc` builds, validates and hashes its label set on every call: some
+ * five times the cost). The metrics export them when Prometheus scrapes.
+ *
+ * Capped: every series is memory here and in Prometheus, and some values (event types, custom rule
+ * ids) come from accounts' rule files. Past `max` distinct values, a new one is counted as `other`.
  */
-export class CappedLabel {
-  private readonly seen = new Set<string>();
+export class CappedCounts<V> {
+  private readonly byValue = new Map<string, V>();
 
-  constructor(readonly max: number) {}
+  /** `create` makes the counts of a value seen for the first time (e.g. `{ live: 0, dry_run: 0 }`). */
+  constructor(
+    readonly max: number,
+    private readonly create: () => V,
+  ) {}
 
-  of(value: string): string {
-    if (this.seen.has(value)) return value;
-    if (this.seen.size >= this.max) return OTHER;
-    this.seen.add(value);
-    return value;
-  }
-}
-
-/**
- * Counts by label values, kept as plain numbers: on the request path a count is a Map look-up and an
- * addition (prom-client's own `inc` validates and hashes its labels on every call, about five times
- * the cost). `exportTo` hands the totals to a prom-client counter when it is scraped.
- */
-export class CountsBy<L extends Record<string, string>> {
-  private readonly counts = new Map<string, { labels: L; value: number }>();
-
-  /** `key` is the label values joined, unique per label set; `labels` is built only the first time. */
-  add(key: string, labels: () => L, value = 1): void {
-    const entry = this.counts.get(key);
-    if (entry !== undefined) entry.value += value;
-    else this.counts.set(key, { labels: labels(), value });
+  /** The counts of `value`, or of `other` once `max` values are kept. */
+  of(value: string): V {
+    const known = this.byValue.get(value);
+    if (known !== undefined) return known;
+    const label = this.byValue.size < this.max ? value : OTHER;
+    let counts = this.byValue.get(label);
+    if (counts === undefined) {
+      counts = this.create();
+      this.byValue.set(label, counts);
+    }
+    return counts;
   }
 
-  get(key: string): number {
-    return this.counts.get(key)?.value ?? 0;
-  }
-
-  exportTo(counter: Counter<string>): void {
-    counter.reset();
-    for (const { labels, value } of this.counts.values()) counter.inc(labels, value);
+  entries(): IterableIterator<[string, V]> {
+    return this.byValue.entries();
   }
 }

@@ -2,9 +2,10 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Resolver } from '../dns/resolver.js';
 import type { Evaluation } from '../evaluation/evaluate.js';
 import type { SourceStatus } from '../evaluation/facts.js';
+import type { State } from '../evaluation/ports.js';
 import type { EvaluationLogStats } from '../store/evaluation-log.js';
 import type { StoreObserver } from '../store/observer.js';
-import { CappedLabel, CountsBy, OTHER } from './counts.js';
+import { CappedCounts, OTHER } from './counts.js';
 
 /**
  * The service's Prometheus metrics (README "Metrics"). The request path only adds to plain counters
@@ -12,7 +13,7 @@ import { CappedLabel, CountsBy, OTHER } from './counts.js';
  * read when Prometheus scrapes, from the objects that hold it.
  */
 
-/** Label caps (see CappedLabel): past these, a new value is counted as `other`. */
+/** Label caps (see CappedCounts): past these, a new value is counted as `other`. */
 export const LABEL_CAPS = { eventTypes: 64, rules: 256, checks: 256 } as const;
 
 /** Seconds: from 1 ms (a cached evaluation) to 5 s (past every deadline the service sets). */
@@ -63,20 +64,20 @@ export function createMetrics(options: { version: string }): Metrics {
   });
   const requestSeries = new Map<string, Histogram.Internal<'method' | 'route' | 'status'>>();
 
-  // --- Evaluations ---
-  const eventTypes = new CappedLabel(LABEL_CAPS.eventTypes);
-  const rules = new CappedLabel(LABEL_CAPS.rules);
-  const checks = new CappedLabel(LABEL_CAPS.checks);
-  const evaluations = new CountsBy<{ event_type: string; state: string }>();
-  const ruleHits = new CountsBy<{ rule: string; mode: string }>();
-  const unavailable = new CountsBy<{ check: string }>();
+  // --- Evaluations: plain counts on the request path, handed to prom-client when scraped ---
+  const evaluations = new CappedCounts<Record<State, number>>(LABEL_CAPS.eventTypes, () => ({ approve: 0, review: 0, decline: 0 }));
+  const ruleHits = new CappedCounts(LABEL_CAPS.rules, () => ({ live: 0, dry_run: 0 }));
+  const unavailable = new CappedCounts(LABEL_CAPS.checks, () => ({ count: 0 }));
   new Counter({
     name: 'risk_evaluations_total',
     help: 'Evaluations answered, by event type and state.',
     labelNames: ['event_type', 'state'],
     registers,
     collect() {
-      evaluations.exportTo(this);
+      this.reset();
+      for (const [event_type, byState] of evaluations.entries()) {
+        for (const [state, value] of Object.entries(byState)) if (value > 0) this.inc({ event_type, state }, value);
+      }
     },
   });
   new Counter({
@@ -85,7 +86,10 @@ export function createMetrics(options: { version: string }): Metrics {
     labelNames: ['rule', 'mode'],
     registers,
     collect() {
-      ruleHits.exportTo(this);
+      this.reset();
+      for (const [rule, byMode] of ruleHits.entries()) {
+        for (const [mode, value] of Object.entries(byMode)) if (value > 0) this.inc({ rule, mode }, value);
+      }
     },
   });
   new Counter({
@@ -94,7 +98,8 @@ export function createMetrics(options: { version: string }): Metrics {
     labelNames: ['check'],
     registers,
     collect() {
-      unavailable.exportTo(this);
+      this.reset();
+      for (const [check, { count }] of unavailable.entries()) this.inc({ check }, count);
     },
   });
 
@@ -239,21 +244,10 @@ export function createMetrics(options: { version: string }): Metrics {
     },
 
     evaluated({ response, outcome }) {
-      const eventType = eventTypes.of(response.event_type);
-      const state = response.score.state;
-      evaluations.add(`${eventType} ${state}`, () => ({ event_type: eventType, state }));
-      for (const id of outcome.rule_ids ?? []) {
-        const rule = rules.of(id);
-        ruleHits.add(`live ${rule}`, () => ({ rule, mode: 'live' }));
-      }
-      for (const id of outcome.dry_run_ids ?? []) {
-        const rule = rules.of(id);
-        ruleHits.add(`dry_run ${rule}`, () => ({ rule, mode: 'dry_run' }));
-      }
-      for (const name of response.unavailable) {
-        const check = checks.of(name);
-        unavailable.add(check, () => ({ check }));
-      }
+      evaluations.of(response.event_type)[response.score.state] += 1;
+      if (outcome.rule_ids !== undefined) for (const id of outcome.rule_ids) ruleHits.of(id).live += 1;
+      if (outcome.dry_run_ids !== undefined) for (const id of outcome.dry_run_ids) ruleHits.of(id).dry_run += 1;
+      for (const name of response.unavailable) unavailable.of(name).count += 1;
     },
 
     storeOperation(operation, seconds, ok) {

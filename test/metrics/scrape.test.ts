@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import Sqlite from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { version } from '../../src/app.js';
-import { CappedLabel, OTHER } from '../../src/metrics/counts.js';
+import { CappedCounts, OTHER } from '../../src/metrics/counts.js';
 import { bearer, evaluationBody, KEY_A, startTestApp, type TestApp } from '../support/app.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { parseScrape, type Scrape } from '../support/prometheus.js';
@@ -181,8 +181,9 @@ describe('/metrics after known traffic', () => {
 });
 
 describe('label caps', () => {
-  it('reports values past the cap as `other`, and keeps those seen before', () => {
-    const label = new CappedLabel(2);
-    expect(['a', 'b', 'c', 'a', 'd', 'b'].map((v) => label.of(v))).toEqual(['a', 'b', OTHER, 'a', OTHER, 'b']);
+  it('counts values past the cap as `other`, and keeps counting those seen before', () => {
+    const counts = new CappedCounts(2, () => ({ n: 0 }));
+    for (const value of ['a', 'b', 'c', 'a', 'd', 'b', 'a']) counts.of(value).n += 1;
+    expect(Object.fromEntries([...counts.entries()].map(([value, { n }]) => [value, n]))).toEqual({ a: 3, b: 2, [OTHER]: 2 });
   });
 });
