@@ -351,29 +351,19 @@ async function main(): Promise<void> {
     console.log(`\nwritten to ${file}`);
   };
 
-  if (options['metrics-only']) {
+  /** One part of the benchmark alone (`--metrics-only`, `--store-only`). */
+  const alone = async <T>(name: string, bench: () => Promise<T>, print: (figures: T) => void) => {
     try {
-      const metrics = await metricsOnOff();
-      printMetrics(metrics);
-      writeResults({ machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version }, settings: { connections, duration_s: duration, warmup_s: warmup, rounds }, metrics });
+      const figures = await bench();
+      print(figures);
+      writeResults({ machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version }, settings: { connections, duration_s: duration, warmup_s: warmup, rounds }, [name]: figures });
     } finally {
       stopAll();
       dnsProcess.send('close');
     }
-    return;
-  }
-
-  if (options['store-only']) {
-    try {
-      const store = await storeBench();
-      printStore(store);
-      writeResults({ machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version }, settings: { connections, duration_s: duration, warmup_s: warmup, rounds }, store });
-    } finally {
-      stopAll();
-      dnsProcess.send('close');
-    }
-    return;
-  }
+  };
+  if (options['metrics-only']) return alone('metrics', metricsOnOff, printMetrics);
+  if (options['store-only']) return alone('store', storeBench, printStore);
 
   const service = await serviceEnv();
   const serviceUrl = `http://127.0.0.1:${service.port}`;

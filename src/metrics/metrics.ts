@@ -74,10 +74,7 @@ export function createMetrics(options: { version: string }): Metrics {
     labelNames: ['event_type', 'state'],
     registers,
     collect() {
-      this.reset();
-      for (const [event_type, byState] of evaluations.entries()) {
-        for (const [state, value] of Object.entries(byState)) if (value > 0) this.inc({ event_type, state }, value);
-      }
+      exportTwoLevels(this, evaluations, 'event_type', 'state');
     },
   });
   new Counter({
@@ -86,10 +83,7 @@ export function createMetrics(options: { version: string }): Metrics {
     labelNames: ['rule', 'mode'],
     registers,
     collect() {
-      this.reset();
-      for (const [rule, byMode] of ruleHits.entries()) {
-        for (const [mode, value] of Object.entries(byMode)) if (value > 0) this.inc({ rule, mode }, value);
-      }
+      exportTwoLevels(this, ruleHits, 'rule', 'mode');
     },
   });
   new Counter({
@@ -259,4 +253,12 @@ export function createMetrics(options: { version: string }): Metrics {
       scrape = sources;
     },
   };
+}
+
+/** Counts by two labels (`{ value: { value2: n } }`) into `counter`, as its whole content; zeros left out. */
+function exportTwoLevels(counter: Counter<string>, counts: CappedCounts<Record<string, number>>, outer: string, inner: string): void {
+  counter.reset();
+  for (const [first, byInner] of counts.entries()) {
+    for (const [second, value] of Object.entries(byInner)) if (value > 0) counter.inc({ [outer]: first, [inner]: second }, value);
+  }
 }
