@@ -14,6 +14,7 @@
  *   npm run bench -- --warm-only  # only the A/B comparison with the ceiling (for profiling work)
  *   npm run bench -- --store-only # only the store: evaluate with the log on vs off (SQLite, PostgreSQL),
  *                                 # the batch writer, look-ups, prune and start-up on a log of --rows evaluations
+ *   npm run bench -- --metrics-only  # only the metrics' cost: the service with METRICS_PORT set vs unset, A B A B
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
@@ -33,6 +34,7 @@ const { values: options } = parseArgs({
     quick: { type: 'boolean', default: false },
     'warm-only': { type: 'boolean', default: false },
     'store-only': { type: 'boolean', default: false },
+    'metrics-only': { type: 'boolean', default: false },
     rows: { type: 'string' },
     rounds: { type: 'string' },
     duration: { type: 'string' },
@@ -261,6 +263,58 @@ async function main(): Promise<void> {
     return { on: runsOn, off: runsOff, ratio: round2(median(ratios)), ratio_range: [round2(Math.min(...ratios)), round2(Math.max(...ratios))], p99_added_ms: median(p99s), written, dropped };
   };
 
+  /**
+   * The metrics' cost on the request path: the same service with METRICS_PORT set (every response
+   * timed, every evaluation counted) and unset (nothing recorded), A B A B. The metered one is
+   * scraped after each of its runs, as Prometheus would every few seconds; its count of evaluations
+   * must match what autocannon got.
+   */
+  const metricsOnOff = async () => {
+    const start = async (extra: Record<string, string>) => {
+      const s = await serviceEnv(extra);
+      const child = spawnNode(SERVICE, s.env);
+      processes.push(child);
+      await waitReady(`http://127.0.0.1:${s.port}`, child);
+      return { url: `http://127.0.0.1:${s.port}`, child };
+    };
+    const metricsPort = await freePort();
+    const on = await start({ METRICS_PORT: String(metricsPort) });
+    const off = await start({});
+    const scrape = async () => {
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      return [...text.matchAll(/^risk_evaluations_total\{[^}]*\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+    };
+    const runsOn: Run[] = [];
+    const runsOff: Run[] = [];
+    const init = { body: body(`jane@${WARM_DOMAIN}`) };
+    let sentToMetered = 0;
+    for (let round = 0; round < rounds; round += 1) {
+      // Warm-up and run, both counted by the metered service.
+      const warmed = await drive('service, metrics on (warm-up)', on.url, undefined, { ...init, duration: warmup });
+      runsOn.push(await drive('service, metrics on', on.url, on.child, { ...init, duration }));
+      sentToMetered += warmed.total - warmed.non_2xx + runsOn.at(-1)!.total - runsOn.at(-1)!.non_2xx;
+      runsOff.push(await measured('service, metrics off', off.url, off.child, init));
+      console.error(`metrics round ${round + 1}/${rounds}: on ${runsOn.at(-1)!.requests_per_s} req/s, off ${runsOff.at(-1)!.requests_per_s} req/s`);
+    }
+    const counted = await scrape();
+    await Promise.all([stop(on.child), stop(off.child)]);
+    const ratios = runsOn.map((r, i) => r.requests_per_s / runsOff[i]!.requests_per_s);
+    const cpu = (runs: Run[]) => median(runs.map((x) => x.cpu_us_per_request ?? 0));
+    return {
+      on: runsOn,
+      off: runsOff,
+      ratio: round2(median(ratios)),
+      ratio_range: [round2(Math.min(...ratios)), round2(Math.max(...ratios))],
+      p99_added_ms: median(runsOn.map((r, i) => r.p99_ms - runsOff[i]!.p99_ms)),
+      cpu_us_per_request: { on: cpu(runsOn), off: cpu(runsOff) },
+      evaluations: { answered: sentToMetered, counted },
+    };
+  };
+  const printMetrics = (m: Awaited<ReturnType<typeof metricsOnOff>>) => {
+    console.log('\n| metrics | on req/s | off req/s | on/off (median of pairs) | p99 added ms | service CPU µs/req on / off | evaluations answered / counted |\n|---|---:|---:|---:|---:|---:|---:|');
+    console.log(`| METRICS_PORT set vs unset | ${median(m.on.map((x) => x.requests_per_s))} | ${median(m.off.map((x) => x.requests_per_s))} | ${m.ratio} (${m.ratio_range.join('–')}) | ${m.p99_added_ms} | ${m.cpu_us_per_request.on} / ${m.cpu_us_per_request.off} | ${m.evaluations.answered} / ${m.evaluations.counted} |`);
+  };
+
   /** Everything about the store, on SQLite and on a PostgreSQL started here on loopback. */
   const storeBench = async () => {
     let postgres: PostgresServer | undefined;
@@ -297,17 +351,19 @@ async function main(): Promise<void> {
     console.log(`\nwritten to ${file}`);
   };
 
-  if (options['store-only']) {
+  /** One part of the benchmark alone (`--metrics-only`, `--store-only`). */
+  const alone = async <T>(name: string, bench: () => Promise<T>, print: (figures: T) => void) => {
     try {
-      const store = await storeBench();
-      printStore(store);
-      writeResults({ machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version }, settings: { connections, duration_s: duration, warmup_s: warmup, rounds }, store });
+      const figures = await bench();
+      print(figures);
+      writeResults({ machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version }, settings: { connections, duration_s: duration, warmup_s: warmup, rounds }, [name]: figures });
     } finally {
       stopAll();
       dnsProcess.send('close');
     }
-    return;
-  }
+  };
+  if (options['metrics-only']) return alone('metrics', metricsOnOff, printMetrics);
+  if (options['store-only']) return alone('store', storeBench, printStore);
 
   const service = await serviceEnv();
   const serviceUrl = `http://127.0.0.1:${service.port}`;
@@ -371,6 +427,7 @@ async function main(): Promise<void> {
       }],
     });
     const afterLong = await runtimeOf(serviceProcess);
+    const metrics = await metricsOnOff();
     const store = await storeBench();
 
     const serviceRps = median(warm.map((r) => r.requests_per_s));
@@ -387,6 +444,7 @@ async function main(): Promise<void> {
       cold: { run: coldRun, event_loop_delay_p99_ms: coldRuntime.event_loop_delay_p99_ms, dns_queries: coldQueries, queries_per_domain: Math.round((coldQueries / COLD_DOMAINS) * 100) / 100 },
       long_run: { run: longRunResult, rss_mb_after: Math.round(afterLong.rss_bytes / 2 ** 20) },
       response_bytes: Buffer.byteLength(sample),
+      metrics,
       store,
     };
 
@@ -399,6 +457,7 @@ async function main(): Promise<void> {
     );
     console.log(`start-up: ${summary.start_up.time_to_ready_ms} ms to ready, RSS ${summary.start_up.rss_mb} MB; after ${longRun} varied evaluations: RSS ${summary.long_run.rss_mb_after} MB`);
     console.log(`cold path: ${coldRun.requests_per_s} req/s, p99 ${coldRun.p99_ms} ms, event-loop delay p99 ${coldRuntime.event_loop_delay_p99_ms} ms, ${summary.cold.queries_per_domain} DNS queries per new domain`);
+    printMetrics(metrics);
     printStore(store);
     writeResults(summary);
   } finally {

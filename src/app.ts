@@ -3,7 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { createEmailInspector } from './email/index.js';
-import { createEvaluator, STORE_CHECK } from './evaluation/evaluate.js';
+import { createEvaluator, STORE_CHECK, type Evaluator } from './evaluation/evaluate.js';
 import type { SourceStatus } from './evaluation/facts.js';
 import type { EmailInspector, IpInspector, Resource, RuleBook } from './evaluation/ports.js';
 import { registerAuthentication } from './http/auth.js';
@@ -21,6 +21,8 @@ import { httpServerTimeouts } from './http/timeouts.js';
 import { createIpInspector } from './ip/index.js';
 import { importAccountsFileOnce } from './keys/import.js';
 import { checkApiKeys, createKeyStore, KeyConfigError, type KeyStore } from './keys/key-store.js';
+import { createMetrics, type Metrics } from './metrics/metrics.js';
+import { registerMetricsRoute, registerRequestMetrics } from './metrics/routes.js';
 import { createRuleBook } from './rules/rule-book.js';
 import { readRuleFiles } from './rules/templates.js';
 import { openStore, type Store } from './store/index.js';
@@ -34,6 +36,13 @@ declare module 'fastify' {
     store: Store;
     /** Reads the store's changes now instead of at the next poll (tests, a signal handler). */
     reloadConfiguration(): Promise<void>;
+    /** The Prometheus metrics; null unless METRICS_PORT or METRICS_TOKEN is set (server.ts serves them). */
+    metrics: Metrics | null;
+    /**
+     * The drain's first step (server.ts, on SIGTERM): readiness answers 503 and every response says
+     * `Connection: close`, while requests are still served. `close()` does it too, if not done yet.
+     */
+    stopAccepting(): void;
   }
 }
 
@@ -62,10 +71,11 @@ export interface BuildOptions {
  * and rule sets from it into memory, kept current by polling its change counter. RULES_DIR is
  * validated at every start (it is what a new account starts from): a bad file stops the start.
  */
-async function createStoreResources(config: Config, logger: Logger, options: BuildOptions) {
+async function createStoreResources(config: Config, logger: Logger, options: BuildOptions, metrics: Metrics | null) {
   checkApiKeys(config.apiKeys);
   const templates = { files: await readRuleFiles(config.rulesDir), comment: 'seeded from RULES_DIR' };
-  const store = await openStore({ database: config.database, logger, retentionDays: config.retentionDays, writeLog: true });
+  const observe = metrics?.storeOperation;
+  const store = await openStore({ database: config.database, logger, retentionDays: config.retentionDays, writeLog: true, observe });
   try {
     if (config.accountsFile !== undefined) await importAccountsFileOnce(store, config.accountsFile, { templates: templates.files, logger });
     let apiKeys = config.apiKeys;
@@ -83,6 +93,7 @@ async function createStoreResources(config: Config, logger: Logger, options: Bui
     const sync = startSync({
       engine: store.engine, health: store.health, logger, intervalMs: config.reloadIntervalMs,
       compiled: rules.compiled,
+      observe,
       apply: (next) => {
         keys.replace(next);
         rules.replace(next);
@@ -95,16 +106,17 @@ async function createStoreResources(config: Config, logger: Logger, options: Bui
   }
 }
 
-async function createResources(config: Config, logger: Logger, options: BuildOptions) {
+async function createResources(config: Config, logger: Logger, options: BuildOptions, metrics: Metrics | null) {
   const given = options.resources ?? {};
-  const stored = await createStoreResources(config, logger, options);
+  const stored = await createStoreResources(config, logger, options, metrics);
   try {
-    const [email, ip] = await Promise.all([
-      given.email ?? createEmailInspector({ config, logger }),
+    const [intelligence, ip] = await Promise.all([
+      given.email === undefined ? createEmailInspector({ config, logger }) : null,
       given.ip ?? createIpInspector({ config, logger }),
     ]);
+    const email = given.email ?? intelligence!;
     const resources: AppResources = { keys: given.keys ?? stored.keys, rules: given.rules ?? stored.rules, email, ip };
-    return { resources, ...stored };
+    return { resources, resolver: intelligence?.resolver ?? null, ...stored };
   } catch (error) {
     stored.sync.close();
     await stored.store.close();
@@ -117,7 +129,9 @@ async function createResources(config: Config, logger: Logger, options: BuildOpt
  * Rules, keys and data are loaded before it resolves; they are closed with the app.
  */
 export async function buildApp(config: Config, options: BuildOptions): Promise<FastifyInstance> {
-  const { resources, store, keys, sync } = await createResources(config, options.logger, options);
+  // Off unless there is somewhere to scrape it: then nothing is recorded on the request path either.
+  const metrics = config.metrics.enabled ? createMetrics({ version }) : null;
+  const { resources, resolver, store, keys, sync } = await createResources(config, options.logger, options, metrics);
   let accepting = true;
   let sweep: NodeJS.Timeout | undefined;
 
@@ -159,6 +173,16 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
   app.decorate('sources', sources);
   app.decorate('store', store);
   app.decorate('reloadConfiguration', () => sync.check());
+  app.decorate('metrics', metrics);
+  app.decorate('stopAccepting', () => {
+    accepting = false;
+  });
+  if (metrics !== null) {
+    metrics.attach({ sources, log: () => store.log.stats(), storeAvailable: () => store.health.available, resolver });
+    registerRequestMetrics(app, metrics);
+    // Without a listener of its own, /metrics is on this port, and only with the token.
+    if (config.metrics.port === null && config.metrics.token !== null) registerMetricsRoute(app, metrics, config.metrics.token);
+  }
   registerHealthRoutes(app, { accepting: () => accepting, unavailable: () => (store.health.available ? [] : [STORE_CHECK]) });
   const openapi = buildOpenApiDocument(version);
   app.get('/openapi.json', async () => openapi);
@@ -173,12 +197,13 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
     acceptJsonOnly(v1);
     await registerAuthentication(v1, resources.keys);
     registerRateLimit(v1, config.rateLimit);
-    const evaluate = createEvaluator({
+    const evaluator = createEvaluator({
       ...resources,
       store: store.health,
       deadlineMs: config.dnsTimeoutMs,
       onStepError: (step, error) => app.log.error({ step, err: error }, 'enrichment step failed'),
     });
+    const evaluate = metrics === null ? evaluator : countedEvaluations(evaluator, metrics);
     registerEvaluateRoute(v1, { evaluate, rules: resources.rules, log: store.log });
   });
 
@@ -200,4 +225,13 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
     done(null, payload);
   });
   return app;
+}
+
+/** The evaluator, each answer counted (event type, state, rules fired, checks unavailable) as it returns. */
+function countedEvaluations(evaluate: Evaluator, metrics: Metrics): Evaluator {
+  return async (request, account) => {
+    const evaluation = await evaluate(request, account);
+    if (evaluation !== undefined) metrics.evaluated(evaluation);
+    return evaluation;
+  };
 }

@@ -54,6 +54,12 @@ const cidr = (value: string): boolean => {
   return /^\d{1,3}$/.test(bits) && n >= 1 && n <= (version === 4 ? 32 : 128);
 };
 
+/** RFC 6750 §2.1 b64token: what an `Authorization: Bearer` header can carry. */
+const bearerToken = z
+  .string()
+  .regex(/^[A-Za-z0-9\-._~+/]+=*$/, 'must be letters, digits and - . _ ~ + / only (then = padding): a Bearer header cannot carry anything else')
+  .min(32, 'must be at least 32 characters (e.g. openssl rand -base64 32)');
+
 const databaseUrl = z.string().transform((value, ctx) => {
   const parsed = parseDatabaseUrl(value);
   if ('error' in parsed) {
@@ -84,9 +90,13 @@ export const envSchema = z.object({
   KEEP_ALIVE_TIMEOUT_MS: integer(1000, 600_000).default(72_000),
   REQUEST_TIMEOUT_MS: integer(1000, 600_000).default(10_000),
   SHUTDOWN_GRACE_MS: integer(0, 600_000).default(10_000),
+  SHUTDOWN_DELAY_MS: integer(0, 600_000).default(0),
   RELOAD_INTERVAL_MS: integer(100, 600_000).default(1000),
   DATABASE_URL: databaseUrl.prefault(DEFAULT_DATABASE_URL),
   RETENTION_DAYS: integer(0, 3650).default(30),
+  METRICS_PORT: integer(1, 65535).optional(),
+  METRICS_HOST: z.string().min(1).optional(),
+  METRICS_TOKEN: bearerToken.optional(),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -110,12 +120,29 @@ export interface Config {
   keepAliveTimeoutMs: number;
   requestTimeoutMs: number;
   shutdownGraceMs: number;
+  /** After SIGTERM, how long the service stays up not-ready (answering, with `Connection: close`) before it drains. */
+  shutdownDelayMs: number;
   /** How often data files are checked for changes, and the store for changed keys and rule sets. */
   reloadIntervalMs: number;
   database: DatabaseUrl;
   /** Days the evaluation log keeps an evaluation; 0 keeps none. */
   retentionDays: number;
+  metrics: MetricsConfig;
 }
+
+/**
+ * Where Prometheus scrapes `/metrics` (README "Metrics"): on a listener of its own when `port` is
+ * set, else on the service's port when `token` is set; nowhere (and nothing recorded) with neither.
+ * A token, when set, is required wherever `/metrics` is served.
+ */
+export interface MetricsConfig {
+  enabled: boolean;
+  port: number | null;
+  host: string;
+  token: string | null;
+}
+
+export const DEFAULT_METRICS_HOST = '127.0.0.1';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -135,6 +162,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`));
   }
   const e = parsed.data;
+  const problems: string[] = [];
+  if (e.METRICS_HOST !== undefined && e.METRICS_PORT === undefined) problems.push('METRICS_HOST: has no effect without METRICS_PORT');
+  if (e.METRICS_PORT !== undefined && e.METRICS_PORT === e.PORT) problems.push(`METRICS_PORT: must differ from PORT (${e.PORT})`);
+  if (problems.length > 0) throw new ConfigError(problems);
   return {
     env: e.NODE_ENV,
     port: e.PORT,
@@ -152,8 +183,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    shutdownDelayMs: e.SHUTDOWN_DELAY_MS,
     reloadIntervalMs: e.RELOAD_INTERVAL_MS,
     database: e.DATABASE_URL,
     retentionDays: e.RETENTION_DAYS,
+    metrics: {
+      enabled: e.METRICS_PORT !== undefined || e.METRICS_TOKEN !== undefined,
+      port: e.METRICS_PORT ?? null,
+      host: e.METRICS_HOST ?? DEFAULT_METRICS_HOST,
+      token: e.METRICS_TOKEN ?? null,
+    },
   };
 }

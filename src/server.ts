@@ -5,6 +5,7 @@ import { buildApp } from './app.js';
 import { ConfigError, loadConfig, parseDnsServer, type Config, type DnsServer } from './config.js';
 import { generateKey, keyIdOf, hashKey, MIN_KEY_LENGTH } from './keys/key.js';
 import { createLogger } from './logger.js';
+import { listenForMetrics, type MetricsListener } from './metrics/listener.js';
 
 /** The only file that touches the process: environment, listening, signals. */
 
@@ -69,9 +70,18 @@ async function main(): Promise<void> {
   }
 
   let stopping = false;
+  let metricsListener: MetricsListener | undefined;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    // Not ready from now on, and every answer says `Connection: close`, so balancers that watch
+    // /readyz stop routing here, and keep-alive connections are retired while requests are still
+    // served. Then the drain: no new connections, in-flight requests finish (README "Rolling restarts").
+    app.stopAccepting();
+    if (config.shutdownDelayMs > 0) {
+      logger.info({ signal, delay_ms: config.shutdownDelayMs }, 'shutting down: not ready, still serving until the delay ends');
+      await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
+    }
     logger.info({ signal, grace_ms: config.shutdownGraceMs }, 'shutting down: draining in-flight requests');
     // A request that outlives the grace period must not keep the process alive forever.
     const force = setTimeout(() => {
@@ -82,6 +92,7 @@ async function main(): Promise<void> {
     force.unref();
     try {
       await app.close();
+      await metricsListener?.close();
       logger.info('stopped');
       logger.flush();
       process.exit(0);
@@ -102,8 +113,18 @@ async function main(): Promise<void> {
     logger.flush();
     process.exit(1);
   }
+  if (app.metrics !== null && config.metrics.port !== null) {
+    try {
+      metricsListener = await listenForMetrics({ metrics: app.metrics, host: config.metrics.host, port: config.metrics.port, token: config.metrics.token });
+    } catch (error) {
+      logger.fatal({ error: (error as Error).message, port: config.metrics.port, host: config.metrics.host }, 'cannot listen for metrics (METRICS_PORT, METRICS_HOST)');
+      await app.close();
+      logger.flush();
+      process.exit(1);
+    }
+  }
   logger.info(
-    { address: app.server.address(), sources: app.sources(), dns_servers: config.dnsServers.map((s) => `${s.host}:${s.port}`), node_env: config.env },
+    { address: app.server.address(), metrics: metricsListener?.address ?? (config.metrics.token !== null ? 'on PORT, with the token' : 'off'), sources: app.sources(), dns_servers: config.dnsServers.map((s) => `${s.host}:${s.port}`), node_env: config.env },
     'ready',
   );
 }

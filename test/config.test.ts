@@ -23,6 +23,10 @@ describe('configuration', () => {
     ['TRUST_PROXY', '0.0.0.0/0'],
     ['TRUST_PROXY', '::/0'],
     ['NODE_ENV', 'staging'],
+    ['METRICS_PORT', '0'],
+    ['METRICS_TOKEN', 'too-short'],
+    ['METRICS_TOKEN', 'a token with spaces that is long enough to pass'],
+    ['SHUTDOWN_DELAY_MS', '-1'],
   ])('names %s when its value %s is bad', (name, value) => {
     let error: unknown;
     try {
@@ -32,6 +36,15 @@ describe('configuration', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).problems.join('\n')).toMatch(new RegExp(`^${name}: `, 'm'));
+  });
+
+  it('metrics are off unless there is somewhere to scrape them; their host and port must make sense', () => {
+    expect(loadConfig({}).metrics).toEqual({ enabled: false, port: null, host: '127.0.0.1', token: null });
+    expect(loadConfig({ METRICS_PORT: '9464' }).metrics).toEqual({ enabled: true, port: 9464, host: '127.0.0.1', token: null });
+    const token = 'a'.repeat(32);
+    expect(loadConfig({ METRICS_TOKEN: token }).metrics).toEqual({ enabled: true, port: null, host: '127.0.0.1', token });
+    expect(() => loadConfig({ METRICS_HOST: '0.0.0.0' })).toThrow(/METRICS_HOST: has no effect without METRICS_PORT/);
+    expect(() => loadConfig({ PORT: '9464', METRICS_PORT: '9464' })).toThrow(/METRICS_PORT: must differ from PORT/);
   });
 
   it('reports every bad variable at once', () => {

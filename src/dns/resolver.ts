@@ -62,6 +62,14 @@ export interface Resolver {
   readonly inFlight: number;
   /** Whether every server is backing off (see health.ts). */
   readonly backingOff: boolean;
+  /** Each server (`host:port`) and whether it is backing off, in the configured order. */
+  servers(): Array<{ server: string; backingOff: boolean }>;
+  /**
+   * Counts since start, for metrics: look-ups answered from the cache, and look-ups that had to
+   * ask, by outcome (`records`, `nxdomain`, `nodata`, or the failure's reason). Plain counters
+   * read when scraped: nothing on the request path but an increment.
+   */
+  counts(): { cacheHits: number; outcomes: ReadonlyMap<string, number> };
 }
 
 export const RESOLVER_DEFAULTS = {
@@ -105,6 +113,13 @@ export function createResolver(options: ResolverOptions): Resolver {
   );
   const limit = new InFlightLimit(options.maxInFlight ?? RESOLVER_DEFAULTS.maxInFlight, options.maxWaiting ?? RESOLVER_DEFAULTS.maxWaiting);
   const pending = new Map<string, Promise<LookupResult>>();
+  let cacheHits = 0;
+  const outcomes = new Map<string, number>();
+  const counted = <R extends LookupResult>(result: R): R => {
+    const outcome = result.kind === 'failure' ? result.reason : result.kind;
+    outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+    return result;
+  };
 
   /**
    * One question to one server: UDP, then TCP when the reply is truncated (RFC 7766 §5). The
@@ -209,18 +224,23 @@ export function createResolver(options: ResolverOptions): Resolver {
     lookup<T extends RecordType>(name: string, type: T, signal?: AbortSignal) {
       const key = `${type} ${canonicalName(name)}`;
       const cached = cache.get(key);
-      if (cached !== undefined) return Promise.resolve(cached as LookupResult<RecordData[T]>);
+      if (cached !== undefined) {
+        cacheHits += 1;
+        return Promise.resolve(cached as LookupResult<RecordData[T]>);
+      }
       if (signal?.aborted) return Promise.resolve(ABORTED);
       let shared = pending.get(key) as Promise<LookupResult<RecordData[T]>> | undefined;
       if (shared === undefined) {
         // Concurrent lookups of one name share one query; each caller still stops at its own deadline.
-        shared = resolve(name, type, key).finally(() => pending.delete(key));
+        shared = resolve(name, type, key).then(counted).finally(() => pending.delete(key));
         pending.set(key, shared);
       }
       return signal === undefined ? shared : untilAborted(shared, signal);
     },
     cached<T extends RecordType>(name: string, type: T) {
-      return cache.get(`${type} ${canonicalName(name)}`) as LookupResult<RecordData[T]> | undefined;
+      const answer = cache.get(`${type} ${canonicalName(name)}`) as LookupResult<RecordData[T]> | undefined;
+      if (answer !== undefined) cacheHits += 1;
+      return answer;
     },
     get cacheSize() {
       return cache.size;
@@ -237,6 +257,8 @@ export function createResolver(options: ResolverOptions): Resolver {
     get backingOff() {
       return servers.every((s) => s.health.backingOff);
     },
+    servers: () => servers.map(({ server, health }) => ({ server: `${server.host}:${server.port}`, backingOff: health.backingOff })),
+    counts: () => ({ cacheHits, outcomes }),
   };
 }
 

@@ -62,6 +62,9 @@ export interface RuleOutcome {
   signals: string[];
   /** Rules that could not be evaluated because an input was unknown (merged into the response's `unavailable`). */
   unavailable: string[];
+  /** Ids of the rules in `details` and `dry_run`, in the same order (metrics count hits by id); absent when the rules could not run. */
+  rule_ids?: string[];
+  dry_run_ids?: string[];
   /** The stored version that decided (`rule_set_versions.id`), set by the rule book that served it. */
   rule_set_version?: number;
 }

@@ -27,6 +27,8 @@ export function evaluateRuleSet(context: EvaluationContext, ruleSet: RuleSet): R
   const scope: Scope = { context };
   const details: ScoreDetail[] = [];
   const dryRun: ScoreDetail[] = [];
+  const ruleIds: string[] = [];
+  const dryRunIds: string[] = [];
   const unavailable: string[] = [];
   let sum = 0;
   for (const rule of ruleSet.rules) {
@@ -36,14 +38,19 @@ export function evaluateRuleSet(context: EvaluationContext, ruleSet: RuleSet): R
     const detail: ScoreDetail = { rule_name: rule.name, rule_type: 'static', score: rule.score };
     if (rule.mode === 'dry_run') {
       dryRun.push(detail);
+      dryRunIds.push(rule.id);
     } else {
       details.push(detail);
+      ruleIds.push(rule.id);
       sum += rule.score;
     }
   }
   const signals = ruleSet.signals.filter((signal) => safely(signal.when, scope) === true).map((signal) => signal.id);
   const fraudScore = Math.min(100, Math.max(0, sum));
-  return { details, fraud_score: fraudScore, state: stateFor(fraudScore, ruleSet.thresholds), dry_run: dryRun, signals, unavailable };
+  return {
+    details, fraud_score: fraudScore, state: stateFor(fraudScore, ruleSet.thresholds), dry_run: dryRun, signals, unavailable,
+    rule_ids: ruleIds, dry_run_ids: dryRunIds,
+  };
 }
 
 /** Half-open bands: approve below `review`, review from `review`, decline from `decline` (PRODUCT.md "Scores and states"). */

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { LogWriter } from './engine.js';
 import { firstIdAt, recordSize, type LogRecord } from './log-record.js';
+import { ignoreStoreOperations, observed, type StoreObserver } from './observer.js';
 
 /**
  * The evaluation log's queue: the request path hands a record over and returns at once; a batch
@@ -18,6 +19,8 @@ export interface EvaluationLogOptions {
   available: () => boolean;
   /** A batch failed: the store is not working, whatever the probe said. */
   onWriteError: (error: Error) => void;
+  /** Each batch's and prune step's duration and outcome (metrics). */
+  observe?: StoreObserver;
   maxEntries?: number;
   maxBytes?: number;
   batchSize?: number;
@@ -64,6 +67,7 @@ export interface EvaluationLog {
 export function createEvaluationLog(options: EvaluationLogOptions): EvaluationLog {
   const o = { ...LOG_DEFAULTS, ...options };
   const now = o.now ?? Date.now;
+  const observe = o.observe ?? ignoreStoreOperations;
   const enabled = o.writer !== null && o.retentionDays > 0;
   let queue: LogRecord[] = [];
   let bytes = 0;
@@ -90,7 +94,7 @@ export function createEvaluationLog(options: EvaluationLogOptions): EvaluationLo
         queue = batch === queue ? [] : queue.slice(o.batchSize);
         for (const record of batch) bytes -= recordSize(record);
         try {
-          await o.writer!.write(batch);
+          await observed(observe, 'log_write', () => o.writer!.write(batch));
           counts.written += batch.length;
         } catch (error) {
           counts.failed += batch.length;
@@ -127,7 +131,7 @@ export function createEvaluationLog(options: EvaluationLogOptions): EvaluationLo
       let total = 0;
       for (;;) {
         // Small batches: each is one short transaction, so writers and readers wait little.
-        const deleted = await o.writer!.prune(before, o.pruneBatch);
+        const deleted = await observed(observe, 'prune', () => o.writer!.prune(before, o.pruneBatch));
         total += deleted;
         if (deleted < o.pruneBatch || closed) break;
       }

@@ -6,6 +6,7 @@ import type { Engine } from './engine.js';
 import { createEvaluationLog, type EvaluationLog } from './evaluation-log.js';
 import { StoreHealth } from './health.js';
 import { migrate, type MigrationReport } from './migrate.js';
+import type { StoreObserver } from './observer.js';
 import { openPostgres } from './postgres.js';
 import { RuleSets } from './rule-sets.js';
 import { readSnapshot, type ConfigSnapshot } from './snapshot.js';
@@ -38,6 +39,8 @@ export interface StoreOptions {
   retentionDays: number;
   writeLog: boolean;
   now?: () => number;
+  /** Durations and outcomes of the log's batches and prunes (metrics). */
+  observe?: StoreObserver;
   /** Bounds of the log's queue (tests). */
   logQueue?: { maxEntries?: number; maxBytes?: number };
 }
@@ -79,6 +82,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     logger,
     available: () => health.available,
     onWriteError: (error) => health.down(error),
+    observe: options.observe,
     now,
     ...options.logQueue,
   });

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Engine } from './engine.js';
 import type { StoreHealth } from './health.js';
+import { ignoreStoreOperations, observed, type StoreObserver } from './observer.js';
 import { readSnapshot, type ConfigSnapshot } from './snapshot.js';
 
 export interface SyncOptions {
@@ -12,6 +13,8 @@ export interface SyncOptions {
   compiled: () => ReadonlySet<number>;
   /** Swaps what the request path serves; throws to refuse a snapshot (the last good one stays). */
   apply: (snapshot: ConfigSnapshot) => void;
+  /** Each poll's and snapshot read's duration and outcome (metrics). */
+  observe?: StoreObserver;
 }
 
 export interface Sync {
@@ -28,11 +31,12 @@ export interface Sync {
 export function startSync(options: SyncOptions, initial: ConfigSnapshot): Sync {
   let revision = initial.revision;
   let running: Promise<void> | null = null;
+  const observe = options.observe ?? ignoreStoreOperations;
 
   const once = async () => {
     let current: number;
     try {
-      current = await options.engine.revision();
+      current = await observed(observe, 'poll', () => options.engine.revision());
     } catch (error) {
       options.health.down(error as Error);
       return;
@@ -41,7 +45,7 @@ export function startSync(options: SyncOptions, initial: ConfigSnapshot): Sync {
     if (current === revision) return;
     let snapshot: ConfigSnapshot;
     try {
-      snapshot = await readSnapshot(options.engine, options.compiled());
+      snapshot = await observed(observe, 'snapshot', () => readSnapshot(options.engine, options.compiled()));
     } catch (error) {
       options.health.down(error as Error);
       return;

@@ -32,14 +32,14 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** Starts `src/server.ts` with `env` on top of a test baseline (temporary DATA_DIR, DNS to a closed port, no rate limit). */
+/** Starts `src/server.ts` with `env` on top of a test baseline (a free PORT, temporary DATA_DIR, DNS to a closed port, no rate limit). */
 export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
-  const port = await freePort();
+  // A given PORT is kept: a replica restarted where its load balancer expects it.
+  const port = env.PORT === undefined ? await freePort() : Number(env.PORT);
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     env: {
       PATH: process.env.PATH,
       NODE_ENV: 'test',
-      PORT: String(port),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'info',
       DATA_DIR: mkdtempSync(join(tmpdir(), 'risk-data-')),
@@ -47,6 +47,7 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
       DNS_TIMEOUT_MS: '200',
       RATE_LIMIT_MAX: '0',
       ...env,
+      PORT: String(port),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,0 +1,115 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { loadConfig } from '../../src/config.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+
+/**
+ * The deployment examples, checked where no Docker engine or cluster runs: every file parses, every
+ * variable they set is one the service or the data job reads (.env.example lists them all) and the
+ * replicas' environment is a configuration the service accepts, probes and health checks name routes
+ * the real app answers, selectors and Secret references line up, the drain fits the grace periods,
+ * and the commands exist in the image's layout. Their topology itself runs in nginx-replicas.test.ts.
+ */
+
+type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const read = (path: string): Doc[] => parseAllDocuments(readFileSync(path, 'utf8')).map((d) => {
+  if (d.errors.length > 0) throw new Error(`${path}: ${d.errors[0]!.message}`);
+  return d.toJS({ maxAliasCount: 100 }) as Doc;
+});
+const K8S = 'deploy/kubernetes';
+const manifests = readdirSync(K8S).filter((f) => f.endsWith('.yaml')).flatMap((f) => read(join(K8S, f)).map((doc) => ({ file: f, doc })));
+const kind = (k: string) => manifests.filter((m) => m.doc.kind === k).map((m) => m.doc);
+const [deployment] = kind('Deployment');
+const [cronJob] = kind('CronJob');
+const [secret] = kind('Secret');
+const pod = deployment!.spec.template.spec;
+const container = pod.containers[0];
+const compose = read('deploy/compose.yaml')[0]!;
+const documented = new Set([...readFileSync('.env.example', 'utf8').matchAll(/^([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1]!));
+
+/** `${NAME:?message}` and `${NAME:-default}` as compose would fill them from deploy/.env. */
+const interpolate = (value: string, env: Record<string, string>) =>
+  value.replace(/\$\{(\w+)(?::[?-][^}]*)?\}/g, (_, name: string) => env[name] ?? '');
+const composeVariables = { POSTGRES_PASSWORD: 'secret', METRICS_TOKEN: 'a-metrics-token-of-at-least-32-characters', API_KEYS: '' };
+const envOf = (list: Array<{ name: string; value?: string }>) => Object.fromEntries(list.filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
+const seconds = (ms: string | undefined) => Number(ms ?? 0) / 1000;
+
+let t: TestApp | undefined;
+afterAll(async () => {
+  await t?.app.close();
+});
+
+describe('the deployment examples', () => {
+  it('set only variables the service or the data job reads', () => {
+    const names = [
+      ...pod.containers.flatMap((c: Doc) => c.env.map((e: Doc) => e.name)),
+      ...cronJob!.spec.jobTemplate.spec.template.spec.containers.flatMap((c: Doc) => c.env.map((e: Doc) => e.name)),
+      ...Object.values(compose.services).flatMap((s) => Object.keys((s as Doc).environment ?? {})),
+    ];
+    const known = new Set([...documented, 'POSTGRES_USER', 'POSTGRES_DB', 'POSTGRES_PASSWORD']);
+    expect(names.filter((name) => !known.has(name))).toEqual([]);
+  });
+
+  it('configure replicas the service accepts, on the port nginx and the probes use', () => {
+    for (const name of ['risk-1', 'risk-2']) {
+      const env = Object.fromEntries(Object.entries(compose.services[name].environment as Record<string, string>).map(([k, v]) => [k, interpolate(String(v), composeVariables)]));
+      const config = loadConfig(env);
+      expect(config.metrics).toMatchObject({ port: 9464, host: '0.0.0.0' });
+      expect(config.database.engine).toBe('postgres');
+      expect(compose.services[name].ports).toBeUndefined();
+      // Docker waits stop_grace_period after SIGTERM: the delay and the drain must fit in it.
+      expect(Number(String(compose.services[name].stop_grace_period).replace('s', ''))).toBeGreaterThan(seconds(env.SHUTDOWN_DELAY_MS) + seconds(env.SHUTDOWN_GRACE_MS));
+      expect(readFileSync('deploy/nginx.conf', 'utf8')).toContain(`server ${name}:${config.port} `);
+      // nginx's address in the compose network is trusted for X-Forwarded-For.
+      expect(config.trustProxy).toEqual([compose.networks.default.ipam.config[0].subnet]);
+    }
+    const k8s = loadConfig({ ...envOf(container.env), DATABASE_URL: 'postgres://risk@postgres:5432/risk', METRICS_TOKEN: composeVariables.METRICS_TOKEN });
+    expect(container.ports.find((p: Doc) => p.name === 'http').containerPort).toBe(k8s.port);
+    expect(container.ports.find((p: Doc) => p.name === 'metrics').containerPort).toBe(k8s.metrics.port);
+    // The kubelet waits terminationGracePeriodSeconds from the preStop's start: the pause and the drain must fit.
+    const pause = Number(container.lifecycle.preStop.exec.command[1]);
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(pause + k8s.shutdownDelayMs / 1000 + k8s.shutdownGraceMs / 1000);
+  });
+
+  it('probe and health-check routes the real app answers', async () => {
+    t = await startTestApp();
+    const paths = [
+      container.readinessProbe.httpGet.path, container.livenessProbe.httpGet.path, container.startupProbe.httpGet.path,
+      /\/readyz/.exec(readFileSync('Dockerfile', 'utf8'))![0],
+    ];
+    for (const path of paths) expect((await t.app.inject(path)).statusCode, path).toBe(200);
+  });
+
+  it('line up selectors, Secret references, volumes and the kustomization', () => {
+    const labels = deployment!.spec.template.metadata.labels;
+    for (const selector of [deployment!.spec.selector.matchLabels, ...kind('PodDisruptionBudget').map((p) => p.spec.selector.matchLabels), ...kind('Service').map((s) => s.spec.selector)]) {
+      expect(labels).toMatchObject(selector);
+    }
+    expect(kind('Service')[0]!.spec.ports.map((p: Doc) => p.targetPort)).toEqual(['http']);
+    const refs = [...pod.containers, ...cronJob!.spec.jobTemplate.spec.template.spec.containers].flatMap((c: Doc) => c.env.map((e: Doc) => e.valueFrom?.secretKeyRef).filter(Boolean));
+    expect(refs.length).toBeGreaterThan(3);
+    for (const ref of refs) {
+      expect(ref.name).toBe(secret!.metadata.name);
+      expect(Object.keys(secret!.stringData)).toContain(ref.key);
+    }
+    const claims = new Set(kind('PersistentVolumeClaim').map((c) => c.metadata.name));
+    for (const spec of [pod, cronJob!.spec.jobTemplate.spec.template.spec]) {
+      for (const volume of spec.volumes.filter((v: Doc) => v.persistentVolumeClaim)) expect(claims).toContain(volume.persistentVolumeClaim.claimName);
+    }
+    const kustomization = read(join(K8S, 'kustomization.yaml'))[0]!;
+    expect(kustomization.resources.sort()).toEqual(manifests.filter((m) => m.doc.kind !== 'Kustomization' && m.doc.kind !== 'Secret').map((m) => m.file).sort());
+  });
+
+  it('run the data job as the image has it, in the CronJob and in compose alike', () => {
+    const command = cronJob!.spec.jobTemplate.spec.template.spec.containers[0].command as string[];
+    expect(command).toEqual(['node', 'dist/data-update/cli.js']);
+    // dist/ is src/ compiled (tsconfig.build.json: rootDir src, outDir dist).
+    expect(existsSync(command[1]!.replace(/^dist\//, 'src/').replace(/\.js$/, '.ts'))).toBe(true);
+    expect(compose.services['data-update'].entrypoint.join(' ')).toContain(command.join(' '));
+    expect(compose.services['data-update'].volumes).toEqual(['data:/data']);
+    expect(compose.services['risk-1'].volumes).toEqual(['data:/data:ro']);
+  });
+});
