@@ -18,7 +18,9 @@ import { registerEvaluateRoute } from './http/routes/evaluate.js';
 import { registerHealthRoutes } from './http/routes/health.js';
 import { registerSdkRoutes } from './http/routes/sdk.js';
 import { httpServerTimeouts } from './http/timeouts.js';
+import { createHistoryRecorder } from './history/recorder.js';
 import { createIpInspector } from './ip/index.js';
+import { createListBook } from './lists/list-book.js';
 import { importAccountsFileOnce } from './keys/import.js';
 import { checkApiKeys, createKeyStore, KeyConfigError, type KeyStore } from './keys/key-store.js';
 import { createRuleBook } from './rules/rule-book.js';
@@ -55,6 +57,8 @@ export interface BuildOptions {
    * called only when neither API_KEYS nor the store has a key.
    */
   developmentKey?: () => string;
+  /** The clock evaluations and history windows run on (tests move it instead of waiting). */
+  now?: () => number;
 }
 
 /**
@@ -65,7 +69,7 @@ export interface BuildOptions {
 async function createStoreResources(config: Config, logger: Logger, options: BuildOptions) {
   checkApiKeys(config.apiKeys);
   const templates = { files: await readRuleFiles(config.rulesDir), comment: 'seeded from RULES_DIR' };
-  const store = await openStore({ database: config.database, logger, retentionDays: config.retentionDays, writeLog: true });
+  const store = await openStore({ database: config.database, logger, retentionDays: config.retentionDays, historyDays: config.historyDays, writeLog: true, now: options.now });
   try {
     if (config.accountsFile !== undefined) await importAccountsFileOnce(store, config.accountsFile, { templates: templates.files, logger });
     let apiKeys = config.apiKeys;
@@ -80,15 +84,17 @@ async function createStoreResources(config: Config, logger: Logger, options: Bui
     const keys = createKeyStore({ apiKeys, logger, touch: (uses) => store.accounts.touch(uses) });
     keys.replace(snapshot);
     const rules = createRuleBook(snapshot, { logger });
+    const lists = createListBook(snapshot.lists);
     const sync = startSync({
       engine: store.engine, health: store.health, logger, intervalMs: config.reloadIntervalMs,
       compiled: rules.compiled,
       apply: (next) => {
         keys.replace(next);
         rules.replace(next);
+        lists.replace(next.lists);
       },
     }, snapshot);
-    return { store, keys, rules, sync };
+    return { store, keys, rules, lists, sync };
   } catch (error) {
     await store.close();
     throw error;
@@ -117,7 +123,7 @@ async function createResources(config: Config, logger: Logger, options: BuildOpt
  * Rules, keys and data are loaded before it resolves; they are closed with the app.
  */
 export async function buildApp(config: Config, options: BuildOptions): Promise<FastifyInstance> {
-  const { resources, store, keys, sync } = await createResources(config, options.logger, options);
+  const { resources, store, keys, lists, sync } = await createResources(config, options.logger, options);
   let accepting = true;
   let sweep: NodeJS.Timeout | undefined;
 
@@ -173,9 +179,19 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
     acceptJsonOnly(v1);
     await registerAuthentication(v1, resources.keys);
     registerRateLimit(v1, config.rateLimit);
+    const history = store.history === null ? null : createHistoryRecorder({
+      store: store.history,
+      hash: store.hashIdentifier,
+      available: () => store.health.available,
+      timeoutMs: config.historyTimeoutMs,
+      onError: (error) => store.health.down(error),
+    });
     const evaluate = createEvaluator({
       ...resources,
       store: store.health,
+      history,
+      lists,
+      now: options.now,
       deadlineMs: config.dnsTimeoutMs,
       onStepError: (step, error) => app.log.error({ step, err: error }, 'enrichment step failed'),
     });

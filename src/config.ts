@@ -87,6 +87,8 @@ export const envSchema = z.object({
   RELOAD_INTERVAL_MS: integer(100, 600_000).default(1000),
   DATABASE_URL: databaseUrl.prefault(DEFAULT_DATABASE_URL),
   RETENTION_DAYS: integer(0, 3650).default(30),
+  HISTORY_DAYS: integer(0, 3650).default(180),
+  HISTORY_TIMEOUT_MS: integer(1, 10_000).default(200),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -115,6 +117,10 @@ export interface Config {
   database: DatabaseUrl;
   /** Days the evaluation log keeps an evaluation; 0 keeps none. */
   retentionDays: number;
+  /** Days behaviour history keeps an identifier after its last event; 0 keeps no history. */
+  historyDays: number;
+  /** How long an evaluation waits for the store's history step before answering without it. */
+  historyTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -155,5 +161,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     reloadIntervalMs: e.RELOAD_INTERVAL_MS,
     database: e.DATABASE_URL,
     retentionDays: e.RETENTION_DAYS,
+    historyDays: e.HISTORY_DAYS,
+    historyTimeoutMs: e.HISTORY_TIMEOUT_MS,
   };
 }
