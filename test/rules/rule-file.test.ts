@@ -28,7 +28,7 @@ describe('an invalid rule file is refused with the file, the line and the path i
     ['no rules list', 'thresholds: { review: 10, decline: 20 }\n', /^account_register\.yaml:1:1 rules: .*expected array, received undefined/],
     ['an unknown key, pointed at', 'rules:\n  - library: ip_tor\n    scroe: 10\n', /^account_register\.yaml:3:5 rules\[0\]\.scroe: Unrecognized key: "scroe"$/],
     ['an unknown library rule', 'rules:\n  - library: ip_teleport\n', /^account_register\.yaml:2:5 rules\[0\]\.library: unknown library rule "ip_teleport"/],
-    ['a library rule with a condition', 'rules:\n  - library: ip_tor\n    when: { field: ip.asn, equals: 1 }\n', /rules\[0\]\.when: a library rule takes only score and mode/],
+    ['a library rule with a condition', 'rules:\n  - library: ip_tor\n    when: { field: ip.asn, equals: 1 }\n', /rules\[0\]\.when: a library rule takes only score, mode and params/],
     ['a custom rule without a score', 'rules:\n  - id: r\n    name: R\n    when: { field: ip.asn, equals: 1 }\n', /:2:5 rules\[0\]: a custom rule needs "score"/],
     ['a score out of range', 'rules:\n  - library: ip_tor\n    score: 101\n', /:3:5 rules\[0\]\.score: Too big/],
     ['a fractional score', 'rules:\n  - library: ip_tor\n    score: 2.5\n', /rules\[0\]\.score: .*expected int/],
