@@ -14,7 +14,9 @@ import { registerRateLimit } from './http/rate-limit.js';
 import { requestIdFor } from './http/request-id.js';
 import { OneLinePerRequest } from './http/request-log.js';
 import { setCommonHeaders } from './http/response-headers.js';
+import { registerEraseRoute } from './http/routes/erase.js';
 import { registerEvaluateRoute } from './http/routes/evaluate.js';
+import { registerFeedbackRoute } from './http/routes/feedback.js';
 import { registerHealthRoutes } from './http/routes/health.js';
 import { registerSdkRoutes } from './http/routes/sdk.js';
 import { httpServerTimeouts } from './http/timeouts.js';
@@ -196,6 +198,8 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
       onStepError: (step, error) => app.log.error({ step, err: error }, 'enrichment step failed'),
     });
     registerEvaluateRoute(v1, { evaluate, rules: resources.rules, log: store.log });
+    registerFeedbackRoute(v1, store);
+    registerEraseRoute(v1, store);
   });
 
   app.addHook('preClose', async () => {

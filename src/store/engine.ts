@@ -35,8 +35,10 @@ export interface Engine {
 /** Writes batches of the evaluation log and prunes it. One call at a time (the log's queue sees to it). */
 export interface LogWriter {
   write(records: LogRecord[]): Promise<void>;
-  /** Deletes up to `limit` evaluations whose id sorts before `beforeId`; resolves with how many. */
+  /** Deletes up to `limit` evaluations whose id sorts before `beforeId` (and the labels before it); resolves with how many. */
   prune(beforeId: string, limit: number): Promise<number>;
+  /** Deletes a person's evaluations (by user id or normalised e-mail) and their labels, after every write sent before. */
+  erase(account: string, userId: string | null, email: string | null): Promise<LogErasure>;
   close(): Promise<void>;
 }
 
@@ -44,4 +46,9 @@ export interface WriterNeeds {
   log: boolean;
   /** Behaviour history's settings; null when it is off (HISTORY_DAYS=0, or a CLI). */
   history: (HistoryMaintenanceOptions & { onWriteError: (error: Error) => void }) | null;
+}
+
+export interface LogErasure {
+  evaluations: number;
+  labels: number;
 }

@@ -9,6 +9,7 @@ import { createEvaluationLog, type EvaluationLog } from './evaluation-log.js';
 import { StoreHealth } from './health.js';
 import { Labels } from './labels.js';
 import { Lists } from './lists.js';
+import { erasePerson, type ErasureResult, type ErasureSubject } from './erasure.js';
 import { historySecret } from './history-secret.js';
 import { migrate, type MigrationReport } from './migrate.js';
 import { openPostgres } from './postgres.js';
@@ -36,6 +37,8 @@ export interface Store {
   readonly health: StoreHealth;
   readonly migration: MigrationReport;
   snapshot(compiled?: ReadonlySet<number>): Promise<ConfigSnapshot>;
+  /** Removes a person's history, evaluations and labels (src/store/erasure.ts); the port the API calls. */
+  erase(account: string, subject: ErasureSubject, by: { actor: string }): Promise<ErasureResult>;
   audit(query?: { account?: string; beforeId?: number; limit?: number }): Promise<AuditRecord[]>;
   /** For `/readyz` and the start-up log: engine, where (no password), reachable, the log's counters. */
   status(): SourceStatus & { log: ReturnType<EvaluationLog['stats']>; history: ReturnType<HistoryStore['stats']> | null };
@@ -120,6 +123,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     health,
     migration,
     snapshot: (compiled = new Set()) => readSnapshot(engine, compiled),
+    erase: (account, subject, by) => erasePerson({ engine, log, history, hash: hashIdentifier, now }, account, subject, by),
     audit: (query) => listAudit(engine.db, query),
     status: () => ({
       name: 'store',
@@ -143,3 +147,4 @@ export async function openStore(options: StoreOptions): Promise<Store> {
 
 export { StoreError } from './url.js';
 export type { ConfigSnapshot } from './snapshot.js';
+export type { ErasureResult, ErasureSubject } from './erasure.js';

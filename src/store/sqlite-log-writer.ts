@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
-import type { LogWriter } from './engine.js';
+import type { LogErasure, LogWriter } from './engine.js';
 import type { LogRecord } from './log-record.js';
 import type { WorkerReply, WorkerRequest } from './sqlite-log-worker.js';
 import type { DatabaseUrl } from './url.js';
@@ -66,6 +66,7 @@ export function sqliteLogWriter(thread: SqliteWriterThread): LogWriter {
       await thread.send({ type: 'write', records });
     },
     prune: async (beforeId, limit) => (await thread.send({ type: 'prune', beforeId, limit })).count,
+    erase: async (account, userId, email) => (await thread.send({ type: 'log-erase', account, userId, email })).counts as unknown as LogErasure,
     close: () => thread.release(),
   };
 }
