@@ -332,6 +332,8 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
     },
 
     async erase(account, keys) {
+      // What memory holds goes to the file first, so the counts answered are all there was.
+      await flush();
       const ids = keys.map((key) => `${account}\u0000${key.toString('hex')}`);
       const members = keys.map((key) => key.toString('hex'));
       for (const id of ids) erasingKeys.add(id);
