@@ -1,3 +1,4 @@
+import { parseEmail } from '../email/address.js';
 import { canonicalAddress } from '../email/canonical.js';
 import type { EvaluationRequest } from '../evaluation/request.js';
 import { keyOf, parseNetwork } from '../ip/numeric.js';
@@ -72,6 +73,11 @@ function build(entries: readonly StoredListEntry[]): Map<string, AccountLists> {
       list.push({ bits: slash === -1 ? 128 : Number(e.value.slice(slash + 1)) + (e.value.includes(':') ? 0 : 96), text: e.value, entry });
     } else {
       lists[e.list].exact.set(exactKey(e.kind, e.value), entry);
+      // An address also lists its canonical form: at Gmail, jane.doe and janedoe+shop are one mailbox.
+      if (e.kind === 'email') {
+        const parsed = parseEmail(e.value);
+        if (!('error' in parsed)) lists[e.list].exact.set(exactKey('canonical', canonicalAddress(parsed)), entry);
+      }
     }
   }
   for (const [key, list] of ranges) {
@@ -95,7 +101,7 @@ function matches(list: OneList, request: EvaluationRequest, now: number): ListMa
   if (exact.size > 0) {
     const email = request.parsedEmail;
     add(exact.get(exactKey('email', email.normalized.toLowerCase())));
-    add(exact.get(exactKey('email', canonicalAddress(email))));
+    add(exact.get(exactKey('canonical', canonicalAddress(email))));
     // The domain and every parent: listing example.com lists mail.example.com.
     for (let domain = email.domain; ; ) {
       add(exact.get(exactKey('domain', domain)));

@@ -58,6 +58,8 @@ interface KeyState {
   /** Write-backs sent and not yet answered. */
   inFlight: number;
   bytes: number;
+  /** The last event that touched it (or when it was read), for pruning memory as the file is pruned. */
+  touchedAt: number;
 }
 
 const cell = (grain: number, bucket: number) => grain * 1e9 + bucket;
@@ -87,7 +89,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
   const load = (account: string, key: Buffer, id: string, minute: number, hour: number): KeyState => {
     const state: KeyState = {
       id, account, key, firstSeen: null, lastSeen: null, place: null, counts: new Map(), sets: new Map(),
-      dirtyKey: false, dirtyCounts: new Set(), dirtyMembers: new Set(), evicted: [], inFlight: 0, bytes: BASE_BYTES,
+      dirtyKey: false, dirtyCounts: new Set(), dirtyMembers: new Set(), evicted: [], inFlight: 0, bytes: BASE_BYTES, touchedAt: 0,
     };
     if (erasingKeys.has(id)) return state;
     const row = selectKey.get(account, key) as { first_seen: number; last_seen: number; country: string | null; latitude: number | null; longitude: number | null; radius_km: number | null; asn: number | null; anonymous: number | null } | undefined;
@@ -119,6 +121,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       cache.delete(id); // moved to the newest end
     }
     cache.set(id, state);
+    state.touchedAt = Math.max(state.touchedAt, event.at);
     return state;
   };
 
@@ -370,6 +373,24 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
 
     async prune() {
       const b = pruneBounds(o.now(), o.historyDays);
+      // Memory first (it is the truth): written back, then what is past HISTORY_DAYS forgotten as the file forgets it.
+      await flush();
+      for (const [id, state] of cache) {
+        if (dirty.has(state) || state.inFlight > 0) continue;
+        if (state.touchedAt < b.before) {
+          cache.delete(id);
+          bytes -= state.bytes;
+          continue;
+        }
+        for (const set of state.sets.values()) {
+          for (const [member, seen] of set) {
+            if (seen >= b.before) continue;
+            set.delete(member);
+            state.bytes -= MEMBER_BYTES;
+            bytes -= MEMBER_BYTES;
+          }
+        }
+      }
       const batch = o.pruneBatch ?? PRUNE_BATCH;
       let total = 0;
       for (const [statement, values] of [['counts', [b.minute, b.hour]], ['members', [b.before]], ['keys', [b.before]]] as const) {

@@ -52,6 +52,14 @@ describe('an invalid rule file is refused with the file, the line and the path i
     ['a nested problem', custom('{ any: [{ not: { field: ip.asn, gt: x } }] }'), /rules\[0\]\.when\.any\[0\]\.not\.gt: /],
     ['thresholds out of order', 'thresholds: { review: 50, decline: 40 }\nrules: []\n', /^account_register\.yaml:1:1 thresholds: review must not be above decline/],
     ['the same rule twice', 'rules:\n  - library: ip_tor\n  - library: ip_tor\n', /:3:5 rules\[1\]: rule "ip_tor" appears twice/],
+    ['a parameter the rule does not take', 'rules:\n  - library: ip_velocity\n    params:\n      events_2h: 3\n',
+      /:4:7 rules\[0\]\.params\.events_2h: unknown parameter "events_2h": ip_velocity takes events_1h, events_24h$/],
+    ['a parameter out of its bounds', 'rules:\n  - library: device_multi_account\n    params: { accounts_30d: 0 }\n',
+      /rules\[0\]\.params\.accounts_30d: accounts_30d must be a whole number from 1 to 100$/],
+    ['a fractional parameter', 'rules:\n  - library: impossible_travel\n    params: { speed_kmh: 900.5 }\n', /rules\[0\]\.params\.speed_kmh: speed_kmh must be a whole number/],
+    ['params on a rule without any', 'rules:\n  - library: ip_tor\n    params: { x: 1 }\n', /rules\[0\]\.params\.x: unknown parameter "x": ip_tor takes no params/],
+    ['params on a custom rule', 'rules:\n  - id: r\n    name: R\n    score: 1\n    params: { x: 1 }\n    when: { field: ip.asn, equals: 1 }\n',
+      /rules\[0\]\.params: params set a library rule's thresholds/],
   ])('%s', async (_name, text, expected) => {
     const problems = await problemsOf(text);
     expect(problems.length).toBeGreaterThan(0);
