@@ -7,31 +7,47 @@ import { postgresMaintenance, type HistoryMaintenanceOptions } from './history-m
 /**
  * PostgreSQL: one statement per evaluation records the event and reads what came before it. Its
  * data-modifying CTEs add to the cells (counters +1, a member's last-seen time, an identifier's
- * first and last seen and place); the final SELECT runs on the snapshot taken before them, so it
+ * first and last seen, a user's place); the final SELECT runs on the snapshot taken before them, so it
  * reads the history without this event, which `historyFacts` then counts in. Every change only adds
  * up (sums, greatest, least), so replicas recording together never lose one another's events;
  * rows are locked in one order (counters, members, identifiers; by key within each), so two such
  * statements never deadlock. A named statement: parsed and planned once per pooled connection.
  */
+/**
+ * A member's or an identifier's last-seen time is refreshed at most once a minute: windows are
+ * hours and days long, and a busy address's statements then do not all wait for one row's lock.
+ * (A user's row is written at every event: it holds the place of the previous one.)
+ */
+const REFRESH_MS = 60_000;
+
+/** Counters are spread over this many rows per bucket, for the same reason; a read sums them. */
+const SHARDS = 8;
+
 const RECORD = `
 with
 counts as (
-  insert into history_counts as h (account_id, key, grain, bucket, n)
-  select $1, v.key, v.grain, v.bucket, 1
+  insert into history_counts as h (account_id, key, grain, bucket, shard, n)
+  select $1, v.key, v.grain, v.bucket, $20::integer, 1
   from (values ($7::bytea, 1, $3::integer), ($7::bytea, 2, $4::integer), ($8::bytea, 2, $4::integer), ($10::bytea, 1, $3::integer)) v(key, grain, bucket)
   where v.key is not null
   order by v.key, v.grain
-  on conflict (account_id, key, grain, bucket) do update set n = h.n + 1
+  on conflict (account_id, key, grain, bucket, shard) do update set n = h.n + 1
 ),
 sets(key, kind, member) as (
   values ($7::bytea, 'a', $9::bytea), ($10::bytea, 'a', $9::bytea), ($8::bytea, 'd', $10::bytea), ($11::bytea, 'd', $10::bytea), ($11::bytea, 'c', $12::bytea)
 ),
 members as (
-  insert into history_members as h (account_id, key, kind, member, last_seen)
+  insert into history_members (account_id, key, kind, member, last_seen)
   select $1, s.key, s.kind, s.member, $2 from sets s
   where s.key is not null and s.member is not null
   order by s.key, s.kind, s.member
-  on conflict (account_id, key, kind, member) do update set last_seen = greatest(h.last_seen, excluded.last_seen)
+  on conflict (account_id, key, kind, member) do nothing
+),
+members_seen as (
+  update history_members h set last_seen = $2
+  from sets s
+  where s.key is not null and s.member is not null
+    and h.account_id = $1 and h.key = s.key and h.kind = s.kind and h.member = s.member and h.last_seen < $2 - ${REFRESH_MS}
 ),
 trimmed as (
   delete from history_members h
@@ -44,11 +60,20 @@ trimmed as (
     and h.account_id = $1 and h.key = s.key and h.kind = s.kind and h.member = old.member
 ),
 keys as (
-  insert into history_keys as h (account_id, key, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous)
-  select $1, v.key, $2, $2, $13, $14, $15, $16, $17, $18
-  from (values ($8::bytea), ($10::bytea), ($11::bytea)) v(key)
+  insert into history_keys (account_id, key, first_seen, last_seen)
+  select $1, v.key, $2, $2 from (values ($8::bytea), ($10::bytea)) v(key)
   where v.key is not null
   order by v.key
+  on conflict (account_id, key) do nothing
+),
+keys_seen as (
+  update history_keys h set last_seen = $2
+  where h.account_id = $1 and h.key in ($8::bytea, $10::bytea) and h.last_seen < $2 - ${REFRESH_MS}
+),
+user_key as (
+  insert into history_keys as h (account_id, key, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous)
+  select $1, $11::bytea, $2, $2, $13, $14, $15, $16, $17, $18
+  where $11::bytea is not null
   on conflict (account_id, key) do update set
     first_seen = least(h.first_seen, excluded.first_seen),
     last_seen = greatest(h.last_seen, excluded.last_seen),
@@ -99,7 +124,7 @@ export function postgresHistory(pool: pg.Pool, options: HistoryMaintenanceOption
         values: [
           event.account, event.at, event.minute, event.hour, event.since24h, event.since30d,
           event.ip, event.email, event.identity, event.device, event.user, event.country,
-          p.country, p.latitude, p.longitude, p.radiusKm, p.asn, p.anonymous ? 1 : 0, SET_KEEP,
+          p.country, p.latitude, p.longitude, p.radiusKm, p.asn, p.anonymous ? 1 : 0, SET_KEEP, Math.floor(Math.random() * SHARDS),
         ],
         query_timeout: STATEMENT_TIMEOUT_MS,
       } as pg.QueryConfig);

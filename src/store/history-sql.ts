@@ -5,8 +5,8 @@
  */
 export const PRUNE_STATEMENTS = {
   /** Minute counters past the one-hour window, hour counters past the 24-hour one: nothing reads them. */
-  counts: `delete from history_counts where (account_id, key, grain, bucket) in (
-    select account_id, key, grain, bucket from history_counts where (grain = 1 and bucket <= ?) or (grain = 2 and bucket <= ?) limit ?)`,
+  counts: `delete from history_counts where (account_id, key, grain, bucket, shard) in (
+    select account_id, key, grain, bucket, shard from history_counts where (grain = 1 and bucket <= ?) or (grain = 2 and bucket <= ?) limit ?)`,
   members: `delete from history_members where (account_id, key, kind, member) in (
     select account_id, key, kind, member from history_members where last_seen < ? limit ?)`,
   keys: `delete from history_keys where (account_id, key) in (select account_id, key from history_keys where last_seen < ? limit ?)`,

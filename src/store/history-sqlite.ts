@@ -71,7 +71,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
   const o = { ...SQLITE_HISTORY_DEFAULTS, ...options };
   const reader = new Sqlite(o.path, { timeout: READ_BUSY_TIMEOUT_MS });
   const selectKey = reader.prepare('select first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous from history_keys where account_id = ? and key = ?');
-  const selectCounts = reader.prepare('select grain, bucket, n from history_counts where account_id = ? and key = ? and ((grain = 1 and bucket > ?) or (grain = 2 and bucket > ?))');
+  const selectCounts = reader.prepare('select grain, bucket, sum(n) as n from history_counts where account_id = ? and key = ? and ((grain = 1 and bucket > ?) or (grain = 2 and bucket > ?)) group by grain, bucket');
   const selectMembers = reader.prepare('select kind, member, last_seen from history_members where account_id = ? and key = ?');
 
   const cache = new Map<string, KeyState>();

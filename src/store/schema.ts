@@ -130,6 +130,8 @@ export interface HistoryCountRow {
   grain: number;
   /** Minutes or hours since the epoch. */
   bucket: number;
+  /** PostgreSQL spreads a busy counter over a few rows (0–7); SQLite writes 0. */
+  shard: number;
   n: number;
 }
 

@@ -45,8 +45,8 @@ const prune = sqlite.prepare('delete from evaluations where id in (select id fro
 const upsertKey = sqlite.prepare(`insert into history_keys (account_id, key, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous)
   values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (account_id, key) do update set first_seen = excluded.first_seen, last_seen = excluded.last_seen,
   country = excluded.country, latitude = excluded.latitude, longitude = excluded.longitude, radius_km = excluded.radius_km, asn = excluded.asn, anonymous = excluded.anonymous`);
-const upsertCount = sqlite.prepare(`insert into history_counts (account_id, key, grain, bucket, n) values (?, ?, ?, ?, ?)
-  on conflict (account_id, key, grain, bucket) do update set n = excluded.n`);
+const upsertCount = sqlite.prepare(`insert into history_counts (account_id, key, grain, bucket, shard, n) values (?, ?, ?, ?, 0, ?)
+  on conflict (account_id, key, grain, bucket, shard) do update set n = excluded.n`);
 const upsertMember = sqlite.prepare(`insert into history_members (account_id, key, kind, member, last_seen) values (?, ?, ?, ?, ?)
   on conflict (account_id, key, kind, member) do update set last_seen = excluded.last_seen`);
 const deleteMember = sqlite.prepare('delete from history_members where account_id = ? and key = ? and kind = ? and member = ?');

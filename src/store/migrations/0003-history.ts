@@ -9,7 +9,9 @@ import { types, type Migration } from './types.js';
  *
  * - `history_keys`: one row per identifier (IP, e-mail, device, user): first and last seen, and for
  *   a user the place of the last event (for impossible travel).
- * - `history_counts`: events per identifier per minute (grain 1) or per hour (grain 2).
+ * - `history_counts`: events per identifier per minute (grain 1) or per hour (grain 2), spread
+ *   over a few shards on PostgreSQL so that replicas counting one busy address do not all wait
+ *   for one row's lock (a read sums the shards; SQLite, with one writer, uses shard 0).
  * - `history_members`: bounded sets per identifier: the accounts behind an IP or a device (`a`),
  *   the devices of an e-mail or a user (`d`), a user's countries (`c`). Each keeps its CAP + 1 most
  *   recent members (src/history/caps.ts), so a set's cost never grows with its history.
@@ -42,8 +44,9 @@ export const behaviourHistory: Migration = {
       .addColumn('key', hash, (c) => c.notNull())
       .addColumn('grain', 'integer', (c) => c.notNull())
       .addColumn('bucket', 'integer', (c) => c.notNull())
+      .addColumn('shard', 'integer', (c) => c.notNull())
       .addColumn('n', 'integer', (c) => c.notNull())
-      .addPrimaryKeyConstraint('history_counts_pk', ['account_id', 'key', 'grain', 'bucket'])
+      .addPrimaryKeyConstraint('history_counts_pk', ['account_id', 'key', 'grain', 'bucket', 'shard'])
       .execute();
     // Pruning by age: hour buckets outlive minute buckets, so the two grains prune separately.
     await db.schema.createIndex('history_counts_age').on('history_counts').columns(['grain', 'bucket']).execute();
