@@ -57,6 +57,8 @@ function context(body: object, overrides: { ip?: object; email?: object; unavail
     },
     user: r.user ?? null,
     device_intelligence: r.device_intelligence ?? null,
+    history: null,
+    lists: { block: [], allow: [] },
     unavailable: new Set(overrides.unavailable ?? []),
   };
 }

@@ -15,6 +15,8 @@
  *   npm run bench -- --store-only # only the store: evaluate with the log on vs off (SQLite, PostgreSQL),
  *                                 # the batch writer, look-ups, prune and start-up on a log of --rows evaluations
  *   npm run bench -- --metrics-only  # only the metrics' cost: the service with METRICS_PORT set vs unset, A B A B
+ *   npm run bench -- --behaviour-only # only behaviour history: evaluate with it on vs off (SQLite, PostgreSQL),
+ *                                 # one hot key and distinct keys; record() as history grows to --history-keys; storage
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
@@ -27,6 +29,7 @@ import type { Zone } from '../test/support/dns-server.js';
 import { generateKey } from '../src/keys/key.js';
 import { startPostgres, type PostgresServer } from '../test/support/postgres.js';
 import { writeDataSet } from './data-set.js';
+import { benchHistory, type HistoryFigures } from './behaviour.js';
 import { benchStore, loggedEvaluations, type StoreFigures } from './store.js';
 
 const { values: options } = parseArgs({
@@ -35,6 +38,8 @@ const { values: options } = parseArgs({
     'warm-only': { type: 'boolean', default: false },
     'store-only': { type: 'boolean', default: false },
     'metrics-only': { type: 'boolean', default: false },
+    'behaviour-only': { type: 'boolean', default: false },
+    'history-keys': { type: 'string' },
     rows: { type: 'string' },
     rounds: { type: 'string' },
     duration: { type: 'string' },
@@ -50,6 +55,8 @@ const longRun = Number(options.evaluations ?? (quick ? 20_000 : 200_000));
 const COLD_DOMAINS = quick ? 2_000 : 10_000;
 /** Evaluations in the log for the store's look-up, prune and start-up figures. */
 const LOG_ROWS = Number(options.rows ?? (quick ? 100_000 : 1_000_000));
+/** Distinct identifiers behaviour history is grown to before record() is timed again. */
+const HISTORY_KEYS = Number(options['history-keys'] ?? (quick ? 50_000 : 1_000_000));
 
 const KEY = generateKey();
 const WARM_DOMAIN = 'mail-bench.example';
@@ -344,6 +351,75 @@ async function main(): Promise<void> {
       console.log(`| ${e.engine} | ${e.rows} | ${e.writes_per_s} | ${e.lookup_by_id_ms.mean} / ${e.lookup_by_id_ms.p99} | ${e.lookup_by_email_ms.mean} / ${e.lookup_by_email_ms.p99} | ${e.prune.rows} in ${e.prune.ms} | ${e.size_mb} | ${e.start_up_ms} |`);
     }
   };
+  /**
+   * Behaviour history's cost on the request path: the same service with history on (HISTORY_DAYS
+   * 180) and off (0), A B A B, both with the log on; every request the same IP, user and device
+   * (a hot key), or every request new ones (distinct keys).
+   */
+  const behaviourOnOff = async (label: string, store: Record<string, string>, keys: 'hot' | 'distinct') => {
+    const start = async (env: Record<string, string>) => {
+      const s = await serviceEnv({ ...store, ...env });
+      const child = spawnNode(SERVICE, s.env);
+      processes.push(child);
+      await waitReady(`http://127.0.0.1:${s.port}`, child);
+      return { url: `http://127.0.0.1:${s.port}`, child };
+    };
+    const on = await start({ HISTORY_DAYS: '180' });
+    const off = await start({ HISTORY_DAYS: '0' });
+    let n = 0;
+    const login = (i: number) => JSON.stringify({
+      ip: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, email: `user${i}@${WARM_DOMAIN}`, event_type: 'account_login',
+      user: { user_id: `u${i}` }, device_intelligence: { device_hash: (i + 1).toString(16).padStart(64, '0') },
+    });
+    const init: Partial<autocannon.Options> = keys === 'hot'
+      ? { body: login(7) }
+      : { requests: [{ setupRequest: (request) => ({ ...request, body: login((n += 1)) }) }] };
+    const runsOn: Run[] = [];
+    const runsOff: Run[] = [];
+    for (let round = 0; round < rounds; round += 1) {
+      runsOn.push(await measured(`service, ${label} ${keys} history on`, on.url, on.child, init));
+      runsOff.push(await measured(`service, ${label} ${keys} history off`, off.url, off.child, init));
+      console.error(`behaviour ${label} ${keys} round ${round + 1}/${rounds}: on ${runsOn.at(-1)!.requests_per_s} req/s (p99 ${runsOn.at(-1)!.p99_ms} ms), off ${runsOff.at(-1)!.requests_per_s} req/s (p99 ${runsOff.at(-1)!.p99_ms} ms)`);
+    }
+    await Promise.all([stop(on.child), stop(off.child)]);
+    const ratios = runsOn.map((r, i) => r.requests_per_s / runsOff[i]!.requests_per_s);
+    return {
+      label, keys, on: runsOn, off: runsOff,
+      ratio: round2(median(ratios)), ratio_range: [round2(Math.min(...ratios)), round2(Math.max(...ratios))],
+      p99_added_ms: median(runsOn.map((r, i) => r.p99_ms - runsOff[i]!.p99_ms)),
+      cpu_us: [median(runsOn.map((r) => r.cpu_us_per_request ?? 0)), median(runsOff.map((r) => r.cpu_us_per_request ?? 0))],
+    };
+  };
+
+  const behaviourBench = async () => {
+    let postgres: PostgresServer | undefined;
+    try {
+      postgres = await startPostgres();
+      const onOff = [];
+      for (const keys of ['hot', 'distinct'] as const) {
+        onOff.push(await behaviourOnOff('SQLite', {}, keys));
+        onOff.push(await behaviourOnOff('PostgreSQL', { DATABASE_URL: await postgres.createDatabase() }, keys));
+      }
+      const growth: HistoryFigures[] = [];
+      for (const url of [`sqlite:${mkdtempSync(join(root, 'history-'))}/risk.sqlite`, await postgres.createDatabase()]) {
+        growth.push(await benchHistory(url, HISTORY_KEYS));
+      }
+      return { onOff, growth };
+    } finally {
+      await postgres?.close();
+    }
+  };
+  const printBehaviour = (b: Awaited<ReturnType<typeof behaviourBench>>) => {
+    console.log('\n| behaviour | keys | history on req/s | off req/s | on/off (median of pairs) | p99 on / off ms | p99 added ms | service CPU µs/req on / off |\n|---|---|---:|---:|---:|---:|---:|---:|');
+    for (const r of b.onOff) {
+      console.log(`| ${r.label} | ${r.keys} | ${median(r.on.map((x) => x.requests_per_s))} | ${median(r.off.map((x) => x.requests_per_s))} | ${r.ratio} (${r.ratio_range.join('–')}) | ${median(r.on.map((x) => x.p99_ms))} / ${median(r.off.map((x) => x.p99_ms))} | ${r.p99_added_ms} | ${r.cpu_us.join(' / ')} |`);
+    }
+    console.log('\n| engine | record() µs, one hot key (mean / p99) | first distinct keys | after N distinct keys | N | history MB per million evaluations |\n|---|---:|---:|---:|---:|---:|');
+    for (const g of b.growth) {
+      console.log(`| ${g.engine} | ${g.hot_us.mean} / ${g.hot_us.p99} | ${g.distinct_first_us.mean} / ${g.distinct_first_us.p99} | ${g.distinct_last_us.mean} / ${g.distinct_last_us.p99} | ${g.evaluations} | ${g.mb_per_million} |`);
+    }
+  };
+
   const writeResults = (summary: unknown) => {
     mkdirSync('bench/results', { recursive: true });
     const file = `bench/results/${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
@@ -364,6 +440,7 @@ async function main(): Promise<void> {
   };
   if (options['metrics-only']) return alone('metrics', metricsOnOff, printMetrics);
   if (options['store-only']) return alone('store', storeBench, printStore);
+  if (options['behaviour-only']) return alone('behaviour', behaviourBench, printBehaviour);
 
   const service = await serviceEnv();
   const serviceUrl = `http://127.0.0.1:${service.port}`;
@@ -429,6 +506,7 @@ async function main(): Promise<void> {
     const afterLong = await runtimeOf(serviceProcess);
     const metrics = await metricsOnOff();
     const store = await storeBench();
+    const behaviour = await behaviourBench();
 
     const serviceRps = median(warm.map((r) => r.requests_per_s));
     const ceilingRps = median(ceiling.map((r) => r.requests_per_s));
@@ -446,6 +524,7 @@ async function main(): Promise<void> {
       response_bytes: Buffer.byteLength(sample),
       metrics,
       store,
+      behaviour,
     };
 
     const rows = [...warm, ...ceiling, invalid, coldRun, longRunResult];
@@ -459,6 +538,7 @@ async function main(): Promise<void> {
     console.log(`cold path: ${coldRun.requests_per_s} req/s, p99 ${coldRun.p99_ms} ms, event-loop delay p99 ${coldRuntime.event_loop_delay_p99_ms} ms, ${summary.cold.queries_per_domain} DNS queries per new domain`);
     printMetrics(metrics);
     printStore(store);
+    printBehaviour(behaviour);
     writeResults(summary);
   } finally {
     stopAll();

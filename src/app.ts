@@ -14,11 +14,15 @@ import { registerRateLimit } from './http/rate-limit.js';
 import { requestIdFor } from './http/request-id.js';
 import { OneLinePerRequest } from './http/request-log.js';
 import { setCommonHeaders } from './http/response-headers.js';
+import { registerEraseRoute } from './http/routes/erase.js';
 import { registerEvaluateRoute } from './http/routes/evaluate.js';
+import { registerFeedbackRoute } from './http/routes/feedback.js';
 import { registerHealthRoutes } from './http/routes/health.js';
 import { registerSdkRoutes } from './http/routes/sdk.js';
 import { httpServerTimeouts } from './http/timeouts.js';
+import { createHistoryRecorder } from './history/recorder.js';
 import { createIpInspector } from './ip/index.js';
+import { createListBook } from './lists/list-book.js';
 import { importAccountsFileOnce } from './keys/import.js';
 import { checkApiKeys, createKeyStore, KeyConfigError, type KeyStore } from './keys/key-store.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
@@ -64,6 +68,8 @@ export interface BuildOptions {
    * called only when neither API_KEYS nor the store has a key.
    */
   developmentKey?: () => string;
+  /** The clock evaluations and history windows run on (tests move it instead of waiting). */
+  now?: () => number;
 }
 
 /**
@@ -75,7 +81,7 @@ async function createStoreResources(config: Config, logger: Logger, options: Bui
   checkApiKeys(config.apiKeys);
   const templates = { files: await readRuleFiles(config.rulesDir), comment: 'seeded from RULES_DIR' };
   const observe = metrics?.storeOperation;
-  const store = await openStore({ database: config.database, logger, retentionDays: config.retentionDays, writeLog: true, observe });
+  const store = await openStore({ database: config.database, logger, retentionDays: config.retentionDays, historyDays: config.historyDays, writeLog: true, observe, now: options.now });
   try {
     if (config.accountsFile !== undefined) await importAccountsFileOnce(store, config.accountsFile, { templates: templates.files, logger });
     let apiKeys = config.apiKeys;
@@ -90,6 +96,7 @@ async function createStoreResources(config: Config, logger: Logger, options: Bui
     const keys = createKeyStore({ apiKeys, logger, touch: (uses) => store.accounts.touch(uses) });
     keys.replace(snapshot);
     const rules = createRuleBook(snapshot, { logger });
+    const lists = createListBook(snapshot.lists);
     const sync = startSync({
       engine: store.engine, health: store.health, logger, intervalMs: config.reloadIntervalMs,
       compiled: rules.compiled,
@@ -97,9 +104,10 @@ async function createStoreResources(config: Config, logger: Logger, options: Bui
       apply: (next) => {
         keys.replace(next);
         rules.replace(next);
+        lists.replace(next.lists);
       },
     }, snapshot);
-    return { store, keys, rules, sync };
+    return { store, keys, rules, lists, sync };
   } catch (error) {
     await store.close();
     throw error;
@@ -131,7 +139,7 @@ async function createResources(config: Config, logger: Logger, options: BuildOpt
 export async function buildApp(config: Config, options: BuildOptions): Promise<FastifyInstance> {
   // Off unless there is somewhere to scrape it: then nothing is recorded on the request path either.
   const metrics = config.metrics.enabled ? createMetrics({ version }) : null;
-  const { resources, resolver, store, keys, sync } = await createResources(config, options.logger, options, metrics);
+  const { resources, resolver, store, keys, lists, sync } = await createResources(config, options.logger, options, metrics);
   let accepting = true;
   let sweep: NodeJS.Timeout | undefined;
 
@@ -197,14 +205,26 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
     acceptJsonOnly(v1);
     await registerAuthentication(v1, resources.keys);
     registerRateLimit(v1, config.rateLimit);
+    const history = store.history === null ? null : createHistoryRecorder({
+      store: store.history,
+      hash: store.hashIdentifier,
+      available: () => store.health.available,
+      timeoutMs: config.historyTimeoutMs,
+      onError: (error) => store.health.down(error),
+    });
     const evaluator = createEvaluator({
       ...resources,
       store: store.health,
+      history,
+      lists,
+      now: options.now,
       deadlineMs: config.dnsTimeoutMs,
       onStepError: (step, error) => app.log.error({ step, err: error }, 'enrichment step failed'),
     });
     const evaluate = metrics === null ? evaluator : countedEvaluations(evaluator, metrics);
     registerEvaluateRoute(v1, { evaluate, rules: resources.rules, log: store.log });
+    registerFeedbackRoute(v1, store);
+    registerEraseRoute(v1, store);
   });
 
   app.addHook('preClose', async () => {

@@ -97,6 +97,8 @@ export const envSchema = z.object({
   METRICS_PORT: integer(1, 65535).optional(),
   METRICS_HOST: z.string().min(1).optional(),
   METRICS_TOKEN: bearerToken.optional(),
+  HISTORY_DAYS: integer(0, 3650).default(180),
+  HISTORY_TIMEOUT_MS: integer(1, 10_000).default(200),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -128,6 +130,10 @@ export interface Config {
   /** Days the evaluation log keeps an evaluation; 0 keeps none. */
   retentionDays: number;
   metrics: MetricsConfig;
+  /** Days behaviour history keeps an identifier after its last event; 0 keeps no history. */
+  historyDays: number;
+  /** How long an evaluation waits for the store's history step before answering without it. */
+  historyTimeoutMs: number;
 }
 
 /**
@@ -193,5 +199,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       host: e.METRICS_HOST ?? DEFAULT_METRICS_HOST,
       token: e.METRICS_TOKEN ?? null,
     },
+    historyDays: e.HISTORY_DAYS,
+    historyTimeoutMs: e.HISTORY_TIMEOUT_MS,
   };
 }

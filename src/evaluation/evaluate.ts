@@ -1,4 +1,6 @@
 import { performance } from 'node:perf_hooks';
+import type { HistoryRecorder, HistoryStep } from '../history/recorder.js';
+import type { ListBook } from '../lists/list-book.js';
 import type { EmailFacts, Report } from './facts.js';
 import { evaluationId } from './id.js';
 import { isoTime } from './iso-time.js';
@@ -20,6 +22,11 @@ export interface EvaluatorDependencies {
   rules: RuleBook;
   /** Whether the store answers (a field read, no I/O): when it does not, `store` is reported unavailable. */
   store: { readonly available: boolean };
+  /** The history step (one read-and-record per evaluation); null when history is off (HISTORY_DAYS=0). */
+  history: HistoryRecorder | null;
+  lists: Pick<ListBook, 'check'>;
+  /** The clock of evaluations (tests inject one to move through history's time windows). */
+  now?: () => number;
   /** One deadline for all enrichment; what is not known by then is reported unavailable. */
   deadlineMs: number;
   /** Reports a step that threw, which is a bug: the answer degrades, the request does not fail. */
@@ -36,6 +43,7 @@ export const STORE_CHECK = 'store';
  * account's rule set. Returns `undefined` when the account has no rule set for the event type.
  */
 export function createEvaluator(deps: EvaluatorDependencies) {
+  const now = deps.now ?? Date.now;
   /** From the caches at once when it can be (no deadline to arm), else with the network under the deadline. */
   function inspectEmail(request: EvaluationRequest): Report<EmailFacts> | Promise<Report<EmailFacts>> {
     try {
@@ -69,7 +77,7 @@ export function createEvaluator(deps: EvaluatorDependencies) {
 
   return async function evaluate(request: EvaluationRequest, account: Account): Promise<Evaluation | undefined> {
     const started = performance.now();
-    const evaluatedAt = Date.now();
+    const evaluatedAt = now();
     const emailPromise = inspectEmail(request);
     let ipReport;
     try {
@@ -78,11 +86,15 @@ export function createEvaluator(deps: EvaluatorDependencies) {
       deps.onStepError('ip', error);
       ipReport = unknownIp(request.parsedIp, IP_CHECKS);
     }
+    // Started before the e-mail step is awaited: the store's round trip overlaps the DNS look-up.
+    const historyPromise = deps.history === null ? null : deps.history(account.id, request, ipReport.facts, evaluatedAt);
+    const lists = deps.lists.check(account.id, request, evaluatedAt);
     const emailReport = emailPromise instanceof Promise ? await emailPromise : emailPromise;
+    const history: HistoryStep | null = historyPromise instanceof Promise ? await historyPromise : historyPromise;
 
     const unavailable = new Set(emailReport.unavailable);
     for (const name of ipReport.unavailable) unavailable.add(name);
-    if (!deps.store.available) unavailable.add(STORE_CHECK);
+    if (!deps.store.available || (history !== null && history.facts === null)) unavailable.add(STORE_CHECK);
     const context: EvaluationContext = {
       event_type: request.event_type,
       request,
@@ -90,6 +102,8 @@ export function createEvaluator(deps: EvaluatorDependencies) {
       ip: ipReport.facts,
       user: request.user ?? null,
       device_intelligence: request.device_intelligence ?? null,
+      history: history?.facts ?? null,
+      lists,
       unavailable,
     };
     let outcome: RuleOutcome | undefined;
@@ -111,6 +125,8 @@ export function createEvaluator(deps: EvaluatorDependencies) {
       signals: outcome.signals,
       email: emailReport.facts,
       ip: ipReport.facts,
+      history: context.history,
+      lists,
       unavailable: Array.from(unavailable),
       evaluated_at: isoTime(evaluatedAt),
       took_ms: Math.round((performance.now() - started) * 1000) / 1000,

@@ -1,5 +1,7 @@
 import type { ParsedEmail } from '../email/address.js';
+import type { HistoryFacts } from '../history/facts.js';
 import type { ParsedIp } from '../ip/address.js';
+import type { ListFacts } from '../lists/facts.js';
 import type { EmailFacts, IpFacts, Report, SourceStatus } from './facts.js';
 import type { EvaluationRequest } from './request.js';
 
@@ -40,6 +42,10 @@ export interface EvaluationContext {
   ip: IpFacts;
   user: EvaluationRequest['user'] | null;
   device_intelligence: EvaluationRequest['device_intelligence'] | null;
+  /** What came before (this event counted); null when the store did not answer or history is off. */
+  history: HistoryFacts | null;
+  /** The account's list entries the request matched. */
+  lists: ListFacts;
   /** Checks that could not run; a rule reading one of them does not fire. */
   unavailable: ReadonlySet<string>;
 }

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { historyFactsSchema } from '../history/facts.js';
+import { listFactsSchema } from '../lists/facts.js';
 import { emailFactsSchema, ipFactsSchema } from './facts.js';
 
 /**
@@ -24,6 +26,8 @@ export const evaluationResponseSchema = z.object({
   signals: z.array(z.string()).meta({ description: 'Every signal that was true, whether or not a rule fired on it.' }),
   email: emailFactsSchema,
   ip: ipFactsSchema,
+  history: historyFactsSchema.nullable(),
+  lists: listFactsSchema,
   unavailable: z.array(z.string()).meta({ description: 'Checks that could not run (e.g. `email.mx` when DNS timed out; `store` when the store did not answer, so the evaluation is not remembered). No rule fires on them.' }),
   evaluated_at: z.iso.datetime(),
   took_ms: z.number(),

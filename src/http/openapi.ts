@@ -3,6 +3,8 @@ import { STORE_CHECK } from '../evaluation/evaluate.js';
 import { evaluationRequestSchema } from '../evaluation/request.js';
 import { evaluationResponseSchema } from '../evaluation/response.js';
 import { problemCodes } from './problem.js';
+import { eraseRequestSchema, eraseResponseSchema } from './routes/erase.js';
+import { feedbackRequestSchema, feedbackResponseSchema } from './routes/feedback.js';
 import { sdkOpenApiPaths } from './routes/sdk.js';
 import { REQUEST_ID_PATTERN } from './request-id.js';
 
@@ -59,10 +61,10 @@ const ok = (description: string, content: Record<string, { schema: object }>, he
 const noStore = { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } };
 
 /** An operation with what every operation declares: who may call it, and the request id. */
-const operation = <T extends object>(security: Array<Record<string, string[]>>, rest: T) => ({
+const operation = <T extends object>(security: Array<Record<string, string[]>>, rest: T & { parameters?: object[] }) => ({
   ...rest,
   security,
-  parameters: [{ $ref: '#/components/parameters/RequestId' }],
+  parameters: [...(rest.parameters ?? []), { $ref: '#/components/parameters/RequestId' }],
 });
 /** No credentials: the probes and this document. */
 const PUBLIC: Array<Record<string, string[]>> = [];
@@ -113,6 +115,10 @@ export function buildOpenApiDocument(version: string) {
       schemas: {
         EvaluationRequest: jsonSchema(evaluationRequestSchema, 'input'),
         EvaluationResponse: jsonSchema(evaluationResponseSchema, 'output'),
+        FeedbackRequest: jsonSchema(feedbackRequestSchema, 'input'),
+        FeedbackResponse: jsonSchema(feedbackResponseSchema, 'output'),
+        EraseRequest: jsonSchema(eraseRequestSchema, 'input'),
+        EraseResponse: jsonSchema(eraseResponseSchema, 'output'),
         Problem: problemSchema,
       },
     },
@@ -134,6 +140,34 @@ export function buildOpenApiDocument(version: string) {
             429: problem("Rate limit of the key's account exceeded (both keys count together)", { 'Retry-After': { schema: { type: 'integer' } }, ...noStore }),
             431: problem('Request headers too large'),
             500: problem('An unexpected error; no internals are shown', noStore),
+          },
+        }),
+      },
+      '/v1/risk/evaluations/{id}/feedback': {
+        post: operation(API_KEY, {
+          operationId: 'evaluationFeedback',
+          summary: 'Label an evaluation fraud or legit (what your backend learned later); the latest label wins',
+          parameters: [{ name: 'id', in: 'path', required: true, description: 'The evaluation\'s `id`.', schema: { type: 'string', format: 'uuid' } }],
+          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/FeedbackRequest' } } } },
+          responses: {
+            200: ok('The label, as stored', { 'application/json': { schema: { $ref: '#/components/schemas/FeedbackResponse' } } }, noStore),
+            400: problem('`label` or `reason` is invalid (`errors` names each)', noStore),
+            401: problem('The API key is missing or not valid', { 'WWW-Authenticate': { schema: { type: 'string' } }, ...noStore }),
+            404: problem('This account has no such evaluation in its log (another account\'s, or older than RETENTION_DAYS)', noStore),
+            503: problem('The store does not answer', { 'Retry-After': { schema: { type: 'integer' } }, ...noStore }),
+          },
+        }),
+      },
+      '/v1/risk/erase': {
+        post: operation(API_KEY, {
+          operationId: 'erasePerson',
+          summary: 'Erase a person (GDPR Art. 17): their behaviour history, evaluations and labels in this account; answers what was removed',
+          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/EraseRequest' } } } },
+          responses: {
+            200: ok('What was removed', { 'application/json': { schema: { $ref: '#/components/schemas/EraseResponse' } } }, noStore),
+            400: problem('Neither `user_id` nor `email`, or one is invalid', noStore),
+            401: problem('The API key is missing or not valid', { 'WWW-Authenticate': { schema: { type: 'string' } }, ...noStore }),
+            503: problem('The store does not answer', { 'Retry-After': { schema: { type: 'integer' } }, ...noStore }),
           },
         }),
       },

@@ -10,6 +10,7 @@ export const problemCodes = {
   malformed_request: { status: 400, title: 'The request is not valid HTTP' },
   unauthorized: { status: 401, title: 'A valid API key is required' },
   not_found: { status: 404, title: 'No such route' },
+  evaluation_not_found: { status: 404, title: 'No such evaluation' },
   method_not_allowed: { status: 405, title: 'Method not allowed on this route' },
   request_timeout: { status: 408, title: 'The request took too long to arrive' },
   expectation_failed: { status: 417, title: 'The Expect header cannot be met' },
@@ -19,6 +20,7 @@ export const problemCodes = {
   headers_too_large: { status: 431, title: 'The request headers are too large' },
   internal_error: { status: 500, title: 'The service failed to answer' },
   not_ready: { status: 503, title: 'The service is not ready' },
+  store_unavailable: { status: 503, title: 'The store is unavailable' },
 } as const;
 
 export type ProblemCode = keyof typeof problemCodes;
@@ -88,4 +90,6 @@ export const problems = {
   headersTooLarge: () => new Problem('headers_too_large', 'The request headers exceed the size the server accepts'),
   internal: () => new Problem('internal_error', 'An unexpected error occurred; it has been logged'),
   notReady: (detail: string) => new Problem('not_ready', detail),
+  evaluationNotFound: (id: string) => new Problem('evaluation_not_found', `This account has no evaluation ${id} in its log (kept RETENTION_DAYS)`),
+  storeUnavailable: () => new Problem('store_unavailable', 'The store does not answer; try again shortly', undefined, { 'retry-after': '5' }),
 };

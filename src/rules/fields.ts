@@ -73,6 +73,44 @@ const device = (
   description: string,
 ): Field => field(type, description, (c) => c.device_intelligence?.[key]);
 
+/**
+ * Behaviour history (`history.*`): unknown when the store did not answer (`history` is null, `store`
+ * in `unavailable`); `history.device.*` absent when no device hash was sent, `history.user.*` when no
+ * user id was, and `history.user.previous.*` on a user's first event.
+ */
+function HISTORY_FIELDS() {
+  type H = NonNullable<EvaluationContext['history']>;
+  const h = (type: FieldType, description: string, read: (history: H, c: EvaluationContext) => Scalar | null | undefined): Field =>
+    field(type, description, (c) => (c.history === null ? null : read(c.history, c)));
+  const withDevice = (c: EvaluationContext) => c.device_intelligence?.device_hash !== undefined;
+  const withUser = (c: EvaluationContext) => c.user?.user_id !== undefined;
+  const deviceField = (key: 'events_1h' | 'accounts_30d', description: string): Field =>
+    field('number', description, (c) => (!withDevice(c) ? undefined : c.history === null ? null : (c.history.device?.[key] ?? null)));
+  const userField = (type: FieldType, description: string, read: (user: NonNullable<H['user']>, c: EvaluationContext) => Scalar | null | undefined): Field =>
+    field(type, description, (c) => (!withUser(c) ? undefined : c.history === null || c.history.user === null ? null : read(c.history.user, c)));
+  const previous = (type: FieldType, key: 'country_code' | 'distance_km' | 'speed_kmh' | 'same_network' | 'anonymous', description: string): Field =>
+    userField(type, description, (user) => (user.previous === null ? undefined : user.previous[key]));
+  return {
+    'history.ip.events_1h': h('number', 'Evaluations from this IP address (an IPv6 address: its /64) in the last hour, this one included.', (x) => x.ip.events_1h),
+    'history.ip.events_24h': h('number', 'The same in the last 24 hours.', (x) => x.ip.events_24h),
+    'history.ip.accounts_24h': h('number', 'Distinct accounts (user ids, else canonical e-mails) from this address in the last 24 hours (at most 100: then at least).', (x) => x.ip.accounts_24h),
+    'history.email.events_24h': h('number', 'Evaluations of this canonical e-mail address in the last 24 hours.', (x) => x.email.events_24h),
+    'history.email.devices_30d': h('number', 'Distinct devices seen with this e-mail address in the last 30 days.', (x) => x.email.devices_30d),
+    'history.device.events_1h': deviceField('events_1h', 'Evaluations from this device in the last hour; absent without a device hash.'),
+    'history.device.accounts_30d': deviceField('accounts_30d', 'Distinct accounts behind this device in the last 30 days; absent without a device hash.'),
+    'history.user.new_device': userField('boolean', 'A device this user was never seen with; absent without a user id or a device hash; unknown on the user\'s first event.',
+      (user, c) => (withDevice(c) ? user.new_device : undefined)),
+    'history.user.new_country': userField('boolean', 'A country this user was never seen in; absent without a user id; unknown when the country is, or on the first event.', (user) => user.new_country),
+    'history.user.devices_30d': userField('number', 'Distinct devices of this user in the last 30 days.', (user) => user.devices_30d),
+    'history.user.countries_24h': userField('number', 'Distinct countries of this user in the last 24 hours.', (user) => user.countries_24h),
+    'history.user.previous.country_code': previous('text', 'country_code', 'Country of the user\'s previous event; absent on the first.'),
+    'history.user.previous.distance_km': previous('number', 'distance_km', 'Least distance from the previous event\'s place (accuracy radii subtracted); unknown when either place is.'),
+    'history.user.previous.speed_kmh': previous('number', 'speed_kmh', 'That distance over the time between the events; unknown when either place is.'),
+    'history.user.previous.same_network': previous('boolean', 'same_network', 'Both events from one autonomous system and country; unknown when either is.'),
+    'history.user.previous.anonymous': previous('boolean', 'anonymous', 'Either event from a known VPN, proxy, Tor exit or hosting network.'),
+  } satisfies Record<string, Field>;
+}
+
 export const FIELDS = {
   event_type: field('text', 'The event type being evaluated.', (c) => c.event_type),
 
@@ -145,6 +183,11 @@ export const FIELDS = {
   'device_intelligence.browser_name': device('browser_name', 'text', 'Browser name; absent when not sent.'),
   'device_intelligence.browser_version': device('browser_version', 'text', 'Browser version; absent when not sent.'),
   'device_intelligence.cookie_enabled': device('cookie_enabled', 'boolean', 'Cookies enabled; absent when not sent.'),
+
+  ...HISTORY_FIELDS(),
+
+  'lists.blocked': field('boolean', 'The request matched an entry of the account\'s block list (e-mail, domain, IP or CIDR, device, user id).', (c) => c.lists.block.length > 0),
+  'lists.allowed': field('boolean', 'The request matched an entry of the account\'s allow list.', (c) => c.lists.allow.length > 0),
 } satisfies Record<string, Field>;
 
 export type FieldPath = keyof typeof FIELDS;

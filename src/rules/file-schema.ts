@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseCidrRanges } from './cidr.js';
 import { FIELDS, FIELD_PATHS, type FieldPath, type FieldType, type Scalar } from './fields.js';
-import { LIBRARY_IDS } from './library.js';
+import { LIBRARY_IDS, libraryRule } from './library.js';
 import { compilePattern, MAX_FILE_INSTRUCTIONS } from './pattern.js';
 
 /**
@@ -147,15 +147,18 @@ export const ruleSchema = z
     description: z.string().max(2000).optional(),
     score: score.optional().meta({ description: 'Points added when the rule fires, -100..100; negative lowers the risk. Library rules default to their own score.' }),
     mode,
+    params: z.record(z.string(), z.number()).optional().meta({ description: 'A library rule\'s thresholds, by name (docs/rules.md lists each rule\'s, with defaults and bounds).' }),
     when: conditionSchema.optional(),
   })
   .superRefine((rule, ctx) => {
     if (rule.library !== undefined) {
       for (const key of ['id', 'name', 'description', 'when'] as const) {
-        if (rule[key] !== undefined) ctx.addIssue({ code: 'custom', message: `a library rule takes only score and mode`, path: [key] });
+        if (rule[key] !== undefined) ctx.addIssue({ code: 'custom', message: `a library rule takes only score, mode and params`, path: [key] });
       }
+      checkParams(rule.library, rule.params, ctx);
       return;
     }
+    if (rule.params !== undefined) ctx.addIssue({ code: 'custom', message: 'params set a library rule\'s thresholds; a custom rule writes them in its condition', path: ['params'] });
     for (const key of ['id', 'name', 'score', 'when'] as const) {
       if (rule[key] === undefined) ctx.addIssue({ code: 'custom', message: `a custom rule needs "${key}" (or "library" to enable a built-in rule)` });
     }
@@ -164,9 +167,25 @@ export const ruleSchema = z
     id: 'rule',
     oneOf: [
       { required: ['library'], not: anyKey(['id', 'name', 'description', 'when']) },
-      { required: ['id', 'name', 'score', 'when'], not: anyKey(['library']) },
+      { required: ['id', 'name', 'score', 'when'], not: anyKey(['library', 'params']) },
     ],
   });
+
+/** A library rule's `params`: names it declares, numbers within their bounds; each problem at `params.<name>`. */
+function checkParams(id: string, params: Record<string, number> | undefined, ctx: z.RefinementCtx): void {
+  if (params === undefined) return;
+  const declared = libraryRule(id)?.parameters ?? {};
+  const names = Object.keys(declared);
+  for (const [name, value] of Object.entries(params)) {
+    const parameter = declared[name];
+    if (parameter === undefined) {
+      const takes = names.length === 0 ? `${id} takes no params` : `${id} takes ${names.join(', ')}`;
+      ctx.addIssue({ code: 'custom', message: `unknown parameter "${name}": ${takes}`, path: ['params', name] });
+    } else if (!Number.isInteger(value) || value < parameter.min || value > parameter.max) {
+      ctx.addIssue({ code: 'custom', message: `${name} must be a whole number from ${parameter.min} to ${parameter.max}`, path: ['params', name] });
+    }
+  }
+}
 
 export const DEFAULT_THRESHOLDS = { review: 20, decline: 40 } as const;
 

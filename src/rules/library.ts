@@ -1,4 +1,5 @@
 import type { FieldPath } from './fields.js';
+import type { ConditionInput } from './file-schema.js';
 
 /**
  * The built-in checks, each as a rule a file enables by id. The id is also the name of the signal
@@ -14,10 +15,23 @@ export interface LibraryRule {
   name: string;
   description: string;
   defaultScore: number;
-  /** The fact it reads; the rule fires when the fact equals `when`. */
+  /** The fact it reads; the rule fires when the fact equals `when` (unless `condition` says more). */
   reads: FieldPath;
   when: boolean | 'present';
+  /** Thresholds a rule file may set (`params:`), with their defaults and bounds. */
+  parameters?: Readonly<Record<string, LibraryParameter>>;
+  /** The condition, from the parameters (defaults filled in), when it is more than `reads` equals `when`. */
+  condition?: (params: Readonly<Record<string, number>>) => ConditionInput;
 }
+
+export interface LibraryParameter {
+  description: string;
+  default: number;
+  min: number;
+  max: number;
+}
+
+const threshold = (description: string, value: number, max = 1_000_000): LibraryParameter => ({ description, default: value, min: 1, max });
 
 export const LIBRARY: readonly LibraryRule[] = [
   {
@@ -118,8 +132,101 @@ export const LIBRARY: readonly LibraryRule[] = [
     reads: 'device_intelligence.cookie_enabled',
     when: false,
   },
+  // Behaviour (history.*): unknown, so never fired, when the store did not answer.
+  {
+    id: 'ip_velocity',
+    name: 'Many events from this IP address',
+    description: 'Many evaluations from one address (an IPv6 address: its /64) in an hour or a day: scripted sign-ups, or one person making many accounts. Offices, campuses and mobile carriers share addresses too, so it reviews rather than declines.',
+    defaultScore: 25,
+    reads: 'history.ip.events_1h',
+    when: true,
+    parameters: {
+      events_1h: threshold('Fires from this many events in the last hour (this one included).', 5),
+      events_24h: threshold('…or from this many in the last 24 hours.', 20),
+    },
+    condition: (p) => ({ any: [{ field: 'history.ip.events_1h', gte: p.events_1h! }, { field: 'history.ip.events_24h', gte: p.events_24h! }] }),
+  },
+  {
+    id: 'device_multi_account',
+    name: 'Device used by many accounts',
+    description: 'One device behind many accounts in 30 days: an account farm, or a shared family computer at the low end.',
+    defaultScore: 30,
+    reads: 'history.device.accounts_30d',
+    when: true,
+    parameters: { accounts_30d: threshold('Fires from this many distinct accounts on the device in 30 days (this one included).', 4, 100) },
+    condition: (p) => ({ field: 'history.device.accounts_30d', gte: p.accounts_30d! }),
+  },
+  {
+    id: 'user_new_device',
+    name: 'New device for this user',
+    description: 'A device this user was never seen with (within HISTORY_DAYS): the first sign of a taken-over account, and also of a new phone. Not on a user\'s first event, nor without a device hash.',
+    defaultScore: 15,
+    reads: 'history.user.new_device',
+    when: true,
+  },
+  {
+    id: 'user_new_country',
+    name: 'New country for this user',
+    description: 'A country this user was never seen in (within HISTORY_DAYS): travel, or someone else. Not on a user\'s first event.',
+    defaultScore: 15,
+    reads: 'history.user.new_country',
+    when: true,
+  },
+  {
+    id: 'impossible_travel',
+    name: 'Impossible travel',
+    description: 'The least distance from the user\'s previous event, over the time between them, is faster than a flight. Not when both addresses are of one network and country (a carrier re-routing), nor when either is a known VPN, proxy, Tor exit or hosting network (its own signal); unknown when either place, or the networks, are.',
+    defaultScore: 40,
+    reads: 'history.user.previous.speed_kmh',
+    when: true,
+    parameters: { speed_kmh: threshold('Fires from this speed in km/h (a long-haul flight cruises at about 900).', 1000, 1_000_000) },
+    condition: (p) => ({
+      all: [
+        { field: 'history.user.previous.speed_kmh', gte: p.speed_kmh! },
+        { field: 'history.user.previous.same_network', equals: false },
+        { field: 'history.user.previous.anonymous', equals: false },
+      ],
+    }),
+  },
+  {
+    id: 'account_sharing',
+    name: 'Account used from many devices or countries',
+    description: 'One account on many devices in 30 days, or in many countries in a day: credentials shared or sold.',
+    defaultScore: 25,
+    reads: 'history.user.devices_30d',
+    when: true,
+    parameters: {
+      devices_30d: threshold('Fires from this many distinct devices of the user in 30 days.', 5, 100),
+      countries_24h: threshold('…or from this many distinct countries in 24 hours.', 3, 100),
+    },
+    condition: (p) => ({ any: [{ field: 'history.user.devices_30d', gte: p.devices_30d! }, { field: 'history.user.countries_24h', gte: p.countries_24h! }] }),
+  },
+  // The account's own lists: always known (served from memory).
+  {
+    id: 'list_block',
+    name: "On the account's block list",
+    description: 'The e-mail address, its domain, the IP address (or a CIDR range holding it), the device or the user id is on the account\'s block list.',
+    defaultScore: 100,
+    reads: 'lists.blocked',
+    when: true,
+  },
+  {
+    id: 'list_allow',
+    name: "On the account's allow list",
+    description: 'On the account\'s allow list: a negative score, so one or two weaker signals approve; a block-list entry (100) still declines.',
+    defaultScore: -50,
+    reads: 'lists.allowed',
+    when: true,
+  },
 ];
 
 export const LIBRARY_IDS = LIBRARY.map((rule) => rule.id) as [string, ...string[]];
 
 export const libraryRule = (id: string): LibraryRule | undefined => LIBRARY.find((rule) => rule.id === id);
+
+/** The parameters with the file's values over the defaults. */
+export function libraryParams(rule: LibraryRule, given: Readonly<Record<string, number>> = {}): Record<string, number> {
+  const params: Record<string, number> = {};
+  for (const [name, parameter] of Object.entries(rule.parameters ?? {})) params[name] = given[name] ?? parameter.default;
+  return params;
+}

@@ -1,7 +1,7 @@
 import { parseCidrRanges, type CidrRanges } from './cidr.js';
 import { FIELDS, type Field, type FieldPath, type Scalar } from './fields.js';
 import { DEFAULT_THRESHOLDS, type ConditionInput, type Mode, type RuleFile } from './file-schema.js';
-import { LIBRARY, libraryRule, type LibraryRule } from './library.js';
+import { LIBRARY, libraryParams, libraryRule, type LibraryRule } from './library.js';
 import { compilePattern, type Pattern } from './pattern.js';
 
 /**
@@ -55,7 +55,7 @@ export function compileRuleSet(eventType: string, source: string, file: RuleFile
     if (mode === 'off') continue;
     if (input.library !== undefined) {
       const library = libraryRule(input.library)!;
-      rules.push({ id: library.id, unavailableAs: `rule:${library.id}`, name: library.name, score: input.score ?? library.defaultScore, mode, when: libraryCondition(library) });
+      rules.push({ id: library.id, unavailableAs: `rule:${library.id}`, name: library.name, score: input.score ?? library.defaultScore, mode, when: libraryCondition(library, input.params) });
     } else {
       rules.push({ id: input.id!, unavailableAs: `rule:${input.id!}`, name: input.name!, score: input.score!, mode, when: compileCondition(input.when!) });
     }
@@ -69,7 +69,8 @@ export function compileRuleSet(eventType: string, source: string, file: RuleFile
   };
 }
 
-function libraryCondition(rule: LibraryRule): Condition {
+function libraryCondition(rule: LibraryRule, params?: Readonly<Record<string, number>>): Condition {
+  if (rule.condition) return compileCondition(rule.condition(libraryParams(rule, params)));
   const field = FIELDS[rule.reads];
   return rule.when === 'present' ? { kind: 'exists', field, value: true } : { kind: 'equals', field, value: rule.when, negate: false };
 }

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { LogWriter } from './engine.js';
+import type { LogErasure, LogWriter } from './engine.js';
 import { firstIdAt, recordSize, type LogRecord } from './log-record.js';
 import { ignoreStoreOperations, observed, type StoreObserver } from './observer.js';
 
@@ -61,6 +61,11 @@ export interface EvaluationLog {
   prune(): Promise<number>;
   /** The store is back: send what waited. */
   resume(): void;
+  /**
+   * Deletes a person's evaluations and labels: what is queued is written first, so nothing of
+   * theirs answered before this call reaches the store after it. Null when the log keeps nothing.
+   */
+  erase(account: string, userId: string | null, email: string | null): Promise<LogErasure | null>;
   close(): Promise<void>;
 }
 
@@ -170,6 +175,11 @@ export function createEvaluationLog(options: EvaluationLogOptions): EvaluationLo
     prune,
     resume: () => {
       if (queue.length > 0) schedule();
+    },
+    async erase(account, userId, email) {
+      if (!enabled) return null;
+      await (writing === null ? writeBatches() : writing.then(writeBatches));
+      return o.writer!.erase(account, userId, email);
     },
     async close() {
       closed = true;

@@ -1,10 +1,16 @@
 import type { Logger } from 'pino';
 import type { SourceStatus } from '../evaluation/facts.js';
+import { keyedHasher, type Hasher } from '../history/identifiers.js';
+import type { HistoryStore } from '../history/store.js';
 import { Accounts } from './accounts.js';
 import { listAudit, type AuditRecord } from './audit.js';
 import type { Engine } from './engine.js';
 import { createEvaluationLog, type EvaluationLog } from './evaluation-log.js';
 import { StoreHealth } from './health.js';
+import { Labels } from './labels.js';
+import { Lists } from './lists.js';
+import { erasePerson, type ErasureResult, type ErasureSubject } from './erasure.js';
+import { historySecret } from './history-secret.js';
 import { migrate, type MigrationReport } from './migrate.js';
 import type { StoreObserver } from './observer.js';
 import { openPostgres } from './postgres.js';
@@ -22,13 +28,21 @@ export interface Store {
   readonly engine: Engine;
   readonly accounts: Accounts;
   readonly ruleSets: RuleSets;
+  readonly lists: Lists;
+  readonly labels: Labels;
   readonly log: EvaluationLog;
+  /** Behaviour history; null when HISTORY_DAYS is 0 or the store was opened by a CLI. */
+  readonly history: HistoryStore | null;
+  /** Keys history identifiers with the store's secret (src/history/identifiers.ts). */
+  readonly hashIdentifier: Hasher;
   readonly health: StoreHealth;
   readonly migration: MigrationReport;
   snapshot(compiled?: ReadonlySet<number>): Promise<ConfigSnapshot>;
+  /** Removes a person's history, evaluations and labels (src/store/erasure.ts); the port the API calls. */
+  erase(account: string, subject: ErasureSubject, by: { actor: string }): Promise<ErasureResult>;
   audit(query?: { account?: string; beforeId?: number; limit?: number }): Promise<AuditRecord[]>;
   /** For `/readyz` and the start-up log: engine, where (no password), reachable, the log's counters. */
-  status(): SourceStatus & { log: ReturnType<EvaluationLog['stats']> };
+  status(): SourceStatus & { log: ReturnType<EvaluationLog['stats']>; history: ReturnType<HistoryStore['stats']> | null };
   close(): Promise<void>;
 }
 
@@ -38,6 +52,8 @@ export interface StoreOptions {
   /** The service writes the evaluation log; a CLI does not, and opens no writer. */
   retentionDays: number;
   writeLog: boolean;
+  /** Days behaviour history is kept; 0 (the default for a CLI) keeps none. */
+  historyDays?: number;
   now?: () => number;
   /** Durations and outcomes of the log's batches and prunes (metrics). */
   observe?: StoreObserver;
@@ -75,9 +91,15 @@ export async function openStore(options: StoreOptions): Promise<Store> {
 
   const ruleSets = new RuleSets(engine, now);
   const accounts = new Accounts(engine, ruleSets, now);
-  const writer = options.writeLog && options.retentionDays > 0 ? await engine.openLogWriter() : null;
+  const historyDays = options.historyDays ?? 0;
+  const hashIdentifier = keyedHasher(await historySecret(engine.db));
+  const writers = await engine.openWriters({
+    log: options.writeLog && options.retentionDays > 0,
+    history: options.writeLog && historyDays > 0 ? { historyDays, now, onWriteError: (error) => health.down(error) } : null,
+  });
+  const history = writers.history;
   const log = createEvaluationLog({
-    writer,
+    writer: writers.log,
     retentionDays: options.retentionDays,
     logger,
     available: () => health.available,
@@ -87,15 +109,25 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     ...options.logQueue,
   });
   health.onRecovery(() => log.resume());
+  // History is pruned like the log: every minute, in small batches, off the request path.
+  const historyPrune = history === null ? undefined : setInterval(() => {
+    if (health.available) history.prune().catch((error: Error) => logger.warn({ error: error.message }, 'history not pruned; trying again in a minute'));
+  }, 60_000);
+  historyPrune?.unref();
 
   return {
     engine,
     accounts,
     ruleSets,
+    lists: new Lists(engine, now),
+    labels: new Labels(engine, now),
     log,
+    history,
+    hashIdentifier,
     health,
     migration,
     snapshot: (compiled = new Set()) => readSnapshot(engine, compiled),
+    erase: (account, subject, by) => erasePerson({ engine, log, history, hash: hashIdentifier, now }, account, subject, by),
     audit: (query) => listAudit(engine.db, query),
     status: () => ({
       name: 'store',
@@ -106,8 +138,11 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       entries: null,
       error: health.available ? null : health.lastError,
       log: log.stats(),
+      history: history?.stats() ?? null,
     }),
     async close() {
+      clearInterval(historyPrune);
+      await history?.close();
       await log.close();
       await engine.close();
     },
@@ -116,3 +151,4 @@ export async function openStore(options: StoreOptions): Promise<Store> {
 
 export { StoreError } from './url.js';
 export type { ConfigSnapshot } from './snapshot.js';
+export type { ErasureResult, ErasureSubject } from './erasure.js';

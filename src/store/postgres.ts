@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import type { Engine } from './engine.js';
+import type { Engine, LogErasure } from './engine.js';
+import { postgresHistory } from './history-postgres.js';
 import { LOG_DEFAULTS } from './evaluation-log.js';
 import { LOG_COLUMNS, logColumns, type LogRecord } from './log-record.js';
 import type { Database } from './schema.js';
@@ -57,7 +58,10 @@ export async function openPostgres(database: DatabaseUrl & { engine: 'postgres' 
       const { rows } = await pool.query<{ revision: number }>({ text: 'select revision from store_revision where id = 1', query_timeout: QUERY_TIMEOUT_MS } as pg.QueryConfig);
       return rows[0]!.revision;
     },
-    openLogWriter: async () => postgresLogWriter(pool),
+    openWriters: async (needs) => ({
+      log: needs.log ? postgresLogWriter(pool) : null,
+      history: needs.history ? postgresHistory(pool, needs.history) : null,
+    }),
     async close() {
       await db.destroy();
     },
@@ -96,6 +100,8 @@ function postgresLogWriter(pool: pg.Pool) {
       await pool.query({ name, text: insertText(records.length), values, query_timeout: QUERY_TIMEOUT_MS } as pg.QueryConfig);
     },
     async prune(beforeId: string, limit: number) {
+      // Labels go with their evaluations: both ids sort by time.
+      await pool.query({ text: 'delete from labels where evaluation_id < $1', values: [beforeId], query_timeout: QUERY_TIMEOUT_MS * 6 } as pg.QueryConfig);
       const result = await pool.query({
         text: 'delete from evaluations where id in (select id from evaluations where id < $1 order by id limit $2)',
         values: [beforeId, limit],
@@ -103,6 +109,28 @@ function postgresLogWriter(pool: pg.Pool) {
       } as pg.QueryConfig);
       return result.rowCount ?? 0;
     },
+    erase: (account: string, userId: string | null, email: string | null) => eraseLogRows(pool, account, userId, email),
     async close() {},
   };
+}
+
+/** A person's evaluations and their labels, in one transaction. */
+export async function eraseLogRows(pool: pg.Pool, account: string, userId: string | null, email: string | null): Promise<LogErasure> {
+  const client = await pool.connect();
+  const person = '(($2::text is not null and user_id = $2) or ($3::text is not null and email = $3))';
+  try {
+    await client.query('begin');
+    const labels = await client.query({
+      text: `delete from labels where account_id = $1 and evaluation_id in (select id from evaluations where account_id = $1 and ${person})`,
+      values: [account, userId, email],
+    });
+    const evaluations = await client.query({ text: `delete from evaluations where account_id = $1 and ${person}`, values: [account, userId, email] });
+    await client.query('commit');
+    return { evaluations: evaluations.rowCount ?? 0, labels: labels.rowCount ?? 0 };
+  } catch (error) {
+    await client.query('rollback').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
 }

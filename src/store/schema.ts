@@ -16,6 +16,11 @@ export interface Database {
   rule_set_versions: RuleSetVersionRow;
   audit_log: AuditRow;
   evaluations: EvaluationRow;
+  history_keys: HistoryKeyRow;
+  history_counts: HistoryCountRow;
+  history_members: HistoryMemberRow;
+  list_entries: ListEntryRow;
+  labels: LabelRow;
 }
 
 export type AccountStatus = 'active' | 'disabled';
@@ -101,4 +106,67 @@ export interface EvaluationRow {
    * its `rule:` entries (those name rules of the rule set that decided, not missing facts).
    */
   response: unknown;
+}
+
+/** One identifier's row (migration 3): a keyed hash, never the identifier itself. */
+export interface HistoryKeyRow {
+  account_id: string;
+  key: Buffer;
+  first_seen: number;
+  last_seen: number;
+  /** Where the last event was (user rows only): country, position and its radius, network, anonymity. */
+  country: string | null;
+  latitude: number | null;
+  longitude: number | null;
+  radius_km: number | null;
+  asn: number | null;
+  anonymous: number | null;
+}
+
+export interface HistoryCountRow {
+  account_id: string;
+  key: Buffer;
+  /** 1: per minute, 2: per hour. */
+  grain: number;
+  /** Minutes or hours since the epoch. */
+  bucket: number;
+  /** PostgreSQL spreads a busy counter over a few rows (0–7); SQLite writes 0. */
+  shard: number;
+  n: number;
+}
+
+export interface HistoryMemberRow {
+  account_id: string;
+  key: Buffer;
+  /** `a` accounts, `d` devices, `c` countries. */
+  kind: string;
+  member: Buffer;
+  last_seen: number;
+}
+
+export type ListName = 'block' | 'allow';
+export type ListKind = 'email' | 'domain' | 'ip' | 'device' | 'user';
+
+export interface ListEntryRow {
+  id: Generated<number>;
+  account_id: string;
+  list: ListName;
+  kind: ListKind;
+  /** Normalised: e-mail and domain lower case, an IP or CIDR in canonical text. */
+  value: string;
+  reason: string;
+  author: string;
+  created_at: number;
+  expires_at: number | null;
+}
+
+export type Label = 'fraud' | 'legit';
+
+export interface LabelRow {
+  account_id: string;
+  evaluation_id: string;
+  label: Label;
+  reason: string | null;
+  author: string;
+  created_at: number;
 }

@@ -1,3 +1,4 @@
+import type { StoredListEntry } from '../lists/list-book.js';
 import type { Engine } from './engine.js';
 
 /**
@@ -9,6 +10,8 @@ export interface ConfigSnapshot {
   revision: number;
   keys: Array<{ id: string; hash: string; account_id: string }>;
   ruleSets: Array<{ id: number; account_id: string; event_type: string; version: number; yaml: string | null }>;
+  /** Every active account's list entries not yet expired (expiry is checked again at match time). */
+  lists: StoredListEntry[];
 }
 
 const CHUNK = 500;
@@ -29,5 +32,12 @@ export async function readSnapshot(engine: Engine, compiled: ReadonlySet<number>
     const rows = await db.selectFrom('rule_set_versions').select(['id', 'yaml']).where('id', 'in', missing.slice(i, i + CHUNK)).execute();
     for (const row of rows) texts.set(row.id, row.yaml);
   }
-  return { revision, keys, ruleSets: published.map((p) => ({ ...p, yaml: texts.get(p.id) ?? null })) };
+  const lists = await db.selectFrom('list_entries').innerJoin('accounts', 'accounts.id', 'list_entries.account_id')
+    .select(['list_entries.id', 'list_entries.account_id', 'list_entries.list', 'list_entries.kind', 'list_entries.value', 'list_entries.reason', 'list_entries.expires_at'])
+    .where('accounts.status', '=', 'active')
+    .where((eb) => eb.or([eb('list_entries.expires_at', 'is', null), eb('list_entries.expires_at', '>', Date.now())])).execute();
+  return {
+    revision, keys, ruleSets: published.map((p) => ({ ...p, yaml: texts.get(p.id) ?? null })),
+    lists: lists.map((l) => ({ ...l, id: Number(l.id) })),
+  };
 }

@@ -1,13 +1,33 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Sqlite from 'better-sqlite3';
+import { ERASE_STATEMENTS, PRUNE_STATEMENTS } from './history-sql.js';
 import { LOG_COLUMNS, logColumns, type LogRecord } from './log-record.js';
 
 /**
- * The SQLite evaluation-log writer's thread: its own connection, statements prepared once, one
- * transaction per batch. Waiting for the write lock blocks this thread, never the request path.
+ * The SQLite writer thread: its own connection, statements prepared once, one transaction per
+ * request. It writes the evaluation log and behaviour history (both off the request path), so the
+ * main thread never waits for the write lock. Waiting for it blocks this thread only.
  */
-export type WorkerRequest = { type: 'write'; records: LogRecord[] } | { type: 'prune'; beforeId: string; limit: number } | { type: 'close' };
-export type WorkerReply = { ok: true; count: number } | { ok: false; error: string; code: string | null };
+export interface HistoryWrite {
+  /** [account, key, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous] */
+  keys: unknown[][];
+  /** [account, key, grain, bucket, n]: absolute counts (this process is the only writer). */
+  counts: unknown[][];
+  /** [account, key, kind, member, last_seen] */
+  members: unknown[][];
+  /** [account, key, kind, member]: members a set no longer keeps. */
+  evicted: unknown[][];
+}
+
+export type WorkerRequest =
+  | { type: 'write'; records: LogRecord[] }
+  | { type: 'prune'; beforeId: string; limit: number }
+  | { type: 'history'; write: HistoryWrite }
+  | { type: 'history-prune'; statement: keyof typeof PRUNE_STATEMENTS; values: unknown[] }
+  | { type: 'history-erase'; account: string; keys: Uint8Array[] }
+  | { type: 'log-erase'; account: string; userId: string | null; email: string | null }
+  | { type: 'close' };
+export type WorkerReply = { ok: true; count: number; counts?: Record<string, number> } | { ok: false; error: string; code: string | null };
 
 const { path, busyTimeoutMs } = workerData as { path: string; busyTimeoutMs: number };
 const sqlite = new Sqlite(path, { timeout: busyTimeoutMs });
@@ -17,19 +37,83 @@ const insert = sqlite.prepare(`insert into evaluations (${LOG_COLUMNS.join(', ')
 const insertAll = sqlite.transaction((records: LogRecord[]) => {
   for (const record of records) insert.run(logColumns(record));
 });
+// Labels go with their evaluations: both ids sort by time.
+const pruneLabels = sqlite.prepare('delete from labels where evaluation_id < ?');
 const prune = sqlite.prepare('delete from evaluations where id in (select id from evaluations where id < ? order by id limit ?)');
+
+// Cells are written as they stand in the main thread's memory, which is the only writer's.
+const upsertKey = sqlite.prepare(`insert into history_keys (account_id, key, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous)
+  values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (account_id, key) do update set first_seen = excluded.first_seen, last_seen = excluded.last_seen,
+  country = excluded.country, latitude = excluded.latitude, longitude = excluded.longitude, radius_km = excluded.radius_km, asn = excluded.asn, anonymous = excluded.anonymous`);
+const upsertCount = sqlite.prepare(`insert into history_counts (account_id, key, grain, bucket, shard, n) values (?, ?, ?, ?, 0, ?)
+  on conflict (account_id, key, grain, bucket, shard) do update set n = excluded.n`);
+const upsertMember = sqlite.prepare(`insert into history_members (account_id, key, kind, member, last_seen) values (?, ?, ?, ?, ?)
+  on conflict (account_id, key, kind, member) do update set last_seen = excluded.last_seen`);
+const deleteMember = sqlite.prepare('delete from history_members where account_id = ? and key = ? and kind = ? and member = ?');
+
+const blob = (value: unknown) => (value instanceof Uint8Array && !Buffer.isBuffer(value) ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : value);
+const row = (values: unknown[]) => values.map(blob);
+
+const writeHistory = sqlite.transaction((write: HistoryWrite) => {
+  for (const r of write.keys) upsertKey.run(row(r));
+  for (const r of write.counts) upsertCount.run(row(r));
+  for (const r of write.members) upsertMember.run(row(r));
+  for (const r of write.evicted) deleteMember.run(row(r));
+  return write.keys.length + write.counts.length + write.members.length + write.evicted.length;
+});
+
+const pruneHistory = Object.fromEntries(Object.entries(PRUNE_STATEMENTS).map(([name, text]) => [name, sqlite.prepare(text)])) as Record<keyof typeof PRUNE_STATEMENTS, Sqlite.Statement>;
+const erase = Object.fromEntries(Object.entries(ERASE_STATEMENTS).map(([name, text]) => [name, sqlite.prepare(text)])) as Record<keyof typeof ERASE_STATEMENTS, Sqlite.Statement>;
+const eraseHistory = sqlite.transaction((account: string, keys: Uint8Array[]) => {
+  const counts = { identifiers: 0, counters: 0, memberships: 0 };
+  for (const k of keys) {
+    const key = blob(k);
+    counts.identifiers += erase.keys.run(account, key).changes;
+    counts.counters += erase.counts.run(account, key).changes;
+    counts.memberships += erase.ownSets.run(account, key).changes + erase.memberOf.run(account, key).changes;
+  }
+  return counts;
+});
+
+const eraseLabels = sqlite.prepare(`delete from labels where account_id = ? and evaluation_id in (
+  select id from evaluations where account_id = ? and ((? is not null and user_id = ?) or (? is not null and email = ?)))`);
+const eraseEvaluations = sqlite.prepare('delete from evaluations where account_id = ? and ((? is not null and user_id = ?) or (? is not null and email = ?))');
+const eraseLog = sqlite.transaction((account: string, userId: string | null, email: string | null) => ({
+  labels: eraseLabels.run(account, account, userId, userId, email, email).changes,
+  evaluations: eraseEvaluations.run(account, userId, userId, email, email).changes,
+}));
 
 parentPort!.on('message', (request: WorkerRequest) => {
   let reply: WorkerReply;
   try {
-    if (request.type === 'write') {
-      insertAll.immediate(request.records);
-      reply = { ok: true, count: request.records.length };
-    } else if (request.type === 'prune') {
-      reply = { ok: true, count: prune.run(request.beforeId, request.limit).changes };
-    } else {
-      sqlite.close();
-      reply = { ok: true, count: 0 };
+    switch (request.type) {
+      case 'write':
+        insertAll.immediate(request.records);
+        reply = { ok: true, count: request.records.length };
+        break;
+      case 'prune':
+        pruneLabels.run(request.beforeId);
+        reply = { ok: true, count: prune.run(request.beforeId, request.limit).changes };
+        break;
+      case 'history':
+        reply = { ok: true, count: writeHistory.immediate(request.write) };
+        break;
+      case 'history-prune':
+        reply = { ok: true, count: pruneHistory[request.statement].run(...request.values).changes };
+        break;
+      case 'history-erase': {
+        const counts = eraseHistory.immediate(request.account, request.keys);
+        reply = { ok: true, count: counts.identifiers + counts.counters + counts.memberships, counts };
+        break;
+      }
+      case 'log-erase': {
+        const counts = eraseLog.immediate(request.account, request.userId, request.email);
+        reply = { ok: true, count: counts.evaluations, counts };
+        break;
+      }
+      default:
+        sqlite.close();
+        reply = { ok: true, count: 0 };
     }
   } catch (error) {
     reply = { ok: false, error: (error as Error).message, code: (error as { code?: string }).code ?? null };

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
-import type { LogWriter } from './engine.js';
+import type { LogErasure, LogWriter } from './engine.js';
 import type { LogRecord } from './log-record.js';
 import type { WorkerReply, WorkerRequest } from './sqlite-log-worker.js';
 import type { DatabaseUrl } from './url.js';
@@ -9,10 +9,17 @@ import type { DatabaseUrl } from './url.js';
 const WORKER_BUSY_TIMEOUT_MS = 5_000;
 
 /**
- * The main-thread side of the SQLite log writer: forwards each batch to the worker and resolves
- * with its reply. The evaluation log sends one request at a time, so replies come back in order.
+ * The main-thread side of the SQLite writer thread (sqlite-log-worker.ts), which the evaluation log
+ * and behaviour history share: one connection writing, requests answered in order. Closed when
+ * both users have closed it.
  */
-export async function openSqliteLogWriter(database: DatabaseUrl & { engine: 'sqlite' }): Promise<LogWriter> {
+export interface SqliteWriterThread {
+  send(request: WorkerRequest): Promise<WorkerReply & { ok: true }>;
+  /** One user is done with the thread; the last one stops it. */
+  release(): Promise<void>;
+}
+
+export async function openSqliteWriterThread(database: DatabaseUrl & { engine: 'sqlite' }, users: number): Promise<SqliteWriterThread> {
   // From source (tests, `npm run dev`) the worker is TypeScript and needs tsx; from dist it is plain JavaScript.
   const fromSource = import.meta.url.endsWith('.ts');
   const worker = new Worker(new URL(fromSource ? './sqlite-log-worker.ts' : './sqlite-log-worker.js', import.meta.url), {
@@ -21,6 +28,7 @@ export async function openSqliteLogWriter(database: DatabaseUrl & { engine: 'sql
   });
   worker.unref();
   let exited: Error | null = null;
+  let remaining = users;
   const waiting: Array<{ resolve: (reply: WorkerReply) => void }> = [];
   worker.on('message', (reply: WorkerReply) => waiting.shift()?.resolve(reply));
   const onEnd = (error: Error) => {
@@ -28,29 +36,37 @@ export async function openSqliteLogWriter(database: DatabaseUrl & { engine: 'sql
     for (const w of waiting.splice(0)) w.resolve({ ok: false, error: error.message, code: null });
   };
   worker.on('error', onEnd);
-  worker.on('exit', (code) => onEnd(new Error(`the log writer thread exited (${code})`)));
+  worker.on('exit', (code) => onEnd(new Error(`the store's writer thread exited (${code})`)));
   await once(worker, 'online');
 
-  const send = (request: WorkerRequest): Promise<number> => {
+  const send = (request: WorkerRequest) => {
     if (exited) return Promise.reject(exited);
     return new Promise<WorkerReply>((resolve) => {
       waiting.push({ resolve });
       worker.postMessage(request);
     }).then((reply) => {
       if (!reply.ok) throw Object.assign(new Error(reply.error), { code: reply.code });
-      return reply.count;
+      return reply;
     });
   };
-
   return {
-    async write(records: LogRecord[]) {
-      await send({ type: 'write', records });
-    },
-    prune: (beforeId, limit) => send({ type: 'prune', beforeId, limit }),
-    async close() {
-      if (exited) return;
+    send,
+    async release() {
+      remaining -= 1;
+      if (remaining > 0 || exited) return;
       await send({ type: 'close' }).catch(() => undefined);
       await worker.terminate();
     },
+  };
+}
+
+export function sqliteLogWriter(thread: SqliteWriterThread): LogWriter {
+  return {
+    async write(records: LogRecord[]) {
+      await thread.send({ type: 'write', records });
+    },
+    prune: async (beforeId, limit) => (await thread.send({ type: 'prune', beforeId, limit })).count,
+    erase: async (account, userId, email) => (await thread.send({ type: 'log-erase', account, userId, email })).counts as unknown as LogErasure,
+    close: () => thread.release(),
   };
 }

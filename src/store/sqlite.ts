@@ -4,7 +4,8 @@ import Sqlite from 'better-sqlite3';
 import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDialectConfig } from 'kysely';
 import type { Engine } from './engine.js';
 import type { Database } from './schema.js';
-import { openSqliteLogWriter } from './sqlite-log-writer.js';
+import { sqliteHistory } from './history-sqlite.js';
+import { openSqliteWriterThread, sqliteLogWriter } from './sqlite-log-writer.js';
 import { StoreError, type DatabaseUrl } from './url.js';
 
 /**
@@ -75,7 +76,15 @@ export function openSqlite(database: DatabaseUrl & { engine: 'sqlite' }): Sqlite
     lockAccount: (trx, id) => trx.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst(),
     // Through Kysely, not a statement of our own: its mutex keeps this read out of an open transaction.
     revision: async () => (await db.selectFrom('store_revision').select('revision').where('id', '=', 1).executeTakeFirstOrThrow()).revision,
-    openLogWriter: () => openSqliteLogWriter(database),
+    async openWriters(needs) {
+      const users = (needs.log ? 1 : 0) + (needs.history ? 1 : 0);
+      if (users === 0) return { log: null, history: null };
+      const thread = await openSqliteWriterThread(database, users);
+      return {
+        log: needs.log ? sqliteLogWriter(thread) : null,
+        history: needs.history ? sqliteHistory({ ...needs.history, path: database.path, thread }) : null,
+      };
+    },
     setBusyTimeout(ms) {
       sqlite.pragma(`busy_timeout = ${Math.floor(ms)}`);
     },

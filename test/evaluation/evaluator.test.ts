@@ -1,3 +1,4 @@
+import { createListBook } from '../../src/lists/list-book.js';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -28,7 +29,7 @@ async function evaluatorWith(inspect: EmailInspector['inspect'], inspectCached: 
   const [rules, ip] = await Promise.all([ruleBookFromDirectory(config.rulesDir), createIpInspector({ config, logger, openData: null })]);
   const email: EmailInspector = { inspect, inspectCached, status: () => [], close: async () => {} };
   const errors: unknown[] = [];
-  const evaluate = createEvaluator({ email, ip, rules, store: { available: true }, deadlineMs: DEADLINE, onStepError: (_step, error) => errors.push(error) });
+  const evaluate = createEvaluator({ email, ip, rules, store: { available: true }, history: null, lists: createListBook(), deadlineMs: DEADLINE, onStepError: (_step, error) => errors.push(error) });
   return { evaluate, errors, close: () => Promise.all([rules.close(), ip.close()]) };
 }
 

@@ -27,7 +27,10 @@ afterAll(async () => {
 
 describe('the store killed under load', () => {
   it('answers every evaluation, says the store is unavailable, and recovers on its own', async () => {
-    t = await startTestApp({ DATABASE_URL: await postgres.createDatabase(), DNS_TIMEOUT_MS: String(DEADLINE_MS), RELOAD_INTERVAL_MS: '100' });
+    // The history step's own deadline is tested with a store held still (test/history/deadline.test.ts);
+    // here 8 workers on one address make every statement wait for the last one's row locks, on two
+    // busy cores, so the step gets as long as an answer may take before the stop.
+    t = await startTestApp({ DATABASE_URL: await postgres.createDatabase(), DNS_TIMEOUT_MS: String(DEADLINE_MS), RELOAD_INTERVAL_MS: '100', HISTORY_TIMEOUT_MS: '1000' });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = t.app.server.address() as { port: number };
     const storeStatus = () => t!.app.sources().find((s) => s.name === 'store')!;
@@ -36,6 +39,7 @@ describe('the store killed under load', () => {
     let stop = false;
     const seen = { before: { store: 0, clean: 0, slowest: 0 }, down: { store: 0, clean: 0, slowest: 0 }, after: { store: 0, clean: 0, slowest: 0 } };
     const slow: string[] = [];
+    const historyMismatch: string[] = [];
     const load = startLoad({
       url: `http://127.0.0.1:${port}`,
       workers: WORKERS,
@@ -45,8 +49,10 @@ describe('the store killed under load', () => {
         if (answer.status !== 200) return;
         if (answer.ms > ANSWER_BOUND_MS) slow.push(`${phase}: ${Math.round(answer.ms)} ms`);
         seen[phase].slowest = Math.max(seen[phase].slowest, Math.round(answer.ms));
-        const unavailable = (answer.body as { unavailable: string[] }).unavailable;
+        const { unavailable, history } = answer.body as { unavailable: string[]; history: unknown };
         seen[phase][unavailable.includes('store') ? 'store' : 'clean'] += 1;
+        // History comes with the store or not at all: never a partial or stale guess.
+        if (unavailable.includes('store') !== (history === null)) historyMismatch.push(`${phase}: store ${unavailable.includes('store') ? 'unavailable' : 'available'}, history ${JSON.stringify(history)}`);
       },
     });
 
@@ -74,6 +80,7 @@ describe('the store killed under load', () => {
     expect(failures(figures)).toEqual({});
     expect(figures.noResponse).toEqual([]);
     expect(slow).toEqual([]);
+    expect(historyMismatch).toEqual([]);
     expect(seen.before.store).toBe(0);
     expect(storeStatus()).toMatchObject({ loaded: true, error: null });
     expect((await t.app.inject('/readyz')).json()).toEqual({ status: 'ready', unavailable: [] });

@@ -116,7 +116,7 @@ describe('POST /v1/risk/evaluate with the shipped rules', () => {
     t = await startTestApp();
     const body = (await evaluate(evaluationBody())).json();
     expect(Object.keys(body).sort()).toEqual(
-      ['dry_run', 'email', 'evaluated_at', 'event_type', 'id', 'ip', 'score', 'signals', 'took_ms', 'unavailable'].sort(),
+      ['dry_run', 'email', 'evaluated_at', 'event_type', 'history', 'id', 'ip', 'lists', 'score', 'signals', 'took_ms', 'unavailable'].sort(),
     );
     expect(Object.keys(body.email).sort()).toEqual(
       ['address', 'canonical', 'deliverability', 'deliverable', 'disposable', 'domain', 'free_provider', 'mx_records', 'normalized', 'relay', 'role_account', 'suggested_domain'].sort(),

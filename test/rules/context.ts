@@ -1,5 +1,7 @@
 import type { EmailFacts, IpFacts } from '../../src/evaluation/facts.js';
 import type { EvaluationContext } from '../../src/evaluation/ports.js';
+import type { HistoryFacts } from '../../src/history/facts.js';
+import type { ListFacts } from '../../src/lists/facts.js';
 import { validateEvaluationRequest, type EvaluationRequestBody } from '../../src/evaluation/request.js';
 import { ruleFileSchema } from '../../src/rules/file-schema.js';
 import { compileRuleSet, type RuleSet } from '../../src/rules/rule-set.js';
@@ -7,12 +9,14 @@ import { compileRuleSet, type RuleSet } from '../../src/rules/rule-set.js';
 /** A clean, fully known context: every check ran and found nothing. Tests override what they need. */
 export interface ContextOverrides {
   body?: Partial<EvaluationRequestBody>;
+  history?: HistoryFacts | null;
+  lists?: ListFacts;
   email?: Partial<EmailFacts>;
   ip?: Partial<IpFacts>;
   unavailable?: string[];
 }
 
-export function contextOf({ body = {}, email = {}, ip = {}, unavailable = [] }: ContextOverrides = {}): EvaluationContext {
+export function contextOf({ body = {}, email = {}, ip = {}, unavailable = [], history = null, lists = { block: [], allow: [] } }: ContextOverrides = {}): EvaluationContext {
   const validated = validateEvaluationRequest({ ip: '81.2.69.160', email: 'jane.doe@example.com', event_type: 'account_register', ...body });
   if (!validated.ok) throw new Error(JSON.stringify(validated.errors));
   const request = validated.value;
@@ -59,6 +63,8 @@ export function contextOf({ body = {}, email = {}, ip = {}, unavailable = [] }: 
     },
     user: request.user ?? null,
     device_intelligence: request.device_intelligence ?? null,
+    history,
+    lists,
     unavailable: new Set(unavailable),
   };
 }

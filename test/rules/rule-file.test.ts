@@ -28,7 +28,7 @@ describe('an invalid rule file is refused with the file, the line and the path i
     ['no rules list', 'thresholds: { review: 10, decline: 20 }\n', /^account_register\.yaml:1:1 rules: .*expected array, received undefined/],
     ['an unknown key, pointed at', 'rules:\n  - library: ip_tor\n    scroe: 10\n', /^account_register\.yaml:3:5 rules\[0\]\.scroe: Unrecognized key: "scroe"$/],
     ['an unknown library rule', 'rules:\n  - library: ip_teleport\n', /^account_register\.yaml:2:5 rules\[0\]\.library: unknown library rule "ip_teleport"/],
-    ['a library rule with a condition', 'rules:\n  - library: ip_tor\n    when: { field: ip.asn, equals: 1 }\n', /rules\[0\]\.when: a library rule takes only score and mode/],
+    ['a library rule with a condition', 'rules:\n  - library: ip_tor\n    when: { field: ip.asn, equals: 1 }\n', /rules\[0\]\.when: a library rule takes only score, mode and params/],
     ['a custom rule without a score', 'rules:\n  - id: r\n    name: R\n    when: { field: ip.asn, equals: 1 }\n', /:2:5 rules\[0\]: a custom rule needs "score"/],
     ['a score out of range', 'rules:\n  - library: ip_tor\n    score: 101\n', /:3:5 rules\[0\]\.score: Too big/],
     ['a fractional score', 'rules:\n  - library: ip_tor\n    score: 2.5\n', /rules\[0\]\.score: .*expected int/],
@@ -52,6 +52,14 @@ describe('an invalid rule file is refused with the file, the line and the path i
     ['a nested problem', custom('{ any: [{ not: { field: ip.asn, gt: x } }] }'), /rules\[0\]\.when\.any\[0\]\.not\.gt: /],
     ['thresholds out of order', 'thresholds: { review: 50, decline: 40 }\nrules: []\n', /^account_register\.yaml:1:1 thresholds: review must not be above decline/],
     ['the same rule twice', 'rules:\n  - library: ip_tor\n  - library: ip_tor\n', /:3:5 rules\[1\]: rule "ip_tor" appears twice/],
+    ['a parameter the rule does not take', 'rules:\n  - library: ip_velocity\n    params:\n      events_2h: 3\n',
+      /:4:7 rules\[0\]\.params\.events_2h: unknown parameter "events_2h": ip_velocity takes events_1h, events_24h$/],
+    ['a parameter out of its bounds', 'rules:\n  - library: device_multi_account\n    params: { accounts_30d: 0 }\n',
+      /rules\[0\]\.params\.accounts_30d: accounts_30d must be a whole number from 1 to 100$/],
+    ['a fractional parameter', 'rules:\n  - library: impossible_travel\n    params: { speed_kmh: 900.5 }\n', /rules\[0\]\.params\.speed_kmh: speed_kmh must be a whole number/],
+    ['params on a rule without any', 'rules:\n  - library: ip_tor\n    params: { x: 1 }\n', /rules\[0\]\.params\.x: unknown parameter "x": ip_tor takes no params/],
+    ['params on a custom rule', 'rules:\n  - id: r\n    name: R\n    score: 1\n    params: { x: 1 }\n    when: { field: ip.asn, equals: 1 }\n',
+      /rules\[0\]\.params: params set a library rule's thresholds/],
   ])('%s', async (_name, text, expected) => {
     const problems = await problemsOf(text);
     expect(problems.length).toBeGreaterThan(0);

@@ -37,7 +37,7 @@ export interface TestApp {
  * given). DNS goes to a closed port on 127.0.0.1 unless a test starts its own server: never to
  * the machine's resolver.
  */
-export async function startTestApp(env: Record<string, string> = {}, resources: Partial<AppResources> = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, resources: Partial<AppResources> = {}, options: { now?: () => number } = {}): Promise<TestApp> {
   const config = loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
@@ -51,7 +51,7 @@ export async function startTestApp(env: Record<string, string> = {}, resources: 
     ...env,
   });
   const logs = new LogCapture();
-  const app = await buildApp(config, { logger: createLogger(config.logLevel, logs), resources });
+  const app = await buildApp(config, { logger: createLogger(config.logLevel, logs), resources, now: options.now });
   return { app, config, logs };
 }
 

@@ -1,0 +1,97 @@
+/**
+ * Behaviour history's own figures, for `npm run bench` (bench/run.ts calls these): what one
+ * read-and-record costs in-process as the history grows (a hot key and 1,000,000 distinct keys,
+ * side by side), and the storage a million evaluations take, on each engine. Everything on 127.0.0.1.
+ */
+import { statSync } from 'node:fs';
+import { sql } from 'kysely';
+import { pino } from 'pino';
+import { historyFacts } from '../src/history/compute.js';
+import { historyEvent } from '../src/history/event.js';
+import type { Place } from '../src/history/place.js';
+import { openStore, type Store } from '../src/store/index.js';
+import { parseDatabaseUrl } from '../src/store/url.js';
+
+export interface HistoryFigures {
+  engine: string;
+  evaluations: number;
+  /** µs per record() with every event on one IP, e-mail, device and user. */
+  hot_us: { mean: number; p99: number };
+  /** µs per record() with every identifier new, measured at the start and after `evaluations` distinct ones. */
+  distinct_first_us: { mean: number; p99: number };
+  distinct_last_us: { mean: number; p99: number };
+  /** Bytes the history tables took per million evaluations of distinct identifiers. */
+  mb_per_million: number;
+}
+
+const PLACE: Place = { country: 'GB', latitude: 51.5, longitude: -0.09, radiusKm: 20, asn: 20712, anonymous: false };
+const SAMPLE = 2_000;
+
+const stats = (samples: number[]) => {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const round = (x: number) => Math.round(x * 10) / 10;
+  return { mean: round(sorted.reduce((a, b) => a + b, 0) / sorted.length), p99: round(sorted[Math.floor(sorted.length * 0.99)]!) };
+};
+
+async function sizeOf(store: Store): Promise<number> {
+  if (store.engine.kind === 'sqlite') {
+    const path = (store.engine.database as { path: string }).path;
+    await sql`pragma wal_checkpoint(truncate)`.execute(store.engine.db).catch(() => undefined);
+    return statSync(path).size + (statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0);
+  }
+  const r = await sql<{ size: number }>`select sum(pg_total_relation_size(t))::bigint as size from unnest(array['history_keys', 'history_counts', 'history_members']) t`.execute(store.engine.db);
+  return Number(r.rows[0]!.size);
+}
+
+export async function benchHistory(url: string, evaluations: number): Promise<HistoryFigures> {
+  const parsed = parseDatabaseUrl(url);
+  if ('error' in parsed) throw new Error(parsed.error);
+  let now = Date.parse('2026-06-01T00:00:00Z');
+  const store = await openStore({ database: parsed, logger: pino({ level: 'warn' }), retentionDays: 0, historyDays: 180, writeLog: true, now: () => now });
+  try {
+    const history = store.history!;
+    const hash = store.hashIdentifier;
+    const distinct = (i: number) => {
+      const email = hash('acme', 'email', `user${i}@example.com`);
+      return historyEvent({
+        account: 'acme', at: now, ip: hash('acme', 'ip', `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`), email, identity: hash('acme', 'user', `u${i}`),
+        device: hash('acme', 'device', `d${i}`), user: hash('acme', 'user', `u${i}`), place: PLACE,
+      });
+    };
+    const timed = async (make: (i: number) => ReturnType<typeof distinct>, from: number, count: number) => {
+      const samples: number[] = [];
+      for (let i = from; i < from + count; i++) {
+        now += 7;
+        const event = make(i);
+        const started = performance.now();
+        historyFacts(await history.record(event), event);
+        samples.push((performance.now() - started) * 1000);
+      }
+      return samples;
+    };
+    const before = await sizeOf(store);
+    const first = await timed(distinct, 0, SAMPLE);
+    // The bulk, not timed one by one: PostgreSQL in parallel (as a service would), SQLite as it comes.
+    const parallel = store.engine.kind === 'postgres' ? 8 : 1;
+    for (let i = SAMPLE; i < evaluations - SAMPLE; i += parallel) {
+      now += 7;
+      await Promise.all(Array.from({ length: Math.min(parallel, evaluations - SAMPLE - i) }, (_, k) => history.record(distinct(i + k))));
+      if (i % 100_000 < parallel) console.error(`history ${store.engine.kind}: ${i} of ${evaluations}`);
+    }
+    const last = await timed(distinct, evaluations - SAMPLE, SAMPLE);
+    // One identifier set for every event: what a busy NAT address and its regulars cost.
+    const hot = await timed(() => distinct(0), 0, SAMPLE);
+    await store.close();
+    // Reopened, so SQLite's memory is written back and the file checkpointed before it is measured.
+    const reopened = await openStore({ database: parsed, logger: pino({ level: 'warn' }), retentionDays: 0, writeLog: false });
+    const size = await sizeOf(reopened).finally(() => reopened.close());
+    return {
+      engine: store.engine.kind, evaluations,
+      hot_us: stats(hot), distinct_first_us: stats(first), distinct_last_us: stats(last),
+      mb_per_million: Math.round(((size - before) / (evaluations + SAMPLE)) * 1e6 / 2 ** 20),
+    };
+  } catch (error) {
+    await store.close().catch(() => undefined);
+    throw error;
+  }
+}

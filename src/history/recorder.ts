@@ -1,0 +1,95 @@
+import { canonicalAddress } from '../email/canonical.js';
+import type { IpFacts } from '../evaluation/facts.js';
+import type { EvaluationRequest } from '../evaluation/request.js';
+import type { ParsedIp } from '../ip/address.js';
+import { ipv6ToWords } from '../ip/numeric.js';
+import { historyFacts } from './compute.js';
+import { historyEvent } from './event.js';
+import type { HistoryFacts } from './facts.js';
+import type { Hasher } from './identifiers.js';
+import { placeOf } from './place.js';
+import type { HistoryStore } from './store.js';
+
+/**
+ * The evaluation's history step: one read-and-record per evaluation, before the rules run. It is
+ * never what fails or delays an answer: a store that is down is not asked; one that does not answer
+ * within `timeoutMs`, or throws, leaves the answer with `history: null` and `store` unavailable; and
+ * at most `maxInFlight` round trips wait at once (past that, the answer goes without). The statement
+ * of a timed-out step may still complete: the event is then remembered though the answer said not.
+ */
+export interface HistoryRecorderOptions {
+  store: HistoryStore;
+  hash: Hasher;
+  /** Whether the store answered its last probe or write (a field read). */
+  available: () => boolean;
+  timeoutMs: number;
+  maxInFlight?: number;
+  /** A step that failed: the store is not working. */
+  onError: (error: Error) => void;
+}
+
+export type HistoryStep = { facts: HistoryFacts } | { facts: null; unavailable: true };
+
+const UNAVAILABLE: HistoryStep = { facts: null, unavailable: true };
+export const MAX_HISTORY_IN_FLIGHT = 64;
+
+export type HistoryRecorder = (account: string, request: EvaluationRequest, ip: IpFacts, at: number) => HistoryStep | Promise<HistoryStep>;
+
+export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryRecorder {
+  const maxInFlight = options.maxInFlight ?? MAX_HISTORY_IN_FLIGHT;
+  let inFlight = 0;
+  const fail = (error: unknown): HistoryStep => {
+    options.onError(error as Error);
+    return UNAVAILABLE;
+  };
+
+  return (account, request, ip, at) => {
+    if (!options.available() || inFlight >= maxInFlight) return UNAVAILABLE;
+    const { hash } = options;
+    const email = hash(account, 'email', canonicalAddress(request.parsedEmail));
+    const userId = request.user?.user_id;
+    const deviceHash = request.device_intelligence?.device_hash;
+    const user = userId === undefined ? null : hash(account, 'user', userId);
+    const event = historyEvent({
+      account,
+      at,
+      ip: hash(account, 'ip', ipIdentifier(request.parsedIp)),
+      email,
+      identity: user ?? email,
+      device: deviceHash === undefined ? null : hash(account, 'device', deviceHash),
+      user,
+      place: placeOf(ip),
+    });
+    let prior;
+    try {
+      prior = options.store.record(event);
+    } catch (error) {
+      return fail(error);
+    }
+    if (!(prior instanceof Promise)) return { facts: historyFacts(prior, event) };
+
+    inFlight += 1;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<HistoryStep>((resolve) => {
+      timer = setTimeout(() => resolve(UNAVAILABLE), options.timeoutMs);
+    });
+    const answered = prior.then((p): HistoryStep => ({ facts: historyFacts(p, event) }), fail);
+    return Promise.race([answered, timeout]).finally(() => {
+      clearTimeout(timer);
+      // Counted until the store answers, not until the evaluation stops waiting.
+      void answered.finally(() => {
+        inFlight -= 1;
+      });
+    });
+  };
+}
+
+/**
+ * What `history.ip` counts: an IPv4 address; an IPv6 address by its /64 network, which one
+ * household or one server holds and within which a device picks new addresses at will (RFC 8981).
+ */
+export function ipIdentifier(ip: ParsedIp): string {
+  if (ip.version === 4) return ip.address;
+  const words = ipv6ToWords(ip.address);
+  return `${words[0]!.toString(16)}:${words[1]!.toString(16)}::/64`;
+}

@@ -1,0 +1,36 @@
+import type { HistoryEvent, Prior } from './event.js';
+
+/**
+ * The port behaviour history needs from the store (one adapter per engine): record an event and
+ * read what came before it in one step, erase a person, prune by age. The request path uses
+ * `record` only.
+ */
+export interface HistoryStore {
+  /** Synchronous on SQLite (memory and WAL reads); one round trip on PostgreSQL. Never retried. */
+  record(event: HistoryEvent): Prior | Promise<Prior>;
+  /** Removes everything kept under these keys, and these keys from every set of the account. */
+  erase(account: string, keys: Buffer[]): Promise<ErasedHistory>;
+  /** Deletes, in small batches, what is older than HISTORY_DAYS (and counters older than their window). */
+  prune(): Promise<number>;
+  stats(): HistoryStoreStats;
+  close(): Promise<void>;
+}
+
+export interface ErasedHistory {
+  /** Identifier rows (first seen, last place). */
+  identifiers: number;
+  counters: number;
+  /** Set members: the person's devices and countries, and the person among the accounts of IPs and devices. */
+  memberships: number;
+}
+
+export interface HistoryStoreStats {
+  /** Events whose changes could not be written (the store refused, or the write-back memory was full). */
+  failed: number;
+  pruned: number;
+  /** SQLite: identifiers held in memory, and those with changes not yet written. */
+  cached?: number;
+  pending?: number;
+}
+
+export const NO_ERASURE: ErasedHistory = { identifiers: 0, counters: 0, memberships: 0 };

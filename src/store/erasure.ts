@@ -1,0 +1,97 @@
+import type { ExpressionBuilder } from 'kysely';
+import { parseEmail } from '../email/address.js';
+import { canonicalAddress } from '../email/canonical.js';
+import type { Hasher } from '../history/identifiers.js';
+import { NO_ERASURE, type ErasedHistory, type HistoryStore } from '../history/store.js';
+import { appendAudit } from './audit.js';
+import type { Engine } from './engine.js';
+import type { EvaluationLog } from './evaluation-log.js';
+import { StoreRequestError } from './errors.js';
+import type { Database } from './schema.js';
+
+/**
+ * Erasure (GDPR Art. 17, PRODUCT.md "erase"): a person's history (their identifiers' rows, counters
+ * and sets, and their place among the accounts of IPs and devices), their evaluations in the log
+ * and those evaluations' labels. Lists are the account's own decisions and stay.
+ *
+ * Every replica's view: on SQLite the one process's memory is purged with the file; on PostgreSQL
+ * no replica keeps history in memory, but another replica may still have this person's evaluation
+ * queued for the log (up to a batch, some 50 ms) or a history statement in flight, so the deletes
+ * run again ERASE_AGAIN_MS later.
+ */
+export interface ErasureSubject {
+  userId?: string;
+  email?: string;
+}
+
+export interface ErasureResult {
+  history: ErasedHistory;
+  evaluations: number;
+  labels: number;
+}
+
+export const ERASE_AGAIN_MS = 5_000;
+
+export interface ErasureDependencies {
+  engine: Engine;
+  log: EvaluationLog;
+  history: HistoryStore | null;
+  hash: Hasher;
+  now: () => number;
+}
+
+export async function erasePerson(deps: ErasureDependencies, account: string, subject: ErasureSubject, by: { actor: string }): Promise<ErasureResult> {
+  const keys: Buffer[] = [];
+  let email: string | null = null;
+  if (subject.userId !== undefined) keys.push(deps.hash(account, 'user', subject.userId));
+  if (subject.email !== undefined) {
+    const parsed = parseEmail(subject.email);
+    if ('error' in parsed) throw new StoreRequestError('invalid', `email: ${parsed.error}`);
+    email = parsed.normalized.toLowerCase();
+    keys.push(deps.hash(account, 'email', canonicalAddress(parsed)));
+  }
+  if (keys.length === 0) throw new StoreRequestError('invalid', 'give user_id, email or both');
+
+  const once = async (): Promise<ErasureResult> => {
+    const history = deps.history !== null ? await deps.history.erase(account, keys) : await eraseHistoryRows(deps.engine, account, keys);
+    const log = await deps.log.erase(account, subject.userId ?? null, email) ?? (await eraseLogRows(deps.engine, account, subject.userId ?? null, email));
+    return { history, ...log };
+  };
+  const result = await once();
+  await deps.engine.db.transaction().execute((trx) => appendAudit(trx, deps.now(), {
+    // Who and what was removed, never whom: the audit log outlives the erasure.
+    actor: by.actor, account_id: account, action: 'person.erase', target: null, before: null,
+    after: { by: [subject.userId !== undefined ? 'user_id' : null, email !== null ? 'email' : null].filter(Boolean), removed: result },
+  }));
+  if (deps.engine.kind === 'postgres') {
+    setTimeout(() => void once().catch(() => undefined), ERASE_AGAIN_MS).unref();
+  }
+  return result;
+}
+
+/** When history is off now (HISTORY_DAYS=0), what an earlier setting kept is still erased. */
+async function eraseHistoryRows(engine: Engine, account: string, keys: Buffer[]): Promise<ErasedHistory> {
+  const erased = { ...NO_ERASURE };
+  const n = (result: { numDeletedRows: bigint }) => Number(result.numDeletedRows);
+  await engine.db.transaction().execute(async (trx) => {
+    for (const key of keys) {
+      erased.identifiers += n(await trx.deleteFrom('history_keys').where('account_id', '=', account).where('key', '=', key).executeTakeFirstOrThrow());
+      erased.counters += n(await trx.deleteFrom('history_counts').where('account_id', '=', account).where('key', '=', key).executeTakeFirstOrThrow());
+      erased.memberships += n(await trx.deleteFrom('history_members').where('account_id', '=', account).where('key', '=', key).executeTakeFirstOrThrow());
+      erased.memberships += n(await trx.deleteFrom('history_members').where('account_id', '=', account).where('kind', '=', 'a').where('member', '=', key).executeTakeFirstOrThrow());
+    }
+  });
+  return erased;
+}
+
+/** When the log keeps nothing now (RETENTION_DAYS=0), what it kept before is still erased. */
+async function eraseLogRows(engine: Engine, account: string, userId: string | null, email: string | null) {
+  const person = (eb: ExpressionBuilder<Database, 'evaluations'>) =>
+    eb.or([...(userId !== null ? [eb('user_id', '=', userId)] : []), ...(email !== null ? [eb('email', '=', email)] : [])]);
+  return engine.db.transaction().execute(async (trx) => {
+    const ids = trx.selectFrom('evaluations').select('id').where('account_id', '=', account).where(person);
+    const labels = await trx.deleteFrom('labels').where('account_id', '=', account).where('evaluation_id', 'in', ids).executeTakeFirstOrThrow();
+    const evaluations = await trx.deleteFrom('evaluations').where('account_id', '=', account).where(person).executeTakeFirstOrThrow();
+    return { evaluations: Number(evaluations.numDeletedRows), labels: Number(labels.numDeletedRows) };
+  });
+}

@@ -1,0 +1,65 @@
+import type pg from 'pg';
+import { HOUR_MS, MINUTE_MS, MINUTES_IN_WINDOW, HOURS_IN_WINDOW, DAY_MS } from '../history/caps.js';
+import type { ErasedHistory, HistoryStore } from '../history/store.js';
+import { ERASE_STATEMENTS, numbered, PRUNE_STATEMENTS } from './history-sql.js';
+
+export interface HistoryMaintenanceOptions {
+  historyDays: number;
+  now: () => number;
+  pruneBatch?: number;
+}
+
+/** Where the age limits stand now: the last minute and hour bucket no window reads, and the oldest time kept. */
+export function pruneBounds(now: number, historyDays: number) {
+  return {
+    minute: Math.floor(now / MINUTE_MS) - MINUTES_IN_WINDOW,
+    hour: Math.floor(now / HOUR_MS) - HOURS_IN_WINDOW,
+    before: now - historyDays * DAY_MS,
+  };
+}
+
+export const PRUNE_BATCH = 1_000;
+
+/** PostgreSQL's pruning and erasure, through the pool; SQLite's run the same statements on its writer thread. */
+export function postgresMaintenance(pool: pg.Pool, options: HistoryMaintenanceOptions): Pick<HistoryStore, 'erase' | 'prune'> & { pruned: () => number } {
+  const batch = options.pruneBatch ?? PRUNE_BATCH;
+  let pruned = 0;
+  const deleteAll = async (text: string, values: unknown[]) => {
+    let total = 0;
+    for (;;) {
+      const result = await pool.query({ text: numbered(text), values: [...values, batch] });
+      total += result.rowCount ?? 0;
+      if ((result.rowCount ?? 0) < batch) return total;
+    }
+  };
+  return {
+    async prune() {
+      const b = pruneBounds(options.now(), options.historyDays);
+      const total = (await deleteAll(PRUNE_STATEMENTS.counts, [b.minute, b.hour])) +
+        (await deleteAll(PRUNE_STATEMENTS.members, [b.before])) + (await deleteAll(PRUNE_STATEMENTS.keys, [b.before]));
+      pruned += total;
+      return total;
+    },
+    async erase(account, keys) {
+      const client = await pool.connect();
+      const erased: ErasedHistory = { identifiers: 0, counters: 0, memberships: 0 };
+      try {
+        await client.query('begin');
+        for (const key of keys) {
+          const run = async (text: string) => (await client.query({ text: numbered(text), values: [account, key] })).rowCount ?? 0;
+          erased.identifiers += await run(ERASE_STATEMENTS.keys);
+          erased.counters += await run(ERASE_STATEMENTS.counts);
+          erased.memberships += (await run(ERASE_STATEMENTS.ownSets)) + (await run(ERASE_STATEMENTS.memberOf));
+        }
+        await client.query('commit');
+        return erased;
+      } catch (error) {
+        await client.query('rollback').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    pruned: () => pruned,
+  };
+}

@@ -1,0 +1,27 @@
+/**
+ * The history's maintenance statements (pruning by age, erasing a person), written once with `?`
+ * placeholders: the SQLite writer thread prepares them as they are, PostgreSQL gets them numbered.
+ * Each prune statement deletes one small batch: a short transaction, so writers wait little.
+ */
+export const PRUNE_STATEMENTS = {
+  /** Minute counters past the one-hour window, hour counters past the 24-hour one: nothing reads them. */
+  counts: `delete from history_counts where (account_id, key, grain, bucket, shard) in (
+    select account_id, key, grain, bucket, shard from history_counts where (grain = 1 and bucket <= ?) or (grain = 2 and bucket <= ?) limit ?)`,
+  members: `delete from history_members where (account_id, key, kind, member) in (
+    select account_id, key, kind, member from history_members where last_seen < ? limit ?)`,
+  keys: `delete from history_keys where (account_id, key) in (select account_id, key from history_keys where last_seen < ? limit ?)`,
+} as const;
+
+/** Everything under one key of an account, and that key among the accounts of every IP and device. */
+export const ERASE_STATEMENTS = {
+  keys: 'delete from history_keys where account_id = ? and key = ?',
+  counts: 'delete from history_counts where account_id = ? and key = ?',
+  ownSets: 'delete from history_members where account_id = ? and key = ?',
+  memberOf: "delete from history_members where account_id = ? and kind = 'a' and member = ?",
+} as const;
+
+/** `?` to `$1`, `$2`…, for PostgreSQL. */
+export function numbered(text: string): string {
+  let i = 0;
+  return text.replace(/\?/g, () => `$${++i}`);
+}

@@ -1,0 +1,419 @@
+import Sqlite from 'better-sqlite3';
+import { GRAIN_HOUR, GRAIN_MINUTE, HOURS_IN_WINDOW, MINUTES_IN_WINDOW, SET_ACCOUNTS, SET_COUNTRIES, SET_DEVICES, SET_KEEP } from '../history/caps.js';
+import type { HistoryEvent, Prior, SetReading } from '../history/event.js';
+import type { Place } from '../history/place.js';
+import type { ErasedHistory, HistoryStore } from '../history/store.js';
+import { pruneBounds, PRUNE_BATCH, type HistoryMaintenanceOptions } from './history-maintenance.js';
+import type { HistoryWrite } from './sqlite-log-worker.js';
+import type { SqliteWriterThread } from './sqlite-log-writer.js';
+
+/**
+ * SQLite: the process is the store's only writer (README "Store": SQLite is for one process), so
+ * the history it has touched lately is held in memory, and memory is the truth. An evaluation
+ * reads and updates its identifiers there, synchronously; an identifier not in memory is read
+ * from the file first (three indexed reads; WAL readers never wait for the writer). Changes are
+ * written back in batches by the writer thread the evaluation log uses, so the request path never
+ * waits for the write lock. An identifier with changes not yet written stays in memory until they
+ * are; the others are evicted oldest first past the bounds below.
+ */
+export interface SqliteHistoryOptions extends HistoryMaintenanceOptions {
+  path: string;
+  thread: SqliteWriterThread;
+  /** A write-back failed: the store is not working. */
+  onWriteError: (error: Error) => void;
+  maxEntries?: number;
+  maxBytes?: number;
+  flushDelayMs?: number;
+  flushBatch?: number;
+}
+
+export const SQLITE_HISTORY_DEFAULTS = {
+  /** Identifiers held in memory, and their estimated bytes: whichever bound is reached first. */
+  maxEntries: 100_000,
+  maxBytes: 64 * 2 ** 20,
+  flushDelayMs: 50,
+  /** Identifiers written back per transaction. */
+  flushBatch: 2_000,
+} as const;
+
+/** A read waits at most this long for a lock (only a checkpoint's brief one, in WAL mode). */
+const READ_BUSY_TIMEOUT_MS = 20;
+
+interface KeyState {
+  id: string;
+  account: string;
+  key: Buffer;
+  firstSeen: number | null;
+  lastSeen: number | null;
+  place: Place | null;
+  /** grain * 1e9 + bucket → events. */
+  counts: Map<number, number>;
+  /** kind → member (hex) → last seen. */
+  sets: Map<string, Map<string, number>>;
+  dirtyKey: boolean;
+  dirtyCounts: Set<number>;
+  /** kind + member hex */
+  dirtyMembers: Set<string>;
+  evicted: Array<[string, string]>;
+  /** Write-backs sent and not yet answered. */
+  inFlight: number;
+  bytes: number;
+  /** The last event that touched it (or when it was read), for pruning memory as the file is pruned. */
+  touchedAt: number;
+}
+
+const cell = (grain: number, bucket: number) => grain * 1e9 + bucket;
+const BASE_BYTES = 600;
+const MEMBER_BYTES = 120;
+const COUNT_BYTES = 40;
+
+export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
+  const o = { ...SQLITE_HISTORY_DEFAULTS, ...options };
+  const reader = new Sqlite(o.path, { timeout: READ_BUSY_TIMEOUT_MS });
+  const selectKey = reader.prepare('select first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous from history_keys where account_id = ? and key = ?');
+  const selectCounts = reader.prepare('select grain, bucket, sum(n) as n from history_counts where account_id = ? and key = ? and ((grain = 1 and bucket > ?) or (grain = 2 and bucket > ?)) group by grain, bucket');
+  const selectMembers = reader.prepare('select kind, member, last_seen from history_members where account_id = ? and key = ?');
+
+  const cache = new Map<string, KeyState>();
+  const dirty = new Set<KeyState>();
+  let bytes = 0;
+  let failed = 0;
+  let pruned = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let flushing: Promise<void> | null = null;
+  let closed = false;
+  /** Being erased: read as empty from the file until the writer thread has deleted them. */
+  const erasingKeys = new Set<string>();
+  const erasingMembers = new Set<string>();
+
+  const load = (account: string, key: Buffer, id: string, minute: number, hour: number): KeyState => {
+    const state: KeyState = {
+      id, account, key, firstSeen: null, lastSeen: null, place: null, counts: new Map(), sets: new Map(),
+      dirtyKey: false, dirtyCounts: new Set(), dirtyMembers: new Set(), evicted: [], inFlight: 0, bytes: BASE_BYTES, touchedAt: 0,
+    };
+    if (erasingKeys.has(id)) return state;
+    const row = selectKey.get(account, key) as { first_seen: number; last_seen: number; country: string | null; latitude: number | null; longitude: number | null; radius_km: number | null; asn: number | null; anonymous: number | null } | undefined;
+    if (row) {
+      state.firstSeen = row.first_seen;
+      state.lastSeen = row.last_seen;
+      state.place = { country: row.country, latitude: row.latitude, longitude: row.longitude, radiusKm: row.radius_km, asn: row.asn, anonymous: row.anonymous === 1 };
+    }
+    for (const c of selectCounts.all(account, key, minute - MINUTES_IN_WINDOW, hour - HOURS_IN_WINDOW) as Array<{ grain: number; bucket: number; n: number }>) {
+      state.counts.set(cell(c.grain, c.bucket), c.n);
+      state.bytes += COUNT_BYTES;
+    }
+    for (const m of selectMembers.all(account, key) as Array<{ kind: string; member: Buffer; last_seen: number }>) {
+      const hex = m.member.toString('hex');
+      if (m.kind === SET_ACCOUNTS && erasingMembers.has(`${account}\u0000${hex}`)) continue;
+      setOf(state, m.kind).set(hex, m.last_seen);
+      state.bytes += MEMBER_BYTES;
+    }
+    return state;
+  };
+
+  const stateOf = (account: string, key: Buffer, event: HistoryEvent): KeyState => {
+    const id = `${account}\u0000${key.toString('hex')}`;
+    let state = cache.get(id);
+    if (state === undefined) {
+      state = load(account, key, id, event.minute, event.hour);
+      bytes += state.bytes;
+    } else {
+      cache.delete(id); // moved to the newest end
+    }
+    cache.set(id, state);
+    state.touchedAt = Math.max(state.touchedAt, event.at);
+    return state;
+  };
+
+  const setOf = (state: KeyState, kind: string) => {
+    let set = state.sets.get(kind);
+    if (set === undefined) state.sets.set(kind, (set = new Map()));
+    return set;
+  };
+
+  const sum = (state: KeyState, grain: number, from: number, to: number) => {
+    let total = 0;
+    for (const [c, n] of state.counts) {
+      const bucket = c - grain * 1e9;
+      if (bucket > from && bucket <= to) total += n;
+      else if (bucket >= 0 && bucket < 1e9 && bucket <= from) {
+        // Out of its window for good: forgotten (the file's copy is pruned off the request path).
+        state.counts.delete(c);
+        state.dirtyCounts.delete(c);
+      }
+    }
+    return total;
+  };
+
+  const reading = (state: KeyState, kind: string, member: Buffer | null, since: number): SetReading => {
+    const set = state.sets.get(kind);
+    if (set === undefined) return { count: 0, current: null };
+    let count = 0;
+    for (const seen of set.values()) if (seen >= since) count += 1;
+    return { count: Math.min(count, SET_KEEP), current: member === null ? null : (set.get(member.toString('hex')) ?? null) };
+  };
+
+  const markDirty = (state: KeyState) => {
+    dirty.add(state);
+  };
+
+  const count = (state: KeyState, grain: number, bucket: number) => {
+    const c = cell(grain, bucket);
+    const before = state.counts.get(c);
+    state.counts.set(c, (before ?? 0) + 1);
+    if (before === undefined) {
+      state.bytes += COUNT_BYTES;
+      bytes += COUNT_BYTES;
+    }
+    state.dirtyCounts.add(c);
+    markDirty(state);
+  };
+
+  const touch = (state: KeyState, kind: string, member: Buffer, at: number) => {
+    const set = setOf(state, kind);
+    const hex = member.toString('hex');
+    const before = set.get(hex);
+    set.set(hex, Math.max(before ?? at, at));
+    state.dirtyMembers.add(kind + hex);
+    if (before === undefined) {
+      state.bytes += MEMBER_BYTES;
+      bytes += MEMBER_BYTES;
+      // The set keeps its most recent members only (as PostgreSQL's statement trims it).
+      if (set.size > SET_KEEP + 1) {
+        let oldest: string | null = null;
+        let oldestSeen = Infinity;
+        for (const [m, seen] of set) {
+          if (m !== hex && seen < oldestSeen) [oldest, oldestSeen] = [m, seen];
+        }
+        set.delete(oldest!);
+        state.dirtyMembers.delete(kind + oldest!);
+        state.evicted.push([kind, oldest!]);
+        state.bytes -= MEMBER_BYTES;
+        bytes -= MEMBER_BYTES;
+      }
+    }
+    markDirty(state);
+  };
+
+  const seenAt = (state: KeyState, at: number, place: Place | null) => {
+    state.firstSeen = state.firstSeen === null ? at : Math.min(state.firstSeen, at);
+    if (state.lastSeen === null || at >= state.lastSeen) {
+      state.lastSeen = at;
+      state.place = place;
+    }
+    state.dirtyKey = true;
+    markDirty(state);
+  };
+
+  const evict = () => {
+    if (cache.size <= o.maxEntries && bytes <= o.maxBytes) return;
+    for (const [id, state] of cache) {
+      if (cache.size <= o.maxEntries && bytes <= o.maxBytes) return;
+      if (dirty.has(state) || state.inFlight > 0) continue;
+      cache.delete(id);
+      bytes -= state.bytes;
+    }
+  };
+
+  const schedule = () => {
+    if (timer !== undefined || flushing !== null || closed) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      void flush();
+    }, o.flushDelayMs);
+    timer.unref();
+  };
+
+  /** Takes the changes of up to `flushBatch` identifiers out of memory's dirty set, as rows. */
+  const takeBatch = (): { states: KeyState[]; write: HistoryWrite } => {
+    const write: HistoryWrite = { keys: [], counts: [], members: [], evicted: [] };
+    const states: KeyState[] = [];
+    for (const state of dirty) {
+      if (states.length >= o.flushBatch) break;
+      dirty.delete(state);
+      states.push(state);
+      state.inFlight += 1;
+      const { account, key } = state;
+      if (state.dirtyKey && state.firstSeen !== null && state.lastSeen !== null) {
+        const p = state.place;
+        write.keys.push([account, key, state.firstSeen, state.lastSeen, p?.country ?? null, p?.latitude ?? null, p?.longitude ?? null, p?.radiusKm ?? null, p?.asn ?? null, p === null ? null : p.anonymous ? 1 : 0]);
+      }
+      for (const c of state.dirtyCounts) {
+        const n = state.counts.get(c);
+        const grain = c >= 2e9 ? GRAIN_HOUR : GRAIN_MINUTE;
+        if (n !== undefined) write.counts.push([account, key, grain, c - grain * 1e9, n]);
+      }
+      for (const km of state.dirtyMembers) {
+        const kind = km[0]!;
+        const hex = km.slice(1);
+        const seen = state.sets.get(kind)?.get(hex);
+        if (seen !== undefined) write.members.push([account, key, kind, Buffer.from(hex, 'hex'), seen]);
+      }
+      for (const [kind, hex] of state.evicted) write.evicted.push([account, key, kind, Buffer.from(hex, 'hex')]);
+      state.dirtyKey = false;
+      state.dirtyCounts = new Set();
+      state.dirtyMembers = new Set();
+      state.evicted = [];
+    }
+    return { states, write };
+  };
+
+  function flush(): Promise<void> {
+    flushing ??= (async () => {
+      while (dirty.size > 0) {
+        const { states, write } = takeBatch();
+        try {
+          await o.thread.send({ type: 'history', write });
+        } catch (error) {
+          // Not retried: what this batch held stays in memory only, and is counted.
+          failed += states.length;
+          o.onWriteError(error as Error);
+        } finally {
+          for (const state of states) state.inFlight -= 1;
+        }
+        if (closed && dirty.size === 0) break;
+      }
+    })().finally(() => {
+      flushing = null;
+      evict();
+    });
+    return flushing;
+  }
+
+  return {
+    record(event: HistoryEvent): Prior {
+      const { account } = event;
+      const ip = stateOf(account, event.ip, event);
+      const email = stateOf(account, event.email, event);
+      const device = event.device === null ? null : stateOf(account, event.device, event);
+      const user = event.user === null ? null : stateOf(account, event.user, event);
+      const minuteFrom = event.minute - MINUTES_IN_WINDOW;
+      const hourFrom = event.hour - HOURS_IN_WINDOW;
+
+      const prior: Prior = {
+        ip: { minutes: sum(ip, GRAIN_MINUTE, minuteFrom, event.minute), hours: sum(ip, GRAIN_HOUR, hourFrom, event.hour), accounts: reading(ip, SET_ACCOUNTS, event.identity, event.since24h) },
+        email: { hours: sum(email, GRAIN_HOUR, hourFrom, event.hour), firstSeen: email.firstSeen, devices: reading(email, SET_DEVICES, event.device, event.since30d) },
+        device: device === null ? null : {
+          minutes: sum(device, GRAIN_MINUTE, minuteFrom, event.minute),
+          firstSeen: device.firstSeen,
+          accounts: reading(device, SET_ACCOUNTS, event.identity, event.since30d),
+        },
+        user: user === null ? null : {
+          firstSeen: user.firstSeen,
+          lastSeen: user.lastSeen,
+          place: user.lastSeen === null ? null : user.place,
+          devices: reading(user, SET_DEVICES, event.device, event.since30d),
+          countries: reading(user, SET_COUNTRIES, event.country, event.since24h),
+        },
+      };
+
+      count(ip, GRAIN_MINUTE, event.minute);
+      count(ip, GRAIN_HOUR, event.hour);
+      touch(ip, SET_ACCOUNTS, event.identity, event.at);
+      count(email, GRAIN_HOUR, event.hour);
+      seenAt(email, event.at, null);
+      if (device !== null) {
+        count(device, GRAIN_MINUTE, event.minute);
+        touch(device, SET_ACCOUNTS, event.identity, event.at);
+        seenAt(device, event.at, null);
+        touch(email, SET_DEVICES, event.device!, event.at);
+      }
+      if (user !== null) {
+        if (event.device !== null) touch(user, SET_DEVICES, event.device, event.at);
+        if (event.country !== null) touch(user, SET_COUNTRIES, event.country, event.at);
+        seenAt(user, event.at, event.place);
+      }
+      if (dirty.size >= o.flushBatch && flushing === null) {
+        clearTimeout(timer);
+        timer = undefined;
+        void flush();
+      } else {
+        schedule();
+      }
+      evict();
+      return prior;
+    },
+
+    async erase(account, keys) {
+      // What memory holds goes to the file first, so the counts answered are all there was.
+      await flush();
+      const ids = keys.map((key) => `${account}\u0000${key.toString('hex')}`);
+      const members = keys.map((key) => key.toString('hex'));
+      for (const id of ids) erasingKeys.add(id);
+      for (const hex of members) erasingMembers.add(`${account}\u0000${hex}`);
+      for (const id of ids) {
+        const state = cache.get(id);
+        if (state === undefined) continue;
+        cache.delete(id);
+        dirty.delete(state);
+        bytes -= state.bytes;
+      }
+      // The person among the accounts of IPs and devices held in memory.
+      for (const state of cache.values()) {
+        if (state.account !== account) continue;
+        const set = state.sets.get(SET_ACCOUNTS);
+        if (set === undefined) continue;
+        for (const hex of members) {
+          if (set.delete(hex)) {
+            state.dirtyMembers.delete(SET_ACCOUNTS + hex);
+            state.bytes -= MEMBER_BYTES;
+            bytes -= MEMBER_BYTES;
+          }
+        }
+      }
+      try {
+        // After every write-back sent before it: the writer thread answers in order.
+        const reply = await o.thread.send({ type: 'history-erase', account, keys });
+        return reply.counts as unknown as ErasedHistory;
+      } finally {
+        for (const id of ids) erasingKeys.delete(id);
+        for (const hex of members) erasingMembers.delete(`${account}\u0000${hex}`);
+      }
+    },
+
+    async prune() {
+      const b = pruneBounds(o.now(), o.historyDays);
+      // Memory first (it is the truth): written back, then what is past HISTORY_DAYS forgotten as the file forgets it.
+      await flush();
+      for (const [id, state] of cache) {
+        if (dirty.has(state) || state.inFlight > 0) continue;
+        if (state.touchedAt < b.before) {
+          cache.delete(id);
+          bytes -= state.bytes;
+          continue;
+        }
+        for (const set of state.sets.values()) {
+          for (const [member, seen] of set) {
+            if (seen >= b.before) continue;
+            set.delete(member);
+            state.bytes -= MEMBER_BYTES;
+            bytes -= MEMBER_BYTES;
+          }
+        }
+      }
+      const batch = o.pruneBatch ?? PRUNE_BATCH;
+      let total = 0;
+      for (const [statement, values] of [['counts', [b.minute, b.hour]], ['members', [b.before]], ['keys', [b.before]]] as const) {
+        for (;;) {
+          const { count: deleted } = await o.thread.send({ type: 'history-prune', statement, values: [...values, batch] });
+          total += deleted;
+          if (deleted < batch || closed) break;
+        }
+      }
+      pruned += total;
+      return total;
+    },
+
+    stats: () => ({ failed, pruned, cached: cache.size, pending: dirty.size }),
+
+    async close() {
+      closed = true;
+      clearTimeout(timer);
+      await flushing;
+      await flush();
+      failed += dirty.size;
+      reader.close();
+      await o.thread.release();
+    },
+  };
+}

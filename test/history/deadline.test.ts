@@ -1,0 +1,65 @@
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { TestApp } from '../support/app.js';
+import { freshDatabaseUrl } from '../support/store.js';
+import { behaviourApp, device, evaluate, MINUTE, testClock } from './fixtures.js';
+
+/**
+ * A store that does not answer in time: PostgreSQL with the history tables locked by another
+ * session (a long migration, a stuck vacuum), so the history statement waits. The answer comes
+ * within HISTORY_TIMEOUT_MS with history null and `store` unavailable, and no behaviour rule fires
+ * on a guess; when the lock goes, history is back, the evaluations answered meanwhile counted once
+ * their statements ran.
+ */
+const TIMEOUT_MS = 150;
+/** Generous: the client, the service and PostgreSQL share a 2-core machine with other tests. */
+const ANSWER_BOUND_MS = TIMEOUT_MS + 1_500;
+
+let t: TestApp | undefined;
+let blocker: pg.Client | undefined;
+afterEach(async () => {
+  await blocker?.end().catch(() => undefined);
+  await t?.app.close();
+  t = blocker = undefined;
+});
+
+describe('the history step under its deadline', () => {
+  it('answers without history while the store is held still, and with it after', async () => {
+    const url = await freshDatabaseUrl('postgres');
+    const clock = testClock();
+    t = await behaviourApp(url, clock, { HISTORY_TIMEOUT_MS: String(TIMEOUT_MS) });
+    const body = { event_type: 'account_register', user: { user_id: 'held' }, device_intelligence: { device_hash: device(5) } };
+    for (let i = 0; i < 5; i++) {
+      // Warm: the statement is planned on the pooled connections before the lock.
+      expect((await evaluate(t, body)).history).not.toBeNull();
+      clock.advance(MINUTE);
+    }
+
+    blocker = new pg.Client({ connectionString: url });
+    await blocker.connect();
+    await blocker.query('begin');
+    await blocker.query('lock table history_counts in access exclusive mode');
+
+    const started = performance.now();
+    const held = await evaluate(t, body);
+    const took = performance.now() - started;
+    expect(took).toBeLessThan(ANSWER_BOUND_MS);
+    expect(held.history).toBeNull();
+    expect(held.unavailable).toContain('store');
+    // Five events from this address in the hour: ip_velocity would fire; unknown, it does not, and says so.
+    expect(held.rules).toEqual([]);
+    expect(held.unavailable).toEqual(expect.arrayContaining(['rule:ip_velocity', 'rule:device_multi_account']));
+
+    await blocker.query('rollback');
+    clock.advance(MINUTE);
+    const after = await evaluate(t, body);
+    expect(after.history).not.toBeNull();
+    expect(after.unavailable).not.toContain('store');
+    // The held evaluation's statement runs once the lock goes, beside this one's (so this one's read
+    // may predate it): seven evaluations in the end, each a minute count for the IP and one for the device.
+    const minuteCounts = async () =>
+      Number((await t!.app.store.engine.db.selectFrom('history_counts').select((eb) => eb.fn.sum<number>('n').as('n')).where('grain', '=', 1).executeTakeFirstOrThrow()).n);
+    await expect.poll(minuteCounts, { timeout: 5_000, interval: 20 }).toBe(14);
+    console.log(`history step held by a lock: answered in ${Math.round(took)} ms with history null (deadline ${TIMEOUT_MS} ms)`);
+  });
+});

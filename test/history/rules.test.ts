@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import type { HistoryFacts } from '../../src/history/facts.js';
+import { evaluateRuleSet } from '../../src/rules/engine.js';
+import { contextOf, ruleSetOf } from '../rules/context.js';
+
+/** The behaviour rules in the engine alone: thresholds from params, three answers kept apart. */
+const history = (over: Partial<HistoryFacts> = {}): HistoryFacts => ({
+  ip: { events_1h: 3, events_24h: 3, accounts_24h: 1 },
+  email: { events_24h: 1, devices_30d: 1, first_seen: '2026-06-01T12:00:00.000Z' },
+  device: null,
+  user: null,
+  at_least: [],
+  ...over,
+});
+const fired = (file: object, context: ReturnType<typeof contextOf>) => evaluateRuleSet(context, ruleSetOf(file)).details.map((d) => d.rule_name);
+
+describe('behaviour library rules', () => {
+  it('take their thresholds from params, the library\'s defaults otherwise', () => {
+    const context = contextOf({ history: history() });
+    expect(fired({ rules: [{ library: 'ip_velocity' }] }, context)).toEqual([]);
+    expect(fired({ rules: [{ library: 'ip_velocity', params: { events_1h: 3 } }] }, context)).toEqual(['Many events from this IP address']);
+  });
+
+  it('are unknown without history (the store did not answer), absent without the user or device they are about', () => {
+    const file = { rules: [{ library: 'ip_velocity' }, { library: 'user_new_device' }, { library: 'device_multi_account' }] };
+    const down = evaluateRuleSet(contextOf({ history: null }), ruleSetOf(file));
+    expect(down.details).toEqual([]);
+    expect(down.unavailable).toEqual(['rule:ip_velocity']);
+    const withUser = evaluateRuleSet(contextOf({ history: null, body: { user: { user_id: 'u' }, device_intelligence: { device_hash: 'e'.repeat(64) } } }), ruleSetOf(file));
+    expect(withUser.unavailable).toEqual(['rule:ip_velocity', 'rule:user_new_device', 'rule:device_multi_account']);
+  });
+
+  it('impossible travel: fires on a fast trip between networks; not on one network, nor through a VPN; unknown when the networks are', () => {
+    const file = { rules: [{ library: 'impossible_travel' }] };
+    const trip = (previous: Partial<NonNullable<NonNullable<HistoryFacts['user']>['previous']>>) => contextOf({
+      body: { user: { user_id: 'u' } },
+      history: history({
+        user: {
+          first_seen: '2026-06-01T12:00:00.000Z', new_device: null, new_country: true, devices_30d: 0, countries_24h: 2,
+          previous: { at: '2026-06-01T12:00:00.000Z', country_code: 'GB', distance_km: 16_960, speed_kmh: 1_017_600, same_network: false, anonymous: false, ...previous },
+        },
+      }),
+    });
+    expect(fired(file, trip({}))).toEqual(['Impossible travel']);
+    expect(fired(file, trip({ same_network: true }))).toEqual([]);
+    expect(fired(file, trip({ anonymous: true }))).toEqual([]);
+    expect(fired(file, trip({ speed_kmh: 800 }))).toEqual([]);
+    expect(evaluateRuleSet(trip({ same_network: null }), ruleSetOf(file)).unavailable).toEqual(['rule:impossible_travel']);
+    expect(evaluateRuleSet(trip({ speed_kmh: null }), ruleSetOf(file)).unavailable).toEqual(['rule:impossible_travel']);
+  });
+});

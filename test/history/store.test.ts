@@ -1,0 +1,93 @@
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SET_CAP, SET_KEEP } from '../../src/history/caps.js';
+import { historyFacts } from '../../src/history/compute.js';
+import { historyEvent } from '../../src/history/event.js';
+import { keyedHasher } from '../../src/history/identifiers.js';
+import { COUNTRY_EXTENTS } from '../../src/history/country-extents.js';
+import { greatCircleKm, leastDistanceKm, placeOf, type Place } from '../../src/history/place.js';
+import type { Store } from '../../src/store/index.js';
+import { countryExtentsSource } from '../support/country-extents.js';
+import { ENGINES, openTestStore } from '../support/store.js';
+
+let store: Store | undefined;
+afterEach(async () => {
+  await store?.close();
+  store = undefined;
+});
+
+const NOWHERE: Place = { country: null, latitude: null, longitude: null, radiusKm: null, asn: null, anonymous: false };
+
+describe.each(ENGINES)('the history store (%s)', (engine) => {
+  it('keeps a distinct set bounded: exact up to the cap, then "at least", never more rows than it keeps', async () => {
+    store = await openTestStore(engine, { historyDays: 180 });
+    const hash = store.hashIdentifier;
+    const at = Date.parse('2026-06-01T12:00:00Z');
+    let facts;
+    for (let i = 0; i < SET_CAP + 5; i++) {
+      const identity = hash('acme', 'email', `user${i}@example.com`);
+      const event = historyEvent({ account: 'acme', at: at + i, ip: hash('acme', 'ip', '203.0.113.7'), email: identity, identity, device: null, user: null, place: NOWHERE });
+      facts = historyFacts(await store.history!.record(event), event);
+      if (i === SET_CAP - 1) expect(facts.ip.accounts_24h).toBe(SET_CAP);
+      if (i === SET_CAP - 1) expect(facts.at_least).toEqual([]);
+    }
+    expect(facts!.ip).toEqual({ events_1h: SET_CAP + 5, events_24h: SET_CAP + 5, accounts_24h: SET_CAP });
+    expect(facts!.at_least).toEqual(['ip.accounts_24h']);
+    await store.close();
+    store = await openTestStore({ url: store.engine.database.engine === 'sqlite' ? `sqlite:${(store.engine.database as { path: string }).path}` : (store.engine.database as { connectionString: string }).connectionString }, { historyDays: 180 });
+    const rows = await store.engine.db.selectFrom('history_members').select((eb) => eb.fn.countAll<number>().as('n')).where('kind', '=', 'a').executeTakeFirstOrThrow();
+    expect(Number(rows.n)).toBeLessThanOrEqual(SET_KEEP + 1);
+  });
+
+  it('prunes by age: counters past their window, identifiers past HISTORY_DAYS', async () => {
+    let now = Date.parse('2026-06-01T12:00:00Z');
+    store = await openTestStore(engine, { historyDays: 2, now: () => now });
+    const hash = store.hashIdentifier;
+    const email = hash('acme', 'email', 'old@example.com');
+    const event = historyEvent({ account: 'acme', at: now, ip: hash('acme', 'ip', '203.0.113.7'), email, identity: email, device: null, user: null, place: NOWHERE });
+    await store.history!.record(event);
+    now += 3 * 86_400_000;
+    expect(await store.history!.prune()).toBe(5); // 2 IP counters, 1 e-mail counter, 1 membership, 1 identifier
+    for (const table of ['history_keys', 'history_counts', 'history_members'] as const) {
+      expect(await store.engine.db.selectFrom(table).selectAll().execute(), table).toEqual([]);
+    }
+  });
+});
+
+describe('places and distances', () => {
+  it('measures great circles (London to Sydney is 16,990 km) and subtracts the radii, never below 0', () => {
+    expect(Math.round(greatCircleKm(51.5142, -0.0931, -33.87, 151.21))).toBeGreaterThan(16_980);
+    expect(Math.round(greatCircleKm(51.5142, -0.0931, -33.87, 151.21))).toBeLessThan(17_000);
+    const london: Place = { ...NOWHERE, latitude: 51.5, longitude: -0.1, radiusKm: 10 };
+    expect(leastDistanceKm(london, { ...london, latitude: 51.6 })).toBe(0);
+    expect(leastDistanceKm(london, NOWHERE)).toBeNull();
+  });
+
+  it('places an address known only by its country at the country\'s centre, with a radius that holds all of it', () => {
+    const ip = { country_code: 'US', latitude: null, longitude: null, accuracy_radius_km: null, asn: 7018, is_vpn: null, is_proxy: false, is_tor: false, is_datacenter: false };
+    const us = placeOf(ip as never);
+    // Honolulu and Anchorage are both within the United States' circle: coarse data cannot make a trip impossible.
+    for (const [lat, lon] of [[21.31, -157.86], [61.22, -149.9], [25.76, -80.19], [47.61, -122.33]] as const) {
+      expect(greatCircleKm(us.latitude!, us.longitude!, lat, lon)).toBeLessThan(us.radiusKm!);
+    }
+    expect(us).toMatchObject({ country: 'US', asn: 7018, anonymous: false });
+    expect(Object.keys(COUNTRY_EXTENTS).length).toBeGreaterThan(240);
+  });
+
+  it('the committed country table is what scripts/country-extents.ts derives', () => {
+    expect(readFileSync('src/history/country-extents.ts', 'utf8'), 'run `npx tsx scripts/country-extents.ts`').toBe(countryExtentsSource());
+  });
+});
+
+describe('identifiers', () => {
+  it('are keyed hashes: the secret and the account change them, nothing readable remains', () => {
+    const a = keyedHasher(Buffer.alloc(32, 1));
+    const b = keyedHasher(Buffer.alloc(32, 2));
+    const key = a('acme', 'email', 'jane@example.com');
+    expect(key).toHaveLength(16);
+    expect(key.toString('latin1')).not.toContain('jane');
+    expect(a('globex', 'email', 'jane@example.com').equals(key)).toBe(false);
+    expect(b('acme', 'email', 'jane@example.com').equals(key)).toBe(false);
+    expect(a('acme', 'email', 'jane@example.com').equals(key)).toBe(true);
+  });
+});
