@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { registerAdminApi } from './admin/index.js';
+import { createSetupToken } from './admin/setup.js';
 import { createEmailInspector } from './email/index.js';
 import { createEvaluator, STORE_CHECK } from './evaluation/evaluate.js';
 import type { SourceStatus } from './evaluation/facts.js';
@@ -55,6 +57,13 @@ export interface BuildOptions {
    * called only when neither API_KEYS nor the store has a key.
    */
   developmentKey?: () => string;
+  /**
+   * Outside production, while no console user exists: receives the one-time token of the first
+   * owner's setup (server.ts prints the link to the terminal; it never goes to the log).
+   */
+  onSetupToken?: (token: string) => void;
+  /** The admin API's clock: sessions, their expiry, login throttling (tests inject one). */
+  now?: () => number;
 }
 
 /**
@@ -88,7 +97,7 @@ async function createStoreResources(config: Config, logger: Logger, options: Bui
         rules.replace(next);
       },
     }, snapshot);
-    return { store, keys, rules, sync };
+    return { store, keys, rules, sync, templates };
   } catch (error) {
     await store.close();
     throw error;
@@ -117,7 +126,15 @@ async function createResources(config: Config, logger: Logger, options: BuildOpt
  * Rules, keys and data are loaded before it resolves; they are closed with the app.
  */
 export async function buildApp(config: Config, options: BuildOptions): Promise<FastifyInstance> {
-  const { resources, store, keys, sync } = await createResources(config, options.logger, options);
+  const { resources, store, keys, sync, templates } = await createResources(config, options.logger, options);
+  const now = options.now ?? Date.now;
+  if (config.env !== 'production' && options.onSetupToken !== undefined) {
+    const token = await createSetupToken(store, now());
+    if (token !== undefined) {
+      options.logger.warn('no console user yet: a one-time setup link for the first owner was printed to the terminal (README "Administration")');
+      options.onSetupToken(token);
+    }
+  }
   let accepting = true;
   let sweep: NodeJS.Timeout | undefined;
 
@@ -180,6 +197,11 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
       onStepError: (step, error) => app.log.error({ step, err: error }, 'enrichment step failed'),
     });
     registerEvaluateRoute(v1, { evaluate, rules: resources.rules, log: store.log });
+  });
+
+  await registerAdminApi(app, {
+    store, config, seed: templates, sources, sessions: config.session, now,
+    reloadConfiguration: () => sync.check(),
   });
 
   app.addHook('preClose', async () => {

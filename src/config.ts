@@ -87,6 +87,8 @@ export const envSchema = z.object({
   RELOAD_INTERVAL_MS: integer(100, 600_000).default(1000),
   DATABASE_URL: databaseUrl.prefault(DEFAULT_DATABASE_URL),
   RETENTION_DAYS: integer(0, 3650).default(30),
+  SESSION_IDLE_TIMEOUT_MS: integer(60_000, 7 * 86_400_000).default(30 * 60_000),
+  SESSION_MAX_AGE_MS: integer(60_000, 30 * 86_400_000).default(12 * 3_600_000),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -115,6 +117,8 @@ export interface Config {
   database: DatabaseUrl;
   /** Days the evaluation log keeps an evaluation; 0 keeps none. */
   retentionDays: number;
+  /** Console sessions: ended after this long unused, and this long after login whatever happens. */
+  session: { idleTimeoutMs: number; maxAgeMs: number };
 }
 
 export class ConfigError extends Error {
@@ -155,5 +159,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     reloadIntervalMs: e.RELOAD_INTERVAL_MS,
     database: e.DATABASE_URL,
     retentionDays: e.RETENTION_DAYS,
+    session: { idleTimeoutMs: e.SESSION_IDLE_TIMEOUT_MS, maxAgeMs: e.SESSION_MAX_AGE_MS },
   };
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { StoreRequestError } from '../store/errors.js';
 import { hostProblem } from './host.js';
 import { PROBLEM_CONTENT_TYPE, Problem, problems } from './problem.js';
 import { problemInstance, requestIdFor } from './request-id.js';
@@ -10,6 +11,12 @@ import { commonHeaders, setCommonHeaders } from './response-headers.js';
 /** Maps what Fastify and its plugins throw to our problems; anything unrecognised is a 500 without internals. */
 function toProblem(error: FastifyError, request: FastifyRequest, bodyLimit: number): Problem {
   if (error instanceof Problem) return error;
+  // A change the store refused (the admin API): its message names what, never internals.
+  if (error instanceof StoreRequestError) {
+    if (error.code === 'not_found') return problems.resourceNotFound(error.message);
+    if (error.code === 'conflict') return problems.conflict(error.message);
+    return problems.invalidRequest([{ path: '(body)', message: error.message }]);
+  }
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return problems.unsupportedMediaType(request.headers['content-type']);

@@ -1,16 +1,20 @@
 import type { Logger } from 'pino';
 import type { SourceStatus } from '../evaluation/facts.js';
 import { Accounts } from './accounts.js';
+import { AdminTokens } from './admin-tokens.js';
 import { listAudit, type AuditRecord } from './audit.js';
 import type { Engine } from './engine.js';
 import { createEvaluationLog, type EvaluationLog } from './evaluation-log.js';
 import { StoreHealth } from './health.js';
 import { migrate, type MigrationReport } from './migrate.js';
 import { openPostgres } from './postgres.js';
+import { LoginThrottle } from './login-throttle.js';
 import { RuleSets } from './rule-sets.js';
+import { Sessions } from './sessions.js';
 import { readSnapshot, type ConfigSnapshot } from './snapshot.js';
 import { describeSqliteError, openSqlite, SQLITE_SERVING_BUSY_TIMEOUT_MS, type SqliteEngine } from './sqlite.js';
 import { StoreError, type DatabaseUrl } from './url.js';
+import { Users } from './users.js';
 
 /**
  * The store (PRODUCT.md "Memory: the store"): one object with a port per need. The request path
@@ -21,6 +25,11 @@ export interface Store {
   readonly engine: Engine;
   readonly accounts: Accounts;
   readonly ruleSets: RuleSets;
+  /** Who may use the admin API: console users and their roles, sessions, admin tokens, failed logins. */
+  readonly users: Users;
+  readonly sessions: Sessions;
+  readonly adminTokens: AdminTokens;
+  readonly loginThrottle: LoginThrottle;
   readonly log: EvaluationLog;
   readonly health: StoreHealth;
   readonly migration: MigrationReport;
@@ -88,6 +97,10 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     engine,
     accounts,
     ruleSets,
+    users: new Users(engine, now),
+    sessions: new Sessions(engine),
+    adminTokens: new AdminTokens(engine, now),
+    loginThrottle: new LoginThrottle(engine),
     log,
     health,
     migration,

@@ -1,8 +1,16 @@
 import { configTables } from './0001-config.js';
 import { evaluationLog } from './0002-evaluation-log.js';
+import { consoleUsers } from './0005-console-users.js';
 import type { Migration } from './types.js';
 
-/** Every migration, in order; `version` is the position. The same list runs on both engines. */
-export const MIGRATIONS: readonly Migration[] = [configTables, evaluationLog];
+/**
+ * Every migration, in ascending `version` order. The same list runs on both engines. Versions are
+ * never reused or renumbered once released; 3 and 4 are the behaviour history's, lists' and
+ * labels' (built alongside the console users' 5).
+ */
+export const MIGRATIONS: readonly Migration[] = [configTables, evaluationLog, consoleUsers];
+
+/** The version a fully migrated store is at. */
+export const LATEST_VERSION = MIGRATIONS.at(-1)!.version;
 
 export type { EngineKind, Migration } from './types.js';
