@@ -1,7 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { acceptJsonOnly } from '../http/json-body.js';
 import { accountRoutes } from './routes/accounts.js';
+import { auditRoutes } from './routes/audit.js';
+import { healthRoutes } from './routes/health.js';
+import { keyRoutes } from './routes/keys.js';
 import { sessionRoutes } from './routes/session.js';
+import { tokenRoutes } from './routes/tokens.js';
+import { userRoutes } from './routes/users.js';
 import { ADMIN_PREFIX, registerAdminRoutes, type AdminRoute, type AdminServices } from './route.js';
 
 /**
@@ -12,7 +17,9 @@ import { ADMIN_PREFIX, registerAdminRoutes, type AdminRoute, type AdminServices 
  * authorization declared per route (access.ts, route.ts). Every answer says `Cache-Control:
  * no-store`: they carry accounts' data and the session's CSRF token.
  */
-export const ADMIN_ROUTES: readonly AdminRoute[] = [...sessionRoutes, ...accountRoutes];
+export const ADMIN_ROUTES: readonly AdminRoute[] = [
+  ...sessionRoutes, ...accountRoutes, ...keyRoutes, ...userRoutes, ...tokenRoutes, ...auditRoutes, ...healthRoutes,
+];
 
 export async function registerAdminApi(app: FastifyInstance, services: AdminServices, routes: readonly AdminRoute[] = ADMIN_ROUTES): Promise<void> {
   await app.register(async (scope) => {
