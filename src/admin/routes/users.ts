@@ -10,7 +10,8 @@ import { accountId, accountParams, accountRole, iso, loginEmail, time } from '..
  * reset a password); an account's admins manage its members: add one by e-mail address (a new user
  * gets a one-time password, shown once in the answer, to be changed at first login), change a
  * role, remove. An account admin sees only their account's members, and of each only the role in
- * that account, never which other accounts the person belongs to.
+ * that account, never which other accounts the person belongs to. (Adding an address tells them
+ * whether a user with it exists on the instance, as any invitation does: nothing of another account.)
  */
 const membership = z.object({ account_id: accountId, role: accountRole });
 const user = z.object({
