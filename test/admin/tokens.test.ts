@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, evaluationBody, startTestApp, type TestApp } from '../support/app.js';
-import { bearerToken, createUser, expectAdminProblem, login, problemShape, type Session } from '../support/admin.js';
+import { USER_RULE } from '../../src/admin/routes/session.js';
+import { bearerToken, createUser, expectAdminProblem, login, PASSWORD, problemShape, type Session } from '../support/admin.js';
 import { expectProblem } from '../support/contract.js';
 import { ENGINES, freshDatabaseUrl, type EngineName } from '../support/store.js';
 
@@ -8,7 +9,8 @@ import { ENGINES, freshDatabaseUrl, type EngineName } from '../support/store.js'
  * Admin tokens through HTTP, on both engines: shown once, scoped to one account and a role (or
  * instance-wide for owners), no CSRF token needed, expiring, revocable; and on PostgreSQL, two
  * replicas: a token revoked, a user disabled or an account disabled through one is refused by the
- * other (tokens and users on its very next request; keys from its next poll).
+ * other (tokens and users on its very next request; keys from its next poll), and failed logins
+ * on one count on the other.
  */
 const DAY = 86_400_000;
 
@@ -128,6 +130,17 @@ describe('two replicas on one PostgreSQL', () => {
     await one.app.inject({ method: 'PATCH', url: `/admin/v1/users/${analystId}`, headers: owner.write, payload: { status: 'disabled' } });
     expectAdminProblem(await two.app.inject({ method: 'GET', url: '/admin/v1/accounts/alpha', headers: bearerToken(made.token) }), 401, 'unauthenticated');
     expectAdminProblem(await two.app.inject({ method: 'GET', url: '/admin/v1/accounts/alpha', headers: analyst.read }), 401, 'unauthenticated');
+  });
+
+  it('count failed logins together: what failed on one replica throttles the other', async () => {
+    await createUser(one.app.store, 'target@example.com', { roles: { alpha: 'analyst' } });
+    for (let i = 0; i < USER_RULE.maxFailures; i++) {
+      const app = i % 2 === 0 ? one.app : two.app;
+      expectAdminProblem(await app.inject({ method: 'POST', url: '/admin/v1/session', payload: { email: 'target@example.com', password: `guess ${i}` } }), 401, 'unauthenticated');
+    }
+    for (const app of [one.app, two.app]) {
+      expectAdminProblem(await app.inject({ method: 'POST', url: '/admin/v1/session', payload: { email: 'target@example.com', password: PASSWORD } }), 429, 'too_many_attempts');
+    }
   });
 
   it('stop a disabled account\'s keys in the other replica at its next poll of the change counter', async () => {
