@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { registerAdminApi } from './admin/index.js';
+import { createSetupToken } from './admin/setup.js';
 import { createEmailInspector } from './email/index.js';
 import { createEvaluator, STORE_CHECK, type Evaluator } from './evaluation/evaluate.js';
 import type { SourceStatus } from './evaluation/facts.js';
@@ -31,6 +32,7 @@ import { createRuleBook } from './rules/rule-book.js';
 import { readRuleFiles } from './rules/templates.js';
 import { openStore, type Store } from './store/index.js';
 import { startSync } from './store/sync.js';
+import { version } from './version.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -50,7 +52,8 @@ declare module 'fastify' {
   }
 }
 
-export const version: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+/** Re-exported for the scripts and tests that read it from here. */
+export { version };
 
 /** Long-lived resources; tests may pass their own, production builds them from the config. */
 export interface AppResources {
@@ -68,7 +71,12 @@ export interface BuildOptions {
    * called only when neither API_KEYS nor the store has a key.
    */
   developmentKey?: () => string;
-  /** The clock evaluations and history windows run on (tests move it instead of waiting). */
+  /**
+   * Outside production, while no console user exists: receives the one-time token of the first
+   * owner's setup (server.ts prints the link to the terminal; it never goes to the log).
+   */
+  onSetupToken?: (token: string) => void;
+  /** The clock evaluations, history windows and the admin API (sessions, their expiry, login throttling) run on; tests move it instead of waiting. */
   now?: () => number;
 }
 
@@ -107,7 +115,7 @@ async function createStoreResources(config: Config, logger: Logger, options: Bui
         lists.replace(next.lists);
       },
     }, snapshot);
-    return { store, keys, rules, lists, sync };
+    return { store, keys, rules, lists, sync, templates };
   } catch (error) {
     await store.close();
     throw error;
@@ -139,7 +147,15 @@ async function createResources(config: Config, logger: Logger, options: BuildOpt
 export async function buildApp(config: Config, options: BuildOptions): Promise<FastifyInstance> {
   // Off unless there is somewhere to scrape it: then nothing is recorded on the request path either.
   const metrics = config.metrics.enabled ? createMetrics({ version }) : null;
-  const { resources, resolver, store, keys, lists, sync } = await createResources(config, options.logger, options, metrics);
+  const { resources, resolver, store, keys, lists, sync, templates } = await createResources(config, options.logger, options, metrics);
+  const now = options.now ?? Date.now;
+  if (config.env !== 'production' && options.onSetupToken !== undefined) {
+    const token = await createSetupToken(store, now());
+    if (token !== undefined) {
+      options.logger.warn('no console user yet: a one-time setup link for the first owner was printed to the terminal (README "Administration")');
+      options.onSetupToken(token);
+    }
+  }
   let accepting = true;
   let sweep: NodeJS.Timeout | undefined;
 
@@ -225,6 +241,11 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
     registerEvaluateRoute(v1, { evaluate, rules: resources.rules, log: store.log });
     registerFeedbackRoute(v1, store);
     registerEraseRoute(v1, store);
+  });
+
+  await registerAdminApi(app, {
+    store, config, seed: templates, sources, sessions: config.session, now,
+    reloadConfiguration: () => sync.check(),
   });
 
   app.addHook('preClose', async () => {

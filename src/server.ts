@@ -34,6 +34,21 @@ function newDevelopmentKey(): string {
   return key;
 }
 
+/**
+ * Outside production, while no console user exists: the first owner's one-time setup link, on the
+ * terminal (stderr), never in the JSON log on stdout. README "Administration".
+ */
+function printSetupLink(config: Config, token: string): void {
+  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const base = `http://${host}:${config.port}`;
+  process.stderr.write(
+    '\nNo console user yet. Create the first instance owner (this link works once, for 24 hours; a restart replaces it):\n' +
+      `  in the console:  ${base}/console/#setup=${token}\n` +
+      `  or with curl:    curl -si ${base}/admin/v1/setup -H 'Content-Type: application/json' \\\n` +
+      `                     -d '{"token":"${token}","email":"you@example.com","password":"at least 12 characters"}'\n\n`,
+  );
+}
+
 async function main(): Promise<void> {
   let config: Config;
   try {
@@ -62,7 +77,7 @@ async function main(): Promise<void> {
 
   let app: FastifyInstance;
   try {
-    app = await buildApp(config, { logger, developmentKey: development });
+    app = await buildApp(config, { logger, developmentKey: development, onSetupToken: (token) => printSetupLink(config, token) });
   } catch (error) {
     logger.fatal({ error: (error as Error).message }, 'start-up failed');
     logger.flush();

@@ -29,7 +29,14 @@ describe('the committed OpenAPI document', () => {
     const sdk = operations.filter(({ path }) => path.startsWith('/sdk/'));
     expect(sdk.length).toBeGreaterThan(0);
     for (const { op } of sdk) expect(op.security).toEqual([]);
-    const security = Object.fromEntries(operations.filter(({ path }) => !path.startsWith('/sdk/')).map(({ path, method, op }) => [`${method} ${path}`, op.security]));
+    // The admin API: a session or an admin token, but for logging in and the first owner's setup.
+    const admin = operations.filter(({ path }) => path.startsWith('/admin/'));
+    expect(admin.length).toBeGreaterThan(0);
+    for (const { path, method, op } of admin) {
+      const isPublic = ['post /admin/v1/session', 'post /admin/v1/setup'].includes(`${method} ${path}`);
+      expect(op.security, `${method} ${path}`).toEqual(isPublic ? [] : [{ adminSession: [] }, { adminToken: [] }]);
+    }
+    const security = Object.fromEntries(operations.filter(({ path }) => !path.startsWith('/sdk/') && !path.startsWith('/admin/')).map(({ path, method, op }) => [`${method} ${path}`, op.security]));
     expect(security).toEqual({
       'post /v1/risk/evaluate': [{ bearer: [] }],
       'post /v1/risk/evaluations/{id}/feedback': [{ bearer: [] }],
@@ -42,7 +49,9 @@ describe('the committed OpenAPI document', () => {
 
   it('every operation takes X-Request-Id and every response returns it', () => {
     for (const { path, op } of operations) {
-      expect(op.parameters?.at(-1), path).toEqual({ $ref: '#/components/parameters/RequestId' });
+      // First; an admin operation adds its path and query parameters after it.
+      expect(op.parameters![0], path).toEqual({ $ref: '#/components/parameters/RequestId' });
+      if (!path.startsWith('/admin/')) expect(op.parameters, path).toHaveLength(1);
       for (const [status, response] of Object.entries(op.responses)) expect(response.headers, `${path} ${status}`).toHaveProperty('X-Request-Id');
     }
   });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { StoreRequestError, storeFailure } from '../store/errors.js';
 import { hostProblem } from './host.js';
 import { PROBLEM_CONTENT_TYPE, Problem, problems } from './problem.js';
 import { problemInstance, requestIdFor } from './request-id.js';
@@ -10,6 +11,15 @@ import { commonHeaders, setCommonHeaders } from './response-headers.js';
 /** Maps what Fastify and its plugins throw to our problems; anything unrecognised is a 500 without internals. */
 function toProblem(error: FastifyError, request: FastifyRequest, bodyLimit: number): Problem {
   if (error instanceof Problem) return error;
+  // A change the store refused (the admin API): its message names what, never internals.
+  if (error instanceof StoreRequestError) {
+    if (error.code === 'not_found') return problems.resourceNotFound(error.message);
+    if (error.code === 'conflict') return problems.conflict(error.message);
+    return problems.invalidRequest([{ path: '(body)', message: error.message }]);
+  }
+  const failure = storeFailure(error);
+  if (failure === 'unavailable') return problems.storeUnavailable();
+  if (failure === 'conflict') return problems.conflict('Another change made the same thing at the same time; read it again and retry');
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return problems.unsupportedMediaType(request.headers['content-type']);
@@ -119,7 +129,8 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): 
   });
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const problem = toProblem(error, request, bodyLimit);
-    if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (problem.code === 'store_unavailable') request.log.warn({ error: (error as Error).message }, 'store unavailable for an admin request');
+    else if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
     return renderProblem(reply, problem);
   });
   app.setNotFoundHandler((request, reply) => renderProblem(reply, problems.notFound(request.method, request.url.split('?')[0]!)));

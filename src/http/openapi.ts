@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { ADMIN_ROUTES } from '../admin/index.js';
+import { adminPaths, adminSecuritySchemes, adminTags } from '../admin/openapi.js';
 import { STORE_CHECK } from '../evaluation/evaluate.js';
 import { evaluationRequestSchema } from '../evaluation/request.js';
 import { evaluationResponseSchema } from '../evaluation/response.js';
@@ -13,7 +15,7 @@ import { REQUEST_ID_PATTERN } from './request-id.js';
  * responses, so the document cannot drift from the code. `docs/openapi.json` is this, committed
  * (`npm run openapi`; a test fails when it is stale).
  */
-const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') => {
+export const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') => {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, target: 'draft-2020-12', unrepresentable: 'any' }) as Record<string, unknown>;
   return rest;
 };
@@ -51,7 +53,7 @@ const problem = (description: string, headers: Record<string, unknown> = {}) => 
   content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
 });
 
-const ok = (description: string, content: Record<string, { schema: object }>, headers: Record<string, unknown> = {}) => ({
+const ok = (description: string, content: Record<string, { schema: object; example?: unknown }>, headers: Record<string, unknown> = {}) => ({
   description,
   headers: { ...responseHeaders, ...headers },
   content,
@@ -97,8 +99,9 @@ export function buildOpenApiDocument(version: string) {
     ],
     // Anything not marked otherwise needs an API key; the public operations say `security: []`.
     security: API_KEY,
+    tags: [{ name: 'Public API' }, ...adminTags(ADMIN_ROUTES)],
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer <key>`.' } },
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer <key>`.' }, ...adminSecuritySchemes },
       parameters: {
         RequestId: {
           name: 'X-Request-Id',
@@ -126,6 +129,7 @@ export function buildOpenApiDocument(version: string) {
       '/v1/risk/evaluate': {
         post: operation(API_KEY, {
           operationId: 'evaluateRisk',
+          tags: ['Public API'],
           summary: 'Score one user event',
           requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/EvaluationRequest' } } } },
           responses: {
@@ -196,6 +200,7 @@ export function buildOpenApiDocument(version: string) {
         }),
       },
       ...sdkPaths(),
+      ...adminPaths(ADMIN_ROUTES, { operation, problem, ok, jsonSchema }),
     },
   };
 }

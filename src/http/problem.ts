@@ -9,14 +9,21 @@ export const problemCodes = {
   invalid_json: { status: 400, title: 'The request body is not valid JSON' },
   malformed_request: { status: 400, title: 'The request is not valid HTTP' },
   unauthorized: { status: 401, title: 'A valid API key is required' },
+  unauthenticated: { status: 401, title: 'Log in, or send an admin token' },
+  forbidden: { status: 403, title: 'Not allowed for this user or token' },
+  csrf_failed: { status: 403, title: 'The CSRF token is missing or wrong' },
+  password_change_required: { status: 403, title: 'Choose a new password first' },
   not_found: { status: 404, title: 'No such route' },
   evaluation_not_found: { status: 404, title: 'No such evaluation' },
+  resource_not_found: { status: 404, title: 'No such resource' },
+  conflict: { status: 409, title: 'The change conflicts with the current state' },
   method_not_allowed: { status: 405, title: 'Method not allowed on this route' },
   request_timeout: { status: 408, title: 'The request took too long to arrive' },
   expectation_failed: { status: 417, title: 'The Expect header cannot be met' },
   payload_too_large: { status: 413, title: 'The request body is too large' },
   unsupported_media_type: { status: 415, title: 'The request body must be application/json' },
   rate_limited: { status: 429, title: 'Too many requests for this account' },
+  too_many_attempts: { status: 429, title: 'Too many attempts; wait before trying again' },
   headers_too_large: { status: 431, title: 'The request headers are too large' },
   internal_error: { status: 500, title: 'The service failed to answer' },
   not_ready: { status: 503, title: 'The service is not ready' },
@@ -84,6 +91,16 @@ export const problems = {
   rateLimited: (retryAfterSeconds: number) =>
     new Problem('rate_limited', `Rate limit exceeded; retry in ${retryAfterSeconds} s`, undefined, { 'retry-after': String(retryAfterSeconds) }),
   malformedRequest: (detail: string) => new Problem('malformed_request', detail),
+  /** `/admin/v1`: no session and no admin token, or one that is not (or no longer) valid. */
+  unauthenticated: (detail: string) => new Problem('unauthenticated', detail, undefined, { 'www-authenticate': 'Bearer realm="risk-evaluation-admin"' }),
+  forbidden: (detail: string) => new Problem('forbidden', detail),
+  csrfFailed: () => new Problem('csrf_failed', 'A write with the session cookie must send the session\'s X-CSRF-Token header (GET /admin/v1/session returns it)'),
+  passwordChangeRequired: () => new Problem('password_change_required', 'This password was issued to be changed: PUT /admin/v1/session/password first'),
+  /** The same answer for what does not exist and what the caller may not know exists. */
+  resourceNotFound: (detail: string) => new Problem('resource_not_found', detail),
+  conflict: (detail: string) => new Problem('conflict', detail),
+  tooManyAttempts: (retryAfterSeconds: number, detail: string) =>
+    new Problem('too_many_attempts', `${detail}; retry in ${retryAfterSeconds} s`, undefined, { 'retry-after': String(retryAfterSeconds) }),
   requestTimeout: () => new Problem('request_timeout', 'The request was not received in time'),
   expectationFailed: (expectation: string | undefined) =>
     new Problem('expectation_failed', `Expect "${expectation ?? ''}" is not supported; only "100-continue" is`),
@@ -91,5 +108,7 @@ export const problems = {
   internal: () => new Problem('internal_error', 'An unexpected error occurred; it has been logged'),
   notReady: (detail: string) => new Problem('not_ready', detail),
   evaluationNotFound: (id: string) => new Problem('evaluation_not_found', `This account has no evaluation ${id} in its log (kept RETENTION_DAYS)`),
-  storeUnavailable: () => new Problem('store_unavailable', 'The store does not answer; try again shortly', undefined, { 'retry-after': '5' }),
+  /** A call that needs the store (the admin API, feedback, erasure) while it cannot be reached. */
+  storeUnavailable: () =>
+    new Problem('store_unavailable', 'The store cannot be reached; retry shortly (evaluations keep answering meanwhile)', undefined, { 'retry-after': '5' }),
 };

@@ -5,7 +5,7 @@ import type { Engine } from './engine.js';
 import { StoreRequestError } from './errors.js';
 import { bumpRevision } from './revision.js';
 import type { RuleSeed, RuleSets } from './rule-sets.js';
-import type { AccountRow, ApiKeyRow, Database } from './schema.js';
+import type { AccountRow, AccountStatus, ApiKeyRow, Database } from './schema.js';
 
 /**
  * Accounts and their keys (PRODUCT.md "Keys and accounts"). A key is stored as its SHA-256 hash;
@@ -49,6 +49,16 @@ export class Accounts {
     return accounts.map((account) => ({ ...account, keys: keys.filter((k) => k.account_id === account.id) }));
   }
 
+  /** Every account, without keys, by id. */
+  async rows(): Promise<AccountRow[]> {
+    return this.engine.db.selectFrom('accounts').selectAll().orderBy('id').execute();
+  }
+
+  /** The account alone, without its keys: one indexed read. */
+  async row(id: string): Promise<AccountRow | undefined> {
+    return this.engine.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
   async get(id: string): Promise<AccountInfo | undefined> {
     return (await this.list()).find((a) => a.id === id);
   }
@@ -68,6 +78,30 @@ export class Accounts {
     await appendAudit(trx, at, { actor, account_id: id, action: 'account.create', target: id, before: null, after: { id, name, status: 'active', event_types: seed.files.map((t) => t.eventType) } });
     await bumpRevision(trx);
     return true;
+  }
+
+  /** A new account with its first rule sets; refused when the id is taken. */
+  async create(id: string, name: string, seed: RuleSeed, actor: string): Promise<AccountInfo> {
+    const created = await this.engine.db.transaction().execute((trx) => this.ensure(trx, id, seed, actor, name));
+    if (!created) throw new StoreRequestError('conflict', `account "${id}" already exists`);
+    return (await this.get(id))!;
+  }
+
+  /**
+   * Renames an account, or disables or re-enables it. A disabled account's keys and rule sets leave
+   * what every replica serves from its next poll (the snapshot reads active accounts only).
+   */
+  async update(id: string, change: { name?: string; status?: AccountStatus }, actor: string): Promise<AccountInfo> {
+    await this.engine.db.transaction().execute(async (trx) => {
+      const before = await this.requireAccount(trx, id);
+      const after = { ...before, ...change };
+      if (after.name === before.name && after.status === before.status) return;
+      await trx.updateTable('accounts').set({ name: after.name, status: after.status }).where('id', '=', id).execute();
+      const action = after.status !== before.status ? (after.status === 'disabled' ? 'account.disable' : 'account.enable') : 'account.rename';
+      await appendAudit(trx, this.now(), { actor, account_id: id, action, target: id, before: { name: before.name, status: before.status }, after: { name: after.name, status: after.status } });
+      if (after.status !== before.status) await bumpRevision(trx);
+    });
+    return (await this.get(id))!;
   }
 
   /** A new key for the account, which is created (and seeded) first if it does not exist. */

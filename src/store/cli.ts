@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { loadConfig } from '../config.js';
-import { MIGRATIONS } from './migrations/index.js';
+import { LATEST_VERSION } from './migrations/index.js';
 import { openStore } from './index.js';
 
 /**
@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   const store = await openStore({ database: config.database, logger: pino({ level: 'warn' }, pino.destination(2)), retentionDays: 0, writeLog: false });
   const { from, to, applied } = store.migration;
   await store.close();
-  if (applied.length === 0) console.log(`${config.database.display}: at schema version ${to} of ${MIGRATIONS.length}, nothing to do`);
+  if (applied.length === 0) console.log(`${config.database.display}: at schema version ${to} of ${LATEST_VERSION}, nothing to do`);
   else console.log(`${config.database.display}: migrated from schema version ${from} to ${to}:\n${applied.map((a) => `  ${a}`).join('\n')}`);
 }
 

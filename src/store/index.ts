@@ -3,6 +3,7 @@ import type { SourceStatus } from '../evaluation/facts.js';
 import { keyedHasher, type Hasher } from '../history/identifiers.js';
 import type { HistoryStore } from '../history/store.js';
 import { Accounts } from './accounts.js';
+import { AdminTokens } from './admin-tokens.js';
 import { listAudit, type AuditRecord } from './audit.js';
 import type { Engine } from './engine.js';
 import { createEvaluationLog, type EvaluationLog } from './evaluation-log.js';
@@ -14,10 +15,13 @@ import { historySecret } from './history-secret.js';
 import { migrate, type MigrationReport } from './migrate.js';
 import type { StoreObserver } from './observer.js';
 import { openPostgres } from './postgres.js';
+import { LoginThrottle } from './login-throttle.js';
 import { RuleSets } from './rule-sets.js';
+import { Sessions } from './sessions.js';
 import { readSnapshot, type ConfigSnapshot } from './snapshot.js';
 import { describeSqliteError, openSqlite, SQLITE_SERVING_BUSY_TIMEOUT_MS, type SqliteEngine } from './sqlite.js';
 import { StoreError, type DatabaseUrl } from './url.js';
+import { Users } from './users.js';
 
 /**
  * The store (PRODUCT.md "Memory: the store"): one object with a port per need. The request path
@@ -30,6 +34,11 @@ export interface Store {
   readonly ruleSets: RuleSets;
   readonly lists: Lists;
   readonly labels: Labels;
+  /** Who may use the admin API: console users and their roles, sessions, admin tokens, failed logins. */
+  readonly users: Users;
+  readonly sessions: Sessions;
+  readonly adminTokens: AdminTokens;
+  readonly loginThrottle: LoginThrottle;
   readonly log: EvaluationLog;
   /** Behaviour history; null when HISTORY_DAYS is 0 or the store was opened by a CLI. */
   readonly history: HistoryStore | null;
@@ -121,6 +130,10 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     ruleSets,
     lists: new Lists(engine, now),
     labels: new Labels(engine, now),
+    users: new Users(engine, now),
+    sessions: new Sessions(engine),
+    adminTokens: new AdminTokens(engine, now),
+    loginThrottle: new LoginThrottle(engine),
     log,
     history,
     hashIdentifier,

@@ -21,6 +21,11 @@ export interface Database {
   history_members: HistoryMemberRow;
   list_entries: ListEntryRow;
   labels: LabelRow;
+  users: UserRow;
+  memberships: MembershipRow;
+  sessions: SessionRow;
+  admin_tokens: AdminTokenRow;
+  login_throttle: LoginThrottleRow;
 }
 
 export type AccountStatus = 'active' | 'disabled';
@@ -169,4 +174,66 @@ export interface LabelRow {
   reason: string | null;
   author: string;
   created_at: number;
+}
+
+export type UserStatus = 'active' | 'disabled';
+/** A role in one account (PRODUCT.md "Admin API and console"). */
+export type AccountRole = 'admin' | 'analyst';
+
+export interface UserRow {
+  /** `usr_` and 16 random hex digits: what the audit log and the API name a user by. */
+  id: string;
+  /** Lower-cased. */
+  email: string;
+  /** `scrypt$N$r$p$salt$hash` (src/admin/password.ts): the parameters travel with the hash. */
+  password_hash: string;
+  /** 1 after a one-time password was issued: the user must choose their own before anything else. */
+  password_change_required: number;
+  /** 1 for an instance owner, who manages accounts and users and acts as admin in every account. */
+  owner: number;
+  status: UserStatus;
+  created_at: number;
+  created_by: string;
+}
+
+export interface MembershipRow {
+  user_id: string;
+  account_id: string;
+  role: AccountRole;
+  created_at: number;
+}
+
+export interface SessionRow {
+  /** `sha256:<hex>` of the session id; the id itself is only in the user's cookie. */
+  id_hash: string;
+  user_id: string;
+  created_at: number;
+  /** Written at most once a minute per session (idle expiry is counted from it). */
+  last_seen_at: number;
+}
+
+export type AdminTokenRole = 'owner' | AccountRole;
+
+export interface AdminTokenRow {
+  /** `tok_` and the first 12 hex digits of the hash. */
+  id: string;
+  name: string;
+  /** `sha256:<hex>` of the token; the token itself is shown once, when made. */
+  hash: string;
+  /** The token's first characters, to recognise it. */
+  prefix: string;
+  /** The account it acts on; null for an instance-wide (`owner`) token. */
+  account_id: string | null;
+  role: AdminTokenRole;
+  created_at: number;
+  created_by: string;
+  expires_at: number | null;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface LoginThrottleRow {
+  key: string;
+  failures: number;
+  window_started_at: number;
 }

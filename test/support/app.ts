@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { buildApp, type AppResources } from '../../src/app.js';
+import { buildApp, type AppResources, type BuildOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { generateKey } from '../../src/keys/key.js';
 import { createLogger } from '../../src/logger.js';
@@ -37,7 +37,7 @@ export interface TestApp {
  * given). DNS goes to a closed port on 127.0.0.1 unless a test starts its own server: never to
  * the machine's resolver.
  */
-export async function startTestApp(env: Record<string, string> = {}, resources: Partial<AppResources> = {}, options: { now?: () => number } = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, resources: Partial<AppResources> = {}, options: Omit<BuildOptions, 'logger' | 'resources'> = {}): Promise<TestApp> {
   const config = loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
@@ -51,7 +51,7 @@ export async function startTestApp(env: Record<string, string> = {}, resources: 
     ...env,
   });
   const logs = new LogCapture();
-  const app = await buildApp(config, { logger: createLogger(config.logLevel, logs), resources, now: options.now });
+  const app = await buildApp(config, { ...options, logger: createLogger(config.logLevel, logs), resources });
   return { app, config, logs };
 }
 

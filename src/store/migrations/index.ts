@@ -2,9 +2,16 @@ import { configTables } from './0001-config.js';
 import { evaluationLog } from './0002-evaluation-log.js';
 import { behaviourHistory } from './0003-history.js';
 import { listsAndLabels } from './0004-lists-labels.js';
+import { consoleUsers } from './0005-console-users.js';
 import type { Migration } from './types.js';
 
-/** Every migration, in order; `version` is the position. The same list runs on both engines. */
-export const MIGRATIONS: readonly Migration[] = [configTables, evaluationLog, behaviourHistory, listsAndLabels];
+/**
+ * Every migration, in ascending `version` order. The same list runs on both engines. Versions are
+ * never reused or renumbered once released.
+ */
+export const MIGRATIONS: readonly Migration[] = [configTables, evaluationLog, behaviourHistory, listsAndLabels, consoleUsers];
+
+/** The version a fully migrated store is at. */
+export const LATEST_VERSION = MIGRATIONS.at(-1)!.version;
 
 export type { EngineKind, Migration } from './types.js';

@@ -7,7 +7,7 @@ export type EngineKind = 'sqlite' | 'postgres';
  * Forward-only: released migrations are never edited or renumbered; a change is a new one.
  */
 export interface Migration {
-  /** Its position in MIGRATIONS, from 1. */
+  /** Ascending along MIGRATIONS, from 1; never reused. */
   version: number;
   name: string;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a migration sees the schema as it was then, not today's types

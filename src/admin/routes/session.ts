@@ -1,0 +1,182 @@
+import { hash } from 'node:crypto';
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import { problems } from '../../http/problem.js';
+import type { ThrottleRule } from '../../store/login-throttle.js';
+import { normaliseEmail } from '../../store/users.js';
+import { roleIn, type Principal } from '../access.js';
+import { decoyHash, hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, passwordProblem, verifyPassword } from '../password.js';
+import { adminRoute, type AdminServices } from '../route.js';
+import { accountId, accountRole, accountStatus, iso, loginEmail, time } from '../schemas.js';
+import { clearSessionCookie, csrfTokenOf, hashSessionId, newSessionId, setSessionCookie } from '../session.js';
+import { useSetupToken } from '../setup.js';
+
+/**
+ * Logging in and out, who am I, changing one's password, and the first owner's setup.
+ *
+ * Login throttling (in the store, so every replica counts the same failures): at most
+ * `USER_RULE.maxFailures` wrong passwords per e-mail address, and `ADDRESS_RULE.maxFailures` per
+ * client address (an IPv6 address counts by its /64), per window; then 429 with Retry-After until
+ * the window ends. The check comes before the password is hashed, so a throttled guesser costs
+ * one indexed read. A correct password clears its address's user count, not the address's count.
+ */
+export const USER_RULE: ThrottleRule = { maxFailures: 5, windowMs: 15 * 60_000 };
+export const ADDRESS_RULE: ThrottleRule = { maxFailures: 20, windowMs: 15 * 60_000 };
+
+const userKey = (email: string) => `user:${hash('sha256', normaliseEmail(email), 'hex')}`;
+function addressKey(ip: string): string {
+  if (isIP(ip) !== 6 || ip.startsWith('::ffff:')) return `ip:${ip.replace(/^::ffff:/, '')}`;
+  // One subscriber usually holds a whole /64: counting addresses inside it would give them 2^64 tries.
+  const [head = ''] = ip.split('::');
+  const groups = ip.includes('::') ? head.split(':').filter(Boolean) : ip.split(':');
+  return `ip:${[...groups, '0', '0', '0', '0'].slice(0, 4).join(':')}::/64`;
+}
+
+const sessionInfo = z.object({
+  kind: z.enum(['user', 'token']),
+  user: z.object({ id: z.string(), email: z.string(), owner: z.boolean(), password_change_required: z.boolean() }).nullable(),
+  token: z.object({ id: z.string(), name: z.string() }).nullable(),
+  accounts: z.array(z.object({ id: accountId, name: z.string(), status: accountStatus, role: accountRole })),
+  csrf_token: z.string().nullable().describe('Send it as `X-CSRF-Token` with every write made with the session cookie; null for a token'),
+  session: z.object({ created_at: time, expires_at: time, idle_expires_at: time }).nullable(),
+});
+
+const sessionExample = {
+  kind: 'user' as const,
+  user: { id: 'usr_4f1c2a9b7d3e8f60', email: 'ops@example.com', owner: true, password_change_required: false },
+  token: null,
+  accounts: [{ id: 'acme', name: 'Acme Ltd', status: 'active' as const, role: 'admin' as const }],
+  csrf_token: 'k9W3m0Jq2vXbT8sYh5LcN1eRzU7aP4dG6fQ0oI2wE8y',
+  session: { created_at: '2026-11-21T12:00:00.000Z', expires_at: '2026-11-22T00:00:00.000Z', idle_expires_at: '2026-11-21T12:30:00.000Z' },
+};
+
+async function sessionAnswer(principal: Principal, services: AdminServices, csrfToken: string | null): Promise<z.output<typeof sessionInfo>> {
+  const rows = await services.store.accounts.rows();
+  const accounts = rows.flatMap((row) => {
+    const role = roleIn(principal, row.id);
+    return role === undefined ? [] : [{ id: row.id, name: row.name, status: row.status, role }];
+  });
+  const session = principal.session;
+  return {
+    kind: principal.kind === 'token' ? 'token' : 'user',
+    user: principal.kind === 'user' ? { id: principal.id, email: principal.email!, owner: principal.owner, password_change_required: principal.passwordChangeRequired } : null,
+    token: principal.kind === 'token' ? { id: principal.id, name: principal.tokenName! } : null,
+    accounts,
+    csrf_token: csrfToken,
+    session: session
+      ? { created_at: iso(session.createdAt), expires_at: iso(session.createdAt + services.sessions.maxAgeMs), idle_expires_at: iso(session.lastSeenAt + services.sessions.idleTimeoutMs) }
+      : null,
+  };
+}
+
+const password = z.string().min(1).max(PASSWORD_MAX_LENGTH);
+
+export const login = adminRoute({
+  method: 'POST', url: '/session', tag: 'session', operationId: 'login',
+  summary: 'Log in: sets the session cookie and returns the CSRF token',
+  description: 'The cookie (`risk_session`, HttpOnly, SameSite=Strict, Path=/admin/v1, Secure over TLS) authenticates later requests; every write made with it must send `X-CSRF-Token`. ' +
+    `Failed logins are throttled per e-mail address (${USER_RULE.maxFailures} per ${USER_RULE.windowMs / 60_000} min) and per client address (${ADDRESS_RULE.maxFailures} per ${ADDRESS_RULE.windowMs / 60_000} min).`,
+  access: { role: 'public' },
+  body: z.object({ email: loginEmail, password }),
+  example: { email: 'ops@example.com', password: 'correct horse battery staple' },
+  success: { status: 200, description: 'Logged in', schema: sessionInfo, example: sessionExample },
+  problems: { 401: 'Wrong e-mail address or password (the same answer for both, and for a disabled user)', 429: 'Too many failed logins for this user or address (`Retry-After`)' },
+  handler: async ({ body, request, reply, services, now }) => {
+    const { store } = services;
+    const keys = [{ key: userKey(body.email), rule: USER_RULE }, { key: addressKey(request.ip), rule: ADDRESS_RULE }];
+    const wait = await store.loginThrottle.blockedFor(keys, now);
+    if (wait > 0) throw problems.tooManyAttempts(Math.ceil(wait / 1000), 'Too many failed logins for this user or from this address');
+    const credentials = await store.users.credentials(body.email);
+    const matches = await verifyPassword(body.password, credentials?.password_hash ?? (await decoyHash()));
+    if (!credentials || !matches || credentials.status !== 'active') {
+      await store.loginThrottle.recordFailure(keys, now);
+      throw problems.unauthenticated('Wrong e-mail address or password');
+    }
+    await store.loginThrottle.clear(keys[0]!.key);
+    await store.sessions.prune(now - services.sessions.maxAgeMs, now - services.sessions.idleTimeoutMs);
+    const sessionId = newSessionId();
+    await store.sessions.create(hashSessionId(sessionId), credentials.id, now);
+    setSessionCookie(request, reply, sessionId, services.sessions.maxAgeMs);
+    const user = (await store.users.get(credentials.id))!;
+    const principal: Principal = {
+      kind: 'user', id: user.id, actor: `user:${user.id}`, owner: user.owner, email: user.email,
+      roles: new Map(user.memberships.map((m) => [m.account_id, m.role])), passwordChangeRequired: user.password_change_required,
+      session: { idHash: hashSessionId(sessionId), csrfToken: csrfTokenOf(sessionId), createdAt: now, lastSeenAt: now },
+    };
+    return sessionAnswer(principal, services, principal.session!.csrfToken);
+  },
+});
+
+export const whoAmI = adminRoute({
+  method: 'GET', url: '/session', tag: 'session', operationId: 'getSession',
+  summary: 'Who am I: the user or token, its accounts and roles, and the session\'s CSRF token',
+  access: { role: 'signed-in' },
+  accessOptions: { duringPasswordChange: true },
+  success: { status: 200, description: 'The caller', schema: sessionInfo, example: sessionExample },
+  handler: async ({ principal, services }) => sessionAnswer(principal, services, principal.session?.csrfToken ?? null),
+});
+
+export const logout = adminRoute({
+  method: 'DELETE', url: '/session', tag: 'session', operationId: 'logout',
+  summary: 'Log out: ends the session in every replica and clears the cookie',
+  access: { role: 'signed-in' },
+  accessOptions: { duringPasswordChange: true, sessionOnly: true },
+  success: { status: 204, description: 'Logged out' },
+  handler: async ({ principal, request, reply, services }) => {
+    await services.store.sessions.delete(principal.session!.idHash);
+    clearSessionCookie(request, reply);
+  },
+});
+
+export const changePassword = adminRoute({
+  method: 'PUT', url: '/session/password', tag: 'session', operationId: 'changePassword',
+  summary: 'Change one\'s own password; ends the user\'s other sessions',
+  description: `A one-time password (from \`npm run admin\` or a reset) allows nothing else until it is changed. The new password: ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters, not the e-mail address. A wrong current password counts as a failed login of the user.`,
+  access: { role: 'signed-in' },
+  accessOptions: { duringPasswordChange: true, sessionOnly: true },
+  body: z.object({ current_password: password, new_password: password }),
+  example: { current_password: 'Vh3kq9ZtYb2mL0xWcR4a', new_password: 'correct horse battery staple' },
+  success: { status: 204, description: 'Changed' },
+  problems: { 403: 'The current password is wrong', 429: 'Too many wrong passwords for this user (`Retry-After`)' },
+  handler: async ({ body, principal, services, now }) => {
+    const problem = passwordProblem(body.new_password, principal.email);
+    if (problem !== null) throw problems.invalidRequest([{ path: 'new_password', message: problem }]);
+    // A stolen session must not become a way around the login throttle.
+    const keys = [{ key: userKey(principal.email!), rule: USER_RULE }];
+    const wait = await services.store.loginThrottle.blockedFor(keys, now);
+    if (wait > 0) throw problems.tooManyAttempts(Math.ceil(wait / 1000), 'Too many wrong passwords for this user');
+    const stored = await services.store.users.passwordHash(principal.id);
+    if (stored === undefined || !(await verifyPassword(body.current_password, stored))) {
+      await services.store.loginThrottle.recordFailure(keys, now);
+      throw problems.forbidden('The current password is wrong');
+    }
+    if (body.new_password === body.current_password) throw problems.invalidRequest([{ path: 'new_password', message: 'must differ from the current password' }]);
+    await services.store.users.setPassword(principal.id, await hashPassword(body.new_password), false, { actor: principal.actor, keepSession: principal.session!.idHash });
+  },
+});
+
+export const setup = adminRoute({
+  method: 'POST', url: '/setup', tag: 'session', operationId: 'setup',
+  summary: 'Create the first instance owner with the one-time setup token a development start printed',
+  description: 'Works only while no console user exists, once, with the token of the latest start, within 24 hours. Logs the new owner in.',
+  access: { role: 'public' },
+  body: z.object({ token: z.string().min(1).max(128), email: loginEmail, password }),
+  example: { token: 'q3J0eXc9x8w1Uo6hRkq2d0m7b5vA4s1n3LpT8yZc2Fg', email: 'ops@example.com', password: 'correct horse battery staple' },
+  success: { status: 201, description: 'The owner, logged in', schema: sessionInfo, example: { ...sessionExample, accounts: [] } },
+  problems: { 404: 'No such setup token (used, replaced, expired, or a user exists)' },
+  handler: async ({ body, request, reply, services, now }) => {
+    const problem = passwordProblem(body.password, body.email);
+    if (problem !== null) throw problems.invalidRequest([{ path: 'password', message: problem }]);
+    const owner = await useSetupToken(services.store, body.token, { email: body.email, passwordHash: await hashPassword(body.password) }, now);
+    const sessionId = newSessionId();
+    await services.store.sessions.create(hashSessionId(sessionId), owner.id, now);
+    setSessionCookie(request, reply, sessionId, services.sessions.maxAgeMs);
+    const principal: Principal = {
+      kind: 'user', id: owner.id, actor: `user:${owner.id}`, owner: true, email: owner.email, roles: new Map(), passwordChangeRequired: false,
+      session: { idHash: hashSessionId(sessionId), csrfToken: csrfTokenOf(sessionId), createdAt: now, lastSeenAt: now },
+    };
+    return sessionAnswer(principal, services, principal.session!.csrfToken);
+  },
+});
+
+export const sessionRoutes = [login, whoAmI, logout, changePassword, setup];

@@ -1,0 +1,53 @@
+import type { Engine } from './engine.js';
+
+/**
+ * Failed logins counted in the store, so every replica sees the same counts: a fixed window per
+ * key (`user:<hash>`, `ip:<address>`). A check is one indexed read of at most two rows; a failure
+ * one upsert per key. Rows whose window has ended are deleted at most once a minute per replica.
+ */
+export interface ThrottleRule {
+  /** Failures allowed in a window; the next attempt is refused until the window ends. */
+  maxFailures: number;
+  windowMs: number;
+}
+
+export class LoginThrottle {
+  private prunedAt = 0;
+
+  constructor(private readonly engine: Engine) {}
+
+  /** Milliseconds until an attempt is allowed again for any of the keys (0: allowed now). */
+  async blockedFor(keys: Array<{ key: string; rule: ThrottleRule }>, at: number): Promise<number> {
+    const rows = await this.engine.db.selectFrom('login_throttle').selectAll().where('key', 'in', keys.map((k) => k.key)).execute();
+    let wait = 0;
+    for (const row of rows) {
+      const { rule } = keys.find((k) => k.key === row.key)!;
+      const ends = row.window_started_at + rule.windowMs;
+      if (row.failures >= rule.maxFailures && ends > at) wait = Math.max(wait, ends - at);
+    }
+    return wait;
+  }
+
+  async recordFailure(keys: Array<{ key: string; rule: ThrottleRule }>, at: number): Promise<void> {
+    await this.engine.db.transaction().execute(async (trx) => {
+      for (const { key, rule } of keys) {
+        const expired = at - rule.windowMs;
+        await trx.insertInto('login_throttle').values({ key, failures: 1, window_started_at: at })
+          .onConflict((oc) => oc.column('key').doUpdateSet((eb) => ({
+            failures: eb.case().when('login_throttle.window_started_at', '<=', expired).then(1).else(eb('login_throttle.failures', '+', 1)).end(),
+            window_started_at: eb.case().when('login_throttle.window_started_at', '<=', expired).then(at).else(eb.ref('login_throttle.window_started_at')).end(),
+          }))).execute();
+      }
+    });
+    if (at - this.prunedAt > 60_000) {
+      this.prunedAt = at;
+      const longest = Math.max(...keys.map((k) => k.rule.windowMs));
+      await this.engine.db.deleteFrom('login_throttle').where('window_started_at', '<=', at - longest).execute();
+    }
+  }
+
+  /** A successful login clears its user's count (not its address's: one good password does not excuse a spray). */
+  async clear(key: string): Promise<void> {
+    await this.engine.db.deleteFrom('login_throttle').where('key', '=', key).execute();
+  }
+}

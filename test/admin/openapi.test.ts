@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { version } from '../../src/app.js';
+import { ADMIN_ROUTES } from '../../src/admin/index.js';
+import { buildOpenApiDocument } from '../../src/http/openapi.js';
+
+/** The admin API documents itself from its route declarations: every route, with examples that its own schemas accept. */
+const document = buildOpenApiDocument(version);
+const ajv = new Ajv2020({ strict: false });
+
+describe('the admin API in the OpenAPI document', () => {
+  it.each(ADMIN_ROUTES.map((r) => [`${r.method} ${r.url}`, r] as const))('%s is documented, tagged, with examples its schemas accept', (_name, route) => {
+    const path = `/admin/v1${route.url.replace(/:(\w+)/g, '{$1}')}`;
+    const operation = (document.paths as unknown as Record<string, Record<string, { tags: string[]; operationId: string; 'x-access': unknown; requestBody?: { content: Record<string, { schema: object; example: unknown }> }; responses: Record<string, { content?: Record<string, { schema: object; example: unknown }> }> }>>)[path]![route.method.toLowerCase()]!;
+    expect(operation.operationId).toBe(route.operationId);
+    expect(operation.tags[0]).toMatch(/^Admin: /);
+    expect(operation['x-access']).toEqual(route.access);
+    if (route.body) {
+      expect(route.example, 'a request example').toBeDefined();
+      expect(route.body.safeParse(route.example).success).toBe(true);
+      const media = operation.requestBody!.content['application/json']!;
+      expect(ajv.validate(media.schema, media.example), JSON.stringify(ajv.errors)).toBe(true);
+    }
+    if (route.success.schema) {
+      expect(route.success.example, 'a response example').toBeDefined();
+      expect(route.success.schema.safeParse(route.success.example).success).toBe(true);
+      const media = operation.responses[route.success.status]!.content!['application/json']!;
+      expect(ajv.validate(media.schema, media.example), JSON.stringify(ajv.errors)).toBe(true);
+    }
+    if ('account' in route.access) expect(operation.responses).toHaveProperty('404');
+    if (route.access.role !== 'public') expect(operation.responses).toHaveProperty('401');
+  });
+
+  it('gives every operation a unique id', () => {
+    const ids = ADMIN_ROUTES.map((r) => r.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+});
