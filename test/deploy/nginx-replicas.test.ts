@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
 import { afterAll, describe, expect, it } from 'vitest';
-import { run as keysCli } from '../../src/keys/cli.js';
 import { hashKey, keyIdOf } from '../../src/keys/key.js';
 import { evaluationBody } from '../support/app.js';
 import { startLoad, type Answer } from '../support/load.js';
@@ -14,8 +13,9 @@ import { freshDatabaseUrl, openTestStore } from '../support/store.js';
  * nginx running deploy/nginx.conf in front of two service processes on one throwaway PostgreSQL,
  * configured as deploy/compose.yaml configures them. A bounded load through nginx, while:
  *
- * 1. a key is rotated: the new one works through nginx, and each replica refuses the old one within
- *    the reload interval (measured per replica, asking each directly);
+ * 0. behaviour history is shared: events sent to one replica and then the other are counted together;
+ * 1. a key is rotated through the admin API: the new one works through nginx, and each replica
+ *    refuses the old one within the reload interval (measured per replica, asking each directly);
  * 2. a rolling restart: SIGTERM one replica, start it again, wait until nginx sends it traffic, then
  *    the other. Every request of the load is answered 200: none lost, none an error.
  */
@@ -38,26 +38,42 @@ let databaseUrl: string;
 const replicas: Replica[] = [];
 let nginx: Nginx | undefined;
 
-/** A key of ACCOUNT, made with the keys CLI on the store. */
-async function createKey(): Promise<string> {
-  const out: string[] = [];
-  expect(await keysCli(['create', '--account', ACCOUNT], (l) => out.push(l), () => undefined, { DATABASE_URL: databaseUrl, RULES_DIR: 'rules' })).toBe(0);
-  return out[0]!;
+let adminToken: string;
+
+/** An instance-wide admin token, made in the store as `npm run admin` would make its owner. */
+async function createAdminToken(): Promise<string> {
+  const store = await openTestStore({ url: databaseUrl }, { writeLog: false });
+  try {
+    return (await store.adminTokens.create({ name: 'deploy test', account: null, role: 'owner', expiresAt: null }, 'test')).token;
+  } finally {
+    await store.close();
+  }
 }
 
+/** The admin API through nginx, as a pipeline would call it with its token. */
+async function admin(method: string, path: string, body?: object): Promise<Record<string, unknown>> {
+  const response = await fetch(`${nginx!.url}/admin/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await response.json() as Record<string, unknown>;
+  expect(response.status, JSON.stringify(json)).toBeLessThan(300);
+  return json;
+}
+
+const createKey = async () => (await admin('POST', `/accounts/${ACCOUNT}/keys`)).key as string;
+
 /**
- * The rotation step, in one place: today the keys CLI on the store (as `npm run keys -- rotate`);
- * once the admin API lands, its call replaces this function. Resolves with the new key and when the
- * store committed the change (its audit log's clock is this machine's).
+ * A key rotated through the admin API. Resolves with the new key and when the store committed the
+ * change (its audit log's clock is this machine's).
  */
 async function rotateKey(oldKey: string): Promise<{ key: string; committedAt: number }> {
-  const out: string[] = [];
-  const code = await keysCli(['rotate', '--account', ACCOUNT, '--key', keyIdOf(hashKey(oldKey))], (l) => out.push(l), () => undefined, { DATABASE_URL: databaseUrl });
-  expect(code).toBe(0);
+  const rotated = await admin('POST', `/accounts/${ACCOUNT}/keys/${keyIdOf(hashKey(oldKey))}/rotate`);
   const store = await openTestStore({ url: databaseUrl }, { writeLog: false });
   try {
     const committedAt = (await store.audit({ account: ACCOUNT })).find((entry) => entry.action === 'key.rotate.revoke')!.at;
-    return { key: out[0]!, committedAt };
+    return { key: rotated.key as string, committedAt };
   } finally {
     await store.close();
   }
@@ -67,11 +83,11 @@ async function startReplica(port: number, metricsPort: number): Promise<ServiceP
   return startServiceProcess({ ...REPLICA_ENV, API_KEYS: '', DATABASE_URL: databaseUrl, PORT: String(port), METRICS_PORT: String(metricsPort) });
 }
 
-const evaluate = (url: string, key: string) =>
+const evaluate = (url: string, key: string, body: object = evaluationBody()) =>
   fetch(`${url}/v1/risk/evaluate`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(evaluationBody()),
+    body: JSON.stringify(body),
   });
 
 /** Wall-clock ms at which `url` first refuses `key`, asking every 10 ms. */
@@ -100,11 +116,22 @@ describe('two replicas behind nginx on one PostgreSQL', () => {
       replicas.push({ port, metricsPort, process: await startReplica(port, metricsPort) });
     }
     nginx = await startNginx(replicas.map((r) => r.port));
+    adminToken = await createAdminToken();
+    await admin('POST', '/accounts', { id: ACCOUNT, name: 'Acme' });
 
     // Keys before the replicas read the store: created here, seen by both at their next poll.
     const kept = await createKey();
     const rotated = await createKey();
     await expect.poll(async () => (await evaluate(nginx!.url, rotated)).status, { timeout: 10_000, interval: 50 }).toBe(200);
+
+    // 0. One stream of sign-ups from one address, alternating between the replicas: each answer
+    //    counts every event before it, whichever replica recorded it.
+    const address = { ip: '81.2.69.190' };
+    for (let i = 1; i <= 6; i++) {
+      const replica = replicas[i % 2]!;
+      const answer = await (await evaluate(`http://127.0.0.1:${replica.port}`, kept, evaluationBody({ ...address, email: `user${i}@example.com` }))).json() as { history: { ip: { events_1h: number; accounts_24h: number } } };
+      expect(answer.history.ip).toMatchObject({ events_1h: i, accounts_24h: i });
+    }
 
     let stop = false;
     const notOk: string[] = [];
@@ -175,7 +202,9 @@ describe('two replicas behind nginx on one PostgreSQL', () => {
     // Each replica's own metrics listener counted what it served since its restart.
     for (const replica of replicas) {
       const scrape = parseScrape(await (await fetch(`http://127.0.0.1:${replica.metricsPort}/metrics`)).text());
-      expect(scrape.value('risk_evaluations_total', { event_type: 'account_register', state: 'approve' })).toBeGreaterThan(0);
+      // One address all along: ip_velocity sends the load to review once the hour's count passes 5.
+      const states = ['approve', 'review', 'decline'].map((state) => scrape.value('risk_evaluations_total', { event_type: 'account_register', state }));
+      expect(states.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
       expect(scrape.value('risk_store_up')).toBe(1);
     }
   }, 240_000);
