@@ -10,7 +10,7 @@ import { unknownEmail, unknownIp } from './unknown.js';
 const EMAIL_CHECKS = ['email.mx', 'email.disposable', 'email.free_provider', 'email.relay'];
 const IP_CHECKS = ['ip.geo', 'ip.asn', 'ip.tor', 'ip.proxy', 'ip.datacenter', 'ip.vpn'];
 /** When the rule step throws: nothing fired, and the answer says the rules could not run. */
-const rulesFailed = (): RuleOutcome => ({ details: [], fraud_score: 0, state: 'approve', dry_run: [], signals: [], unavailable: ['rules'] });
+const rulesFailed = (): RuleOutcome => ({ details: [], fraud_score: 0, state: 'approve', dry_run: [], signals: [], unavailable: ['rules'], fired: [] });
 /** How long past the deadline a step that ignores its abort signal is waited for. */
 const OVERRUN_GRACE_MS = 50;
 

@@ -62,6 +62,8 @@ export interface RuleOutcome {
   signals: string[];
   /** Rules that could not be evaluated because an input was unknown (merged into the response's `unavailable`). */
   unavailable: string[];
+  /** Ids of the rules that fired, live and dry-run, in the file's order (the log indexes them for search). */
+  fired: string[];
   /** The stored version that decided (`rule_set_versions.id`), set by the rule book that served it. */
   rule_set_version?: number;
 }

@@ -16,6 +16,7 @@ export interface Database {
   rule_set_versions: RuleSetVersionRow;
   audit_log: AuditRow;
   evaluations: EvaluationRow;
+  evaluation_rules: EvaluationRuleRow;
   users: UserRow;
   memberships: MembershipRow;
   sessions: SessionRow;
@@ -106,6 +107,14 @@ export interface EvaluationRow {
    * its `rule:` entries (those name rules of the rule set that decided, not missing facts).
    */
   response: unknown;
+}
+
+/** A rule that fired (live or dry-run) in a logged evaluation (migration 6). */
+export interface EvaluationRuleRow {
+  account_id: string;
+  /** The rule's id in its rule set: a library id or a custom rule's id. */
+  rule_id: string;
+  evaluation_id: string;
 }
 
 export type UserStatus = 'active' | 'disabled';

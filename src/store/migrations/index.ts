@@ -1,6 +1,7 @@
 import { configTables } from './0001-config.js';
 import { evaluationLog } from './0002-evaluation-log.js';
 import { consoleUsers } from './0005-console-users.js';
+import { firedRules } from './0006-fired-rules.js';
 import type { Migration } from './types.js';
 
 /**
@@ -8,7 +9,7 @@ import type { Migration } from './types.js';
  * never reused or renumbered once released; 3 and 4 are the behaviour history's, lists' and
  * labels' (built alongside the console users' 5).
  */
-export const MIGRATIONS: readonly Migration[] = [configTables, evaluationLog, consoleUsers];
+export const MIGRATIONS: readonly Migration[] = [configTables, evaluationLog, consoleUsers, firedRules];
 
 /** The version a fully migrated store is at. */
 export const LATEST_VERSION = MIGRATIONS.at(-1)!.version;
