@@ -32,10 +32,11 @@ export type Evaluation = { response: EvaluationResponse; outcome: RuleOutcome };
 export const STORE_CHECK = 'store';
 
 /**
- * Enriches the request (e-mail and IP concurrently, under one deadline), then scores it with the
- * account's rule set. Returns `undefined` when the account has no rule set for the event type.
+ * The request and its enrichment (e-mail and IP concurrently, under one deadline), as rules read
+ * it: what an evaluation scores, and what the admin API's dry run scores with a draft. Records
+ * nothing. Never rejects: a step that fails or overruns is reported in `unavailable`.
  */
-export function createEvaluator(deps: EvaluatorDependencies) {
+export function createEnricher(deps: Omit<EvaluatorDependencies, 'rules'>) {
   /** From the caches at once when it can be (no deadline to arm), else with the network under the deadline. */
   function inspectEmail(request: EvaluationRequest): Report<EmailFacts> | Promise<Report<EmailFacts>> {
     try {
@@ -67,9 +68,7 @@ export function createEvaluator(deps: EvaluatorDependencies) {
     }
   }
 
-  return async function evaluate(request: EvaluationRequest, account: Account): Promise<Evaluation | undefined> {
-    const started = performance.now();
-    const evaluatedAt = Date.now();
+  return async function enrich(request: EvaluationRequest): Promise<EvaluationContext> {
     const emailPromise = inspectEmail(request);
     let ipReport;
     try {
@@ -83,7 +82,7 @@ export function createEvaluator(deps: EvaluatorDependencies) {
     const unavailable = new Set(emailReport.unavailable);
     for (const name of ipReport.unavailable) unavailable.add(name);
     if (!deps.store.available) unavailable.add(STORE_CHECK);
-    const context: EvaluationContext = {
+    return {
       event_type: request.event_type,
       request,
       email: emailReport.facts,
@@ -92,6 +91,22 @@ export function createEvaluator(deps: EvaluatorDependencies) {
       device_intelligence: request.device_intelligence ?? null,
       unavailable,
     };
+  };
+}
+
+export type Enricher = ReturnType<typeof createEnricher>;
+
+/**
+ * Enriches the request, then scores it with the account's rule set. Returns `undefined` when the
+ * account has no rule set for the event type.
+ */
+export function createEvaluator(deps: EvaluatorDependencies) {
+  const enrich = createEnricher(deps);
+
+  return async function evaluate(request: EvaluationRequest, account: Account): Promise<Evaluation | undefined> {
+    const started = performance.now();
+    const evaluatedAt = Date.now();
+    const context = await enrich(request);
     let outcome: RuleOutcome | undefined;
     try {
       outcome = deps.rules.evaluate(account, context);
@@ -101,6 +116,8 @@ export function createEvaluator(deps: EvaluatorDependencies) {
       outcome = rulesFailed();
     }
     if (!outcome) return undefined;
+    // The context's own set: nothing reads it after the rules.
+    const unavailable = context.unavailable as Set<string>;
     for (const name of outcome.unavailable) unavailable.add(name);
 
     const response: EvaluationResponse = {
@@ -109,8 +126,8 @@ export function createEvaluator(deps: EvaluatorDependencies) {
       score: { details: outcome.details, fraud_score: outcome.fraud_score, state: outcome.state },
       dry_run: outcome.dry_run,
       signals: outcome.signals,
-      email: emailReport.facts,
-      ip: ipReport.facts,
+      email: context.email,
+      ip: context.ip,
       unavailable: Array.from(unavailable),
       evaluated_at: isoTime(evaluatedAt),
       took_ms: Math.round((performance.now() - started) * 1000) / 1000,
