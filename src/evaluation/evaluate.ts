@@ -12,7 +12,7 @@ import { unknownEmail, unknownIp } from './unknown.js';
 const EMAIL_CHECKS = ['email.mx', 'email.disposable', 'email.free_provider', 'email.relay'];
 const IP_CHECKS = ['ip.geo', 'ip.asn', 'ip.tor', 'ip.proxy', 'ip.datacenter', 'ip.vpn'];
 /** When the rule step throws: nothing fired, and the answer says the rules could not run. */
-const rulesFailed = (): RuleOutcome => ({ details: [], fraud_score: 0, state: 'approve', dry_run: [], signals: [], unavailable: ['rules'] });
+const rulesFailed = (): RuleOutcome => ({ details: [], fraud_score: 0, state: 'approve', dry_run: [], signals: [], unavailable: ['rules'], fired: [] });
 /** How long past the deadline a step that ignores its abort signal is waited for. */
 const OVERRUN_GRACE_MS = 50;
 
@@ -39,11 +39,13 @@ export type Evaluation = { response: EvaluationResponse; outcome: RuleOutcome };
 export const STORE_CHECK = 'store';
 
 /**
- * Enriches the request (e-mail and IP concurrently, under one deadline), then scores it with the
- * account's rule set. Returns `undefined` when the account has no rule set for the event type.
+ * The request and its enrichment (e-mail and IP concurrently, under one deadline; the account's
+ * lists; its behaviour history, read and recorded in one step), as rules read it: what an
+ * evaluation scores, and what the admin API's dry run scores with a draft. With `record: false`
+ * nothing is recorded and the history is not read (`history` null, so behaviour rules are
+ * unknown). Never rejects: a step that fails or overruns is reported in `unavailable`.
  */
-export function createEvaluator(deps: EvaluatorDependencies) {
-  const now = deps.now ?? Date.now;
+export function createEnricher(deps: Omit<EvaluatorDependencies, 'rules'>) {
   /** From the caches at once when it can be (no deadline to arm), else with the network under the deadline. */
   function inspectEmail(request: EvaluationRequest): Report<EmailFacts> | Promise<Report<EmailFacts>> {
     try {
@@ -75,9 +77,7 @@ export function createEvaluator(deps: EvaluatorDependencies) {
     }
   }
 
-  return async function evaluate(request: EvaluationRequest, account: Account): Promise<Evaluation | undefined> {
-    const started = performance.now();
-    const evaluatedAt = now();
+  return async function enrich(request: EvaluationRequest, account: string, evaluatedAt: number, record = true): Promise<EvaluationContext> {
     const emailPromise = inspectEmail(request);
     let ipReport;
     try {
@@ -87,15 +87,15 @@ export function createEvaluator(deps: EvaluatorDependencies) {
       ipReport = unknownIp(request.parsedIp, IP_CHECKS);
     }
     // Started before the e-mail step is awaited: the store's round trip overlaps the DNS look-up.
-    const historyPromise = deps.history === null ? null : deps.history(account.id, request, ipReport.facts, evaluatedAt);
-    const lists = deps.lists.check(account.id, request, evaluatedAt);
+    const historyPromise = !record || deps.history === null ? null : deps.history(account, request, ipReport.facts, evaluatedAt);
+    const lists = deps.lists.check(account, request, evaluatedAt);
     const emailReport = emailPromise instanceof Promise ? await emailPromise : emailPromise;
     const history: HistoryStep | null = historyPromise instanceof Promise ? await historyPromise : historyPromise;
 
     const unavailable = new Set(emailReport.unavailable);
     for (const name of ipReport.unavailable) unavailable.add(name);
     if (!deps.store.available || (history !== null && history.facts === null)) unavailable.add(STORE_CHECK);
-    const context: EvaluationContext = {
+    return {
       event_type: request.event_type,
       request,
       email: emailReport.facts,
@@ -106,6 +106,23 @@ export function createEvaluator(deps: EvaluatorDependencies) {
       lists,
       unavailable,
     };
+  };
+}
+
+export type Enricher = ReturnType<typeof createEnricher>;
+
+/**
+ * Enriches the request, then scores it with the account's rule set. Returns `undefined` when the
+ * account has no rule set for the event type.
+ */
+export function createEvaluator(deps: EvaluatorDependencies) {
+  const now = deps.now ?? Date.now;
+  const enrich = createEnricher(deps);
+
+  return async function evaluate(request: EvaluationRequest, account: Account): Promise<Evaluation | undefined> {
+    const started = performance.now();
+    const evaluatedAt = now();
+    const context = await enrich(request, account.id, evaluatedAt);
     let outcome: RuleOutcome | undefined;
     try {
       outcome = deps.rules.evaluate(account, context);
@@ -115,6 +132,8 @@ export function createEvaluator(deps: EvaluatorDependencies) {
       outcome = rulesFailed();
     }
     if (!outcome) return undefined;
+    // The context's own set: nothing reads it after the rules.
+    const unavailable = context.unavailable as Set<string>;
     for (const name of outcome.unavailable) unavailable.add(name);
 
     const response: EvaluationResponse = {
@@ -123,10 +142,10 @@ export function createEvaluator(deps: EvaluatorDependencies) {
       score: { details: outcome.details, fraud_score: outcome.fraud_score, state: outcome.state },
       dry_run: outcome.dry_run,
       signals: outcome.signals,
-      email: emailReport.facts,
-      ip: ipReport.facts,
+      email: context.email,
+      ip: context.ip,
       history: context.history,
-      lists,
+      lists: context.lists,
       unavailable: Array.from(unavailable),
       evaluated_at: isoTime(evaluatedAt),
       took_ms: Math.round((performance.now() - started) * 1000) / 1000,

@@ -22,6 +22,7 @@ export function logRecordOf(account: Account, request: EvaluationRequest, { resp
     state: outcome.state,
     fraud_score: outcome.fraud_score,
     rule_set_version: outcome.rule_set_version ?? null,
+    fired: outcome.fired,
     request: JSON.stringify({ ip: request.ip, email: request.email, event_type: request.event_type, user: request.user, device_intelligence: request.device_intelligence }),
     response: responseJson,
   };

@@ -71,6 +71,8 @@ export interface RuleOutcome {
   /** Ids of the rules in `details` and `dry_run`, in the same order (metrics count hits by id); absent when the rules could not run. */
   rule_ids?: string[];
   dry_run_ids?: string[];
+  /** Ids of the rules that fired, live and dry-run, in the file's order (the log indexes them for search). */
+  fired: string[];
   /** The stored version that decided (`rule_set_versions.id`), set by the rule book that served it. */
   rule_set_version?: number;
 }

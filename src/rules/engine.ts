@@ -1,8 +1,8 @@
 import type { EvaluationContext, RuleOutcome, ScoreDetail, State } from '../evaluation/ports.js';
 import type { IpKey } from '../ip/numeric.js';
 import { addressKey } from './cidr.js';
-import { ABSENT, UNKNOWN, readField, type Reading } from './fields.js';
-import type { Condition, RuleSet, Thresholds } from './rule-set.js';
+import { ABSENT, FIELDS, UNKNOWN, readField, type Field, type FieldPath, type Reading, type Scalar } from './fields.js';
+import type { Condition, Rule, RuleSet, Thresholds } from './rule-set.js';
 import { MAX_REGEX_INPUT } from './pattern.js';
 
 /**
@@ -13,28 +13,71 @@ import { MAX_REGEX_INPUT } from './pattern.js';
  * unknown. A rule whose condition is unknown does not fire and is named `rule:<id>` in `unavailable`,
  * so "could not check" never reads as "clean". An ABSENT field (not sent) is a known answer: `exists`
  * says false and every other comparison is false.
+ *
+ * `explainRuleSet` is the same evaluation, run by the same code, that also notes what each rule
+ * read: the evidence the admin API shows for a decision, and what a backtest replays.
  */
 
 type Truth = boolean | typeof UNKNOWN;
+
+/** One fact a rule read, as it read it. */
+export interface Evidence {
+  field: FieldPath;
+  /** The value found (null when the service did not know it; absent facts are null too). */
+  value: Scalar | null;
+  reading: 'value' | 'unknown' | 'absent';
+  /** For an unknown reading caused by a check that could not run: its name (`ip.tor`). */
+  unavailable: string | null;
+}
+
+export interface RuleExplanation {
+  id: string;
+  name: string;
+  score: number;
+  mode: Rule['mode'];
+  /** `unknown`: an input was unknown, so the rule did not fire and is named `rule:<id>` in `unavailable`. */
+  outcome: 'fired' | 'not_fired' | 'unknown';
+  /** The facts it read, in the order it read them (`all` and `any` stop at the first part that decides). */
+  evidence: Evidence[];
+}
 
 /** Per-evaluation memo: the address is parsed once, not once per CIDR rule. */
 interface Scope {
   context: EvaluationContext;
   address?: IpKey | null;
+  /** Set only when explaining: the reads of the rule being evaluated. */
+  evidence: Evidence[] | null;
 }
 
 export function evaluateRuleSet(context: EvaluationContext, ruleSet: RuleSet): RuleOutcome {
-  const scope: Scope = { context };
+  return run(context, ruleSet, null);
+}
+
+/** The outcome `evaluateRuleSet` gives, and for each rule (in the file's order) what it read and decided. */
+export function explainRuleSet(context: EvaluationContext, ruleSet: RuleSet): { outcome: RuleOutcome; rules: RuleExplanation[] } {
+  const rules: RuleExplanation[] = [];
+  return { outcome: run(context, ruleSet, rules), rules };
+}
+
+function run(context: EvaluationContext, ruleSet: RuleSet, explained: RuleExplanation[] | null): RuleOutcome {
+  const scope: Scope = { context, evidence: null };
   const details: ScoreDetail[] = [];
   const dryRun: ScoreDetail[] = [];
   const ruleIds: string[] = [];
   const dryRunIds: string[] = [];
   const unavailable: string[] = [];
+  const fired: string[] = [];
   let sum = 0;
   for (const rule of ruleSet.rules) {
+    if (explained !== null) scope.evidence = [];
     const truth = safely(rule.when, scope);
+    if (explained !== null) {
+      explained.push({ id: rule.id, name: rule.name, score: rule.score, mode: rule.mode, outcome: truth === UNKNOWN ? 'unknown' : truth ? 'fired' : 'not_fired', evidence: scope.evidence! });
+      scope.evidence = null;
+    }
     if (truth === UNKNOWN) unavailable.push(rule.unavailableAs);
     if (truth !== true) continue;
+    fired.push(rule.id);
     const detail: ScoreDetail = { rule_name: rule.name, rule_type: 'static', score: rule.score };
     if (rule.mode === 'dry_run') {
       dryRun.push(detail);
@@ -49,8 +92,30 @@ export function evaluateRuleSet(context: EvaluationContext, ruleSet: RuleSet): R
   const fraudScore = Math.min(100, Math.max(0, sum));
   return {
     details, fraud_score: fraudScore, state: stateFor(fraudScore, ruleSet.thresholds), dry_run: dryRun, signals, unavailable,
-    rule_ids: ruleIds, dry_run_ids: dryRunIds,
+    rule_ids: ruleIds, dry_run_ids: dryRunIds, fired,
   };
+}
+
+const PATHS = new Map<Field, FieldPath>(Object.entries(FIELDS).map(([path, field]) => [field, path as FieldPath]));
+
+/** A field as the engine reads it; when explaining, the reading is noted too (once per field and rule). */
+function read(field: Field, scope: Scope): Reading {
+  const value = readField(field, scope.context);
+  const evidence = scope.evidence;
+  if (evidence !== null) {
+    const path = PATHS.get(field)!;
+    if (!evidence.some((e) => e.field === path)) {
+      const raw = field.read(scope.context);
+      const unavailable = field.check !== null && scope.context.unavailable.has(field.check) ? field.check : null;
+      evidence.push({
+        field: path,
+        value: value === UNKNOWN || value === ABSENT ? (unavailable === null && raw !== undefined ? raw : null) : value,
+        reading: value === UNKNOWN ? 'unknown' : value === ABSENT ? 'absent' : 'value',
+        unavailable,
+      });
+    }
+  }
+  return value;
 }
 
 /** Half-open bands: approve below `review`, review from `review`, decline from `decline` (PRODUCT.md "Scores and states"). */
@@ -98,12 +163,12 @@ function test(condition: Condition, scope: Scope): Truth {
       return truth === UNKNOWN ? UNKNOWN : !truth;
     }
     case 'exists': {
-      const value = readField(condition.field, scope.context);
+      const value = read(condition.field, scope);
       if (value === UNKNOWN) return UNKNOWN;
       return (value !== ABSENT) === condition.value;
     }
     default:
-      return compare(condition, readField(condition.field, scope.context), scope);
+      return compare(condition, read(condition.field, scope), scope);
   }
 }
 

@@ -20,6 +20,8 @@ export interface LogRecord {
   state: string;
   fraud_score: number;
   rule_set_version: number | null;
+  /** Ids of the rules that fired, live and dry-run: one row each in `evaluation_rules`. */
+  fired: string[];
   request: string;
   response: string;
 }
@@ -39,7 +41,9 @@ export function logColumns(r: LogRecord): unknown[] {
 
 /** Bytes a queued record holds, for the queue's byte bound (strings are UTF-16 in memory; this counts characters). */
 export function recordSize(r: LogRecord): number {
-  return r.request.length + r.response.length + r.email.length + 200;
+  let size = r.request.length + r.response.length + r.email.length + 200;
+  for (const rule of r.fired) size += rule.length + 16;
+  return size;
 }
 
 /** The Unix milliseconds a UUIDv7 carries in its first 48 bits (RFC 9562 §5.7). */

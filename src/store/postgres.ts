@@ -69,9 +69,10 @@ export async function openPostgres(database: DatabaseUrl & { engine: 'postgres' 
 }
 
 /**
- * One multi-row INSERT per batch: every value its own parameter, so the JSON text goes to the
- * server as it is (no array-literal escaping of its quotes). Statement texts are cached per batch
- * size (a few at a time).
+ * One statement per batch: a multi-row INSERT of the evaluations, every value its own parameter, so
+ * the JSON text goes to the server as it is (no array-literal escaping of its quotes), and in the
+ * same statement the rules that fired, as three arrays (their count varies; the parameter count
+ * does not). Statement texts are cached per batch size (a few at a time).
  */
 function postgresLogWriter(pool: pg.Pool) {
   const texts = new Map<number, string>();
@@ -84,7 +85,9 @@ function postgresLogWriter(pool: pg.Pool) {
       for (let r = 0; r < rows; r++) {
         tuples.push(`(${LOG_COLUMNS.map((column, c) => `$${r * width + c + 1}${json.has(column) ? '::json' : ''}`).join(', ')})`);
       }
-      text = `insert into evaluations (${LOG_COLUMNS.join(', ')}) values ${tuples.join(', ')}`;
+      const fired = rows * width;
+      text = `with logged as (insert into evaluations (${LOG_COLUMNS.join(', ')}) values ${tuples.join(', ')}) ` +
+        `insert into evaluation_rules (account_id, rule_id, evaluation_id) select * from unnest($${fired + 1}::text[], $${fired + 2}::text[], $${fired + 3}::uuid[])`;
       if (texts.size >= 16) texts.clear(); // bounded: batch sizes vary with traffic
       texts.set(rows, text);
     }
@@ -93,7 +96,16 @@ function postgresLogWriter(pool: pg.Pool) {
   return {
     async write(records: LogRecord[]) {
       const values: unknown[] = [];
-      for (const record of records) values.push(...logColumns(record));
+      const fired: [string[], string[], string[]] = [[], [], []];
+      for (const record of records) {
+        values.push(...logColumns(record));
+        for (const rule of record.fired) {
+          fired[0].push(record.account_id);
+          fired[1].push(rule);
+          fired[2].push(record.id);
+        }
+      }
+      values.push(...fired);
       // A full batch, the usual one under load, is a named statement: each pooled connection
       // parses and plans it once. Other sizes are sent unnamed, so the server keeps no plan per size.
       const name = records.length === LOG_DEFAULTS.batchSize ? `evaluations_insert_${records.length}` : undefined;

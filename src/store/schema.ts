@@ -21,6 +21,7 @@ export interface Database {
   history_members: HistoryMemberRow;
   list_entries: ListEntryRow;
   labels: LabelRow;
+  evaluation_rules: EvaluationRuleRow;
   users: UserRow;
   memberships: MembershipRow;
   sessions: SessionRow;
@@ -174,6 +175,14 @@ export interface LabelRow {
   reason: string | null;
   author: string;
   created_at: number;
+}
+
+/** A rule that fired (live or dry-run) in a logged evaluation (migration 6). */
+export interface EvaluationRuleRow {
+  account_id: string;
+  /** The rule's id in its rule set: a library id or a custom rule's id. */
+  rule_id: string;
+  evaluation_id: string;
 }
 
 export type UserStatus = 'active' | 'disabled';

@@ -32,10 +32,16 @@ export type WorkerReply = { ok: true; count: number; counts?: Record<string, num
 const { path, busyTimeoutMs } = workerData as { path: string; busyTimeoutMs: number };
 const sqlite = new Sqlite(path, { timeout: busyTimeoutMs });
 sqlite.pragma('synchronous = NORMAL');
+// Deleting an evaluation (pruning) takes its fired-rule rows with it (migration 6's cascade).
+sqlite.pragma('foreign_keys = ON');
 
 const insert = sqlite.prepare(`insert into evaluations (${LOG_COLUMNS.join(', ')}) values (${LOG_COLUMNS.map(() => '?').join(', ')})`);
+const insertRule = sqlite.prepare('insert into evaluation_rules (account_id, rule_id, evaluation_id) values (?, ?, ?)');
 const insertAll = sqlite.transaction((records: LogRecord[]) => {
-  for (const record of records) insert.run(logColumns(record));
+  for (const record of records) {
+    insert.run(logColumns(record));
+    for (const rule of record.fired) insertRule.run(record.account_id, rule, record.id);
+  }
 });
 // Labels go with their evaluations: both ids sort by time.
 const pruneLabels = sqlite.prepare('delete from labels where evaluation_id < ?');

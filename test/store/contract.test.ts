@@ -163,7 +163,7 @@ describe.each(ENGINES)('the store on %s', (engine: EngineName) => {
       const id = `${firstIdAt(at).slice(0, 14)}7${String(n).padStart(3, '0')}-8000-${String(n).padStart(12, '0')}`;
       return {
         id, account_id: 'acme', event_type: 'account_register', email: `User${n}@Example.com`, email_domain: 'example.com', ip: n % 2 ? '203.0.113.7' : '2001:db8::7',
-        user_id: n % 3 === 0 ? `u${n}` : null, device_hash: 'dev-1', state: 'approve', fraud_score: n, rule_set_version: 1,
+        user_id: n % 3 === 0 ? `u${n}` : null, device_hash: 'dev-1', state: 'approve', fraud_score: n, rule_set_version: 1, fired: n % 4 === 0 ? ['ip_tor'] : [],
         request: JSON.stringify({ ip: '203.0.113.7', email: `User${n}@Example.com`, event_type: 'account_register' }),
         response: JSON.stringify({ id, email: { disposable: false }, ip: { is_tor: null }, unavailable: ['ip.tor'] }),
         ...overrides,
@@ -209,6 +209,19 @@ describe.each(ENGINES)('the store on %s', (engine: EngineName) => {
       const left = await store.engine.db.selectFrom('evaluations').select('fraud_score').orderBy('fraud_score').execute();
       expect(left.map((r) => r.fraud_score)).toEqual([8, 9, 10]);
       expect(store.log.stats().pruned).toBe(7);
+      // The rules that fired go with their evaluations (n = 4 and 8 fired one each; 4 was pruned).
+      const fired = await store.engine.db.selectFrom('evaluation_rules').selectAll().execute();
+      expect(fired).toEqual([{ account_id: 'acme', rule_id: 'ip_tor', evaluation_id: record(8, clock - 29 * day).id }]);
+    });
+
+    it('writes one row per fired rule in the batch of its evaluation, found by account and rule, newest first', async () => {
+      const fired = (n: number) => (n % 3 === 0 ? ['email_disposable', 'custom_rule'] : n % 2 === 0 ? ['custom_rule'] : []);
+      for (let n = 1; n <= 9; n++) store.log.record(record(n, clock - n * 1000, { fired: fired(n) }));
+      await store.log.flush();
+      const ids = async (rule: string) => (await store.engine.db.selectFrom('evaluation_rules').select('evaluation_id')
+        .where('account_id', '=', 'acme').where('rule_id', '=', rule).orderBy('evaluation_id', 'desc').execute()).map((r) => r.evaluation_id);
+      expect(await ids('custom_rule')).toEqual([2, 3, 4, 6, 8, 9].map((n) => record(n, clock - n * 1000).id));
+      expect(await ids('email_disposable')).toEqual([3, 6, 9].map((n) => record(n, clock - n * 1000).id));
     });
   });
 });
