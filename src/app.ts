@@ -5,7 +5,7 @@ import type { Config } from './config.js';
 import { registerAdminApi } from './admin/index.js';
 import { createSetupToken } from './admin/setup.js';
 import { createEmailInspector } from './email/index.js';
-import { createEvaluator, STORE_CHECK } from './evaluation/evaluate.js';
+import { createEnricher, createEvaluator, STORE_CHECK } from './evaluation/evaluate.js';
 import type { SourceStatus } from './evaluation/facts.js';
 import type { EmailInspector, IpInspector, Resource, RuleBook } from './evaluation/ports.js';
 import { registerAuthentication } from './http/auth.js';
@@ -181,6 +181,11 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
   app.get('/openapi.json', async () => openapi);
   registerSdkRoutes(app);
 
+  const enrichment = {
+    store: store.health,
+    deadlineMs: config.dnsTimeoutMs,
+    onStepError: (step: string, error: unknown) => app.log.error({ step, err: error }, 'enrichment step failed'),
+  };
   await app.register(async (v1) => {
     // Answers under /v1 carry personal data (the e-mail and IP address evaluated): no cache may keep them.
     v1.addHook('onSend', (_request, reply, payload, done) => {
@@ -190,18 +195,14 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
     acceptJsonOnly(v1);
     await registerAuthentication(v1, resources.keys);
     registerRateLimit(v1, config.rateLimit);
-    const evaluate = createEvaluator({
-      ...resources,
-      store: store.health,
-      deadlineMs: config.dnsTimeoutMs,
-      onStepError: (step, error) => app.log.error({ step, err: error }, 'enrichment step failed'),
-    });
+    const evaluate = createEvaluator({ ...resources, ...enrichment });
     registerEvaluateRoute(v1, { evaluate, rules: resources.rules, log: store.log });
   });
 
   await registerAdminApi(app, {
     store, config, seed: templates, sources, sessions: config.session, now,
     reloadConfiguration: () => sync.check(),
+    enrich: createEnricher({ ...resources, ...enrichment }),
   });
 
   app.addHook('preClose', async () => {

@@ -1,6 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { acceptJsonOnly } from '../http/json-body.js';
 import { accountRoutes } from './routes/accounts.js';
+import { ruleCatalogueRoutes } from './routes/rule-catalogue.js';
+import { ruleDraftRoutes } from './routes/rule-drafts.js';
+import { ruleFileRoutes } from './routes/rule-files.js';
+import { ruleSetRoutes } from './routes/rule-sets.js';
 import { sessionRoutes } from './routes/session.js';
 import { ADMIN_PREFIX, registerAdminRoutes, type AdminRoute, type AdminServices } from './route.js';
 
@@ -12,7 +16,10 @@ import { ADMIN_PREFIX, registerAdminRoutes, type AdminRoute, type AdminServices 
  * authorization declared per route (access.ts, route.ts). Every answer says `Cache-Control:
  * no-store`: they carry accounts' data and the session's CSRF token.
  */
-export const ADMIN_ROUTES: readonly AdminRoute[] = [...sessionRoutes, ...accountRoutes];
+export const ADMIN_ROUTES: readonly AdminRoute[] = [...sessionRoutes, ...accountRoutes, ...ruleCatalogueRoutes, ...ruleSetRoutes, ...ruleDraftRoutes, ...ruleFileRoutes];
+
+/** The largest admin API body: an import of a directory of rule files (each at most 32 KiB), escaped as JSON. */
+export const ADMIN_BODY_LIMIT_BYTES = 1024 * 1024;
 
 export async function registerAdminApi(app: FastifyInstance, services: AdminServices, routes: readonly AdminRoute[] = ADMIN_ROUTES): Promise<void> {
   await app.register(async (scope) => {
@@ -20,7 +27,8 @@ export async function registerAdminApi(app: FastifyInstance, services: AdminServ
       reply.header('cache-control', 'no-store');
       done(null, payload);
     });
-    acceptJsonOnly(scope);
+    // Rule files travel as JSON strings here (an import holds several): at least 1 MiB, whatever BODY_LIMIT_BYTES says for /v1.
+    acceptJsonOnly(scope, Math.max(services.config.bodyLimitBytes, ADMIN_BODY_LIMIT_BYTES));
     registerAdminRoutes(scope, routes, services);
   }, { prefix: ADMIN_PREFIX });
 }

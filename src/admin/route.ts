@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { Config } from '../config.js';
+import type { Enricher } from '../evaluation/evaluate.js';
 import type { SourceStatus } from '../evaluation/facts.js';
 import type { FieldError } from '../evaluation/request.js';
 import { problems } from '../http/problem.js';
@@ -46,6 +47,8 @@ export interface AdminServices {
   now(): number;
   /** Reads the store's changes now (after a change this replica should serve at once). */
   reloadConfiguration(): Promise<void>;
+  /** The evaluation's enrichment, recording nothing (a rule set's dry run). */
+  enrich: Enricher;
 }
 
 export interface AdminContext<P, Q, B> {

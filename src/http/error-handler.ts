@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { RuleSetError } from '../rules/rule-file.js';
 import { StoreRequestError } from '../store/errors.js';
 import { hostProblem } from './host.js';
 import { PROBLEM_CONTENT_TYPE, Problem, problems } from './problem.js';
@@ -17,6 +18,8 @@ function toProblem(error: FastifyError, request: FastifyRequest, bodyLimit: numb
     if (error.code === 'conflict') return problems.conflict(error.message);
     return problems.invalidRequest([{ path: '(body)', message: error.message }]);
   }
+  // A rule file the store refused (the admin API): every problem, with its path and line.
+  if (error instanceof RuleSetError) return problems.invalidRuleFile(error.problems);
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return problems.unsupportedMediaType(request.headers['content-type']);

@@ -34,7 +34,17 @@ const problemSchema = {
     code: { type: 'string', enum: Object.keys(problemCodes) },
     errors: {
       type: 'array',
-      items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string', example: 'email' }, message: { type: 'string' } } },
+      items: {
+        type: 'object',
+        required: ['path', 'message'],
+        properties: {
+          path: { type: 'string', example: 'email' },
+          message: { type: 'string' },
+          file: { type: 'string', description: 'In a rule file: which one (`acme/account_register.yaml`).' },
+          line: { type: 'integer', description: 'In a rule file sent as YAML: the line of the problem (from 1).' },
+          column: { type: 'integer', description: 'In a rule file sent as YAML: the column of the problem (from 1).' },
+        },
+      },
     },
   },
 };
@@ -83,6 +93,7 @@ function sdkPaths() {
 }
 
 export function buildOpenApiDocument(version: string) {
+  const admin = adminPaths(ADMIN_ROUTES, { operation, problem, ok, jsonSchema });
   return {
     openapi: '3.1.0',
     info: {
@@ -117,6 +128,7 @@ export function buildOpenApiDocument(version: string) {
         EvaluationRequest: jsonSchema(evaluationRequestSchema, 'input'),
         EvaluationResponse: jsonSchema(evaluationResponseSchema, 'output'),
         Problem: problemSchema,
+        ...admin.schemas,
       },
     },
     paths: {
@@ -166,7 +178,7 @@ export function buildOpenApiDocument(version: string) {
         }),
       },
       ...sdkPaths(),
-      ...adminPaths(ADMIN_ROUTES, { operation, problem, ok, jsonSchema }),
+      ...admin.paths,
     },
   };
 }
