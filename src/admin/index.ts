@@ -18,17 +18,13 @@ import { ADMIN_PREFIX, registerAdminRoutes, type AdminRoute, type AdminServices 
  */
 export const ADMIN_ROUTES: readonly AdminRoute[] = [...sessionRoutes, ...accountRoutes, ...ruleCatalogueRoutes, ...ruleSetRoutes, ...ruleDraftRoutes, ...ruleFileRoutes];
 
-/** The largest admin API body: an import of a directory of rule files (each at most 32 KiB), escaped as JSON. */
-export const ADMIN_BODY_LIMIT_BYTES = 1024 * 1024;
-
 export async function registerAdminApi(app: FastifyInstance, services: AdminServices, routes: readonly AdminRoute[] = ADMIN_ROUTES): Promise<void> {
   await app.register(async (scope) => {
     scope.addHook('onSend', (_request, reply, payload, done) => {
       reply.header('cache-control', 'no-store');
       done(null, payload);
     });
-    // Rule files travel as JSON strings here (an import holds several): at least 1 MiB, whatever BODY_LIMIT_BYTES says for /v1.
-    acceptJsonOnly(scope, Math.max(services.config.bodyLimitBytes, ADMIN_BODY_LIMIT_BYTES));
+    acceptJsonOnly(scope);
     registerAdminRoutes(scope, routes, services);
   }, { prefix: ADMIN_PREFIX });
 }

@@ -114,6 +114,13 @@ export const adminRoute = <P extends Schema = undefined, Q extends Schema = unde
 
 export const ADMIN_PREFIX = '/admin/v1';
 
+/**
+ * The largest admin API body: an import of a directory of rule files travels as JSON strings. Each
+ * file is at most 32 KiB and an import at most 50 files, but the body as a whole at most this (413
+ * beyond): a few hundred typical files of 1 to 2 KiB, or some thirty of the largest.
+ */
+export const ADMIN_BODY_LIMIT_BYTES = 1024 * 1024;
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the admin API's onRequest hook: who is calling, and the account the route names. */
@@ -183,6 +190,8 @@ export function registerAdminRoutes(scope: FastifyInstance, routes: readonly Adm
     scope.route({
       method: route.method,
       url: route.url,
+      // Rule files travel as JSON strings here: at least ADMIN_BODY_LIMIT_BYTES, whatever BODY_LIMIT_BYTES says for /v1.
+      bodyLimit: Math.max(services.config.bodyLimitBytes, ADMIN_BODY_LIMIT_BYTES),
       onRequest: (request, reply) => gate(route, request, reply, services),
       handler: (request, reply) => handle(route, request, reply, services),
     });

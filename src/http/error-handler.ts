@@ -24,7 +24,8 @@ function toProblem(error: FastifyError, request: FastifyRequest, bodyLimit: numb
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return problems.unsupportedMediaType(request.headers['content-type']);
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return problems.payloadTooLarge(bodyLimit);
+      // A route may take more than BODY_LIMIT_BYTES (the admin API's rule files).
+      return problems.payloadTooLarge(request.routeOptions.bodyLimit ?? bodyLimit);
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return problems.invalidJson('The body is empty; send a JSON object');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':

@@ -7,9 +7,9 @@ import { problems } from './problem.js';
  * message; ours says where the syntax broke and names a forbidden `__proto__`/`constructor` key.
  * secure-json-parse is the parser Fastify itself uses against prototype poisoning.
  */
-export function acceptJsonOnly(scope: FastifyInstance, bodyLimit?: number): void {
+export function acceptJsonOnly(scope: FastifyInstance): void {
   scope.removeAllContentTypeParsers();
-  scope.addContentTypeParser('application/json', { parseAs: 'string', ...(bodyLimit !== undefined ? { bodyLimit } : {}) }, (_request, body, done) => {
+  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = body as string;
     if (text.length === 0) return done(problems.invalidJson('The body is empty; send a JSON object'), undefined);
     try {

@@ -21,7 +21,7 @@ const MAX_FILES = 50;
 export const importRuleFiles = adminRoute({
   method: 'POST', url: '/accounts/:account/rule-files', tag: 'rules', operationId: 'importRuleFiles',
   summary: 'Import rule files (one, or a directory\'s): publish each that changed, or save each as its event type\'s draft',
-  description: 'All files or none. With `publish` (the default) a file whose text is the live one is left alone, and a new event type is added. Problems name the file, the path in it, the line and the column.',
+  description: 'All files or none; at most 50 files and 1 MiB of JSON. With `publish` (the default) a file whose text is the live one is left alone, and a new event type is added. Problems name the file, the path in it, the line and the column.',
   access: { role: 'admin', account: true },
   params: accountParams,
   body: z.object({
