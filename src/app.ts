@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -27,6 +26,7 @@ import { createRuleBook } from './rules/rule-book.js';
 import { readRuleFiles } from './rules/templates.js';
 import { openStore, type Store } from './store/index.js';
 import { startSync } from './store/sync.js';
+import { version } from './version.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -39,7 +39,8 @@ declare module 'fastify' {
   }
 }
 
-export const version: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+/** Re-exported for the scripts and tests that read it from here. */
+export { version };
 
 /** Long-lived resources; tests may pass their own, production builds them from the config. */
 export interface AppResources {

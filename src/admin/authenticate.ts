@@ -41,7 +41,7 @@ export async function authenticate(request: FastifyRequest, reply: FastifyReply,
 }
 
 async function tokenPrincipal(store: Store, token: string, now: number): Promise<Authentication> {
-  const found = await store.adminTokens.find(hashAdminToken(token));
+  const found = await store.adminTokens.find(hashAdminToken(token), now);
   if (!found) return { problem: problems.unauthenticated('The admin token is not valid: unknown, revoked or expired (an API key cannot call /admin)') };
   if (found.last_used_at === null || now - found.last_used_at >= TOUCH_EVERY_MS) await store.adminTokens.touch(found.id, now);
   return {

@@ -1,11 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import { acceptJsonOnly } from '../http/json-body.js';
 import { accountRoutes } from './routes/accounts.js';
+import { auditRoutes } from './routes/audit.js';
+import { healthRoutes } from './routes/health.js';
+import { keyRoutes } from './routes/keys.js';
 import { ruleCatalogueRoutes } from './routes/rule-catalogue.js';
 import { ruleDraftRoutes } from './routes/rule-drafts.js';
 import { ruleFileRoutes } from './routes/rule-files.js';
 import { ruleSetRoutes } from './routes/rule-sets.js';
 import { sessionRoutes } from './routes/session.js';
+import { tokenRoutes } from './routes/tokens.js';
+import { userRoutes } from './routes/users.js';
 import { ADMIN_PREFIX, registerAdminRoutes, type AdminRoute, type AdminServices } from './route.js';
 
 /**
@@ -16,7 +21,10 @@ import { ADMIN_PREFIX, registerAdminRoutes, type AdminRoute, type AdminServices 
  * authorization declared per route (access.ts, route.ts). Every answer says `Cache-Control:
  * no-store`: they carry accounts' data and the session's CSRF token.
  */
-export const ADMIN_ROUTES: readonly AdminRoute[] = [...sessionRoutes, ...accountRoutes, ...ruleCatalogueRoutes, ...ruleSetRoutes, ...ruleDraftRoutes, ...ruleFileRoutes];
+export const ADMIN_ROUTES: readonly AdminRoute[] = [
+  ...sessionRoutes, ...accountRoutes, ...keyRoutes, ...userRoutes, ...tokenRoutes, ...auditRoutes, ...healthRoutes,
+  ...ruleCatalogueRoutes, ...ruleSetRoutes, ...ruleDraftRoutes, ...ruleFileRoutes,
+];
 
 export async function registerAdminApi(app: FastifyInstance, services: AdminServices, routes: readonly AdminRoute[] = ADMIN_ROUTES): Promise<void> {
   await app.register(async (scope) => {

@@ -25,7 +25,9 @@ export const adminSecuritySchemes = {
   adminToken: { type: 'http', scheme: 'bearer', description: 'An admin token (`rat_…`), made with `POST /admin/v1/tokens`. An API key is refused.' },
 };
 
-export const adminTags = Object.values(ADMIN_TAGS).map((name) => ({ name }));
+/** The tags the routes use, in ADMIN_TAGS' order. */
+export const adminTags = (routes: readonly AdminRoute[]) =>
+  (Object.keys(ADMIN_TAGS) as Array<keyof typeof ADMIN_TAGS>).filter((tag) => routes.some((r) => r.tag === tag)).map((tag) => ({ name: ADMIN_TAGS[tag] }));
 
 function who(access: Access): string {
   switch (access.role) {
@@ -93,6 +95,7 @@ export function adminPaths(routes: readonly AdminRoute[], given: OpenApiParts): 
       responses[status] = parts.problem(description, status === '429' ? { 'Retry-After': { schema: { type: 'integer' } } } : {});
     }
     responses[500] = parts.problem('An unexpected error; no internals are shown');
+    responses[503] = parts.problem('The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds', { 'Retry-After': { schema: { type: 'integer' } } });
 
     const csrf = write && !isPublic
       ? [{ name: 'X-CSRF-Token', in: 'header', required: false, description: `With the session cookie: the session's CSRF token (\`csrf_token\` of \`GET ${ADMIN_PREFIX}/session\`). Not needed with an admin token.`, schema: { type: 'string' } }]

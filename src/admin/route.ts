@@ -124,7 +124,7 @@ export const ADMIN_BODY_LIMIT_BYTES = 1024 * 1024;
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the admin API's onRequest hook: who is calling, and the account the route names. */
-    admin?: { principal: Principal; account: AccountRow | undefined };
+    admin?: { principal: Principal; account: AccountRow | undefined; now: number };
   }
 }
 
@@ -151,7 +151,7 @@ async function gate(route: AdminRoute, request: FastifyRequest, reply: FastifyRe
     account = ACCOUNT_ID.test(accountId) ? await services.store.accounts.row(accountId) : undefined;
     if (!account) throw noSuchAccount(accountId);
   }
-  request.admin = { principal, account };
+  request.admin = { principal, account, now };
 }
 
 async function handle(route: AdminRoute, request: FastifyRequest, reply: FastifyReply, services: AdminServices): Promise<FastifyReply> {
@@ -165,14 +165,14 @@ async function handle(route: AdminRoute, request: FastifyRequest, reply: Fastify
   const body = route.body ? route.body.safeParse(request.body ?? {}) : { success: true as const, data: undefined };
   if (!body.success) throw problems.invalidRequest(fieldErrors(body.error.issues, '(body)'));
 
-  const { principal, account } = request.admin!;
+  const { principal, account, now } = request.admin!;
   const context: AdminContext<unknown, unknown, unknown> = {
     params: params.data, query: query.data, body: body.data, principal,
     get account(): AccountRow {
       if (account === undefined) throw new Error(`${route.operationId} is not declared with account: true`);
       return account;
     },
-    request, reply, services, now: services.now(),
+    request, reply, services, now,
   };
   const result = await route.handler(context as never);
   reply.code(route.success.status);

@@ -16,7 +16,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
  * be sent cross-origin without a CORS preflight, which this service never grants. The token is
  * HMAC-SHA-256 of a fixed label keyed with the session id: nothing more to store, different for
  * every session, useless without the cookie, and not derivable from the stored hash. It is
- * compared in constant time.
+ * compared in constant time. Logging in needs none: there is no session yet, and a cross-site page
+ * cannot send the JSON body the route requires without a preflight.
  */
 export const SESSION_COOKIE = 'risk_session';
 export const CSRF_HEADER = 'x-csrf-token';

@@ -3,7 +3,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RuleSetError } from '../rules/rule-file.js';
-import { StoreRequestError } from '../store/errors.js';
+import { StoreRequestError, storeFailure } from '../store/errors.js';
 import { hostProblem } from './host.js';
 import { PROBLEM_CONTENT_TYPE, Problem, problems } from './problem.js';
 import { problemInstance, requestIdFor } from './request-id.js';
@@ -20,6 +20,9 @@ function toProblem(error: FastifyError, request: FastifyRequest, bodyLimit: numb
   }
   // A rule file the store refused (the admin API): every problem, with its path and line.
   if (error instanceof RuleSetError) return problems.invalidRuleFile(error.problems);
+  const failure = storeFailure(error);
+  if (failure === 'unavailable') return problems.storeUnavailable();
+  if (failure === 'conflict') return problems.conflict('Another change made the same thing at the same time; read it again and retry');
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return problems.unsupportedMediaType(request.headers['content-type']);
@@ -130,7 +133,8 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): 
   });
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const problem = toProblem(error, request, bodyLimit);
-    if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (problem.code === 'store_unavailable') request.log.warn({ error: (error as Error).message }, 'store unavailable for an admin request');
+    else if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
     return renderProblem(reply, problem);
   });
   app.setNotFoundHandler((request, reply) => renderProblem(reply, problems.notFound(request.method, request.url.split('?')[0]!)));

@@ -108,7 +108,7 @@ export function buildOpenApiDocument(version: string) {
     ],
     // Anything not marked otherwise needs an API key; the public operations say `security: []`.
     security: API_KEY,
-    tags: [{ name: 'Public API' }, ...adminTags],
+    tags: [{ name: 'Public API' }, ...adminTags(ADMIN_ROUTES)],
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer <key>`.' }, ...adminSecuritySchemes },
       parameters: {

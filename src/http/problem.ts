@@ -26,6 +26,7 @@ export const problemCodes = {
   headers_too_large: { status: 431, title: 'The request headers are too large' },
   internal_error: { status: 500, title: 'The service failed to answer' },
   not_ready: { status: 503, title: 'The service is not ready' },
+  store_unavailable: { status: 503, title: 'The store is unavailable' },
 } as const;
 
 export type ProblemCode = keyof typeof problemCodes;
@@ -112,4 +113,7 @@ export const problems = {
   headersTooLarge: () => new Problem('headers_too_large', 'The request headers exceed the size the server accepts'),
   internal: () => new Problem('internal_error', 'An unexpected error occurred; it has been logged'),
   notReady: (detail: string) => new Problem('not_ready', detail),
+  /** A change or read of the admin API that needs the store while it cannot be reached. */
+  storeUnavailable: () =>
+    new Problem('store_unavailable', 'The store cannot be reached; retry shortly (evaluations keep answering meanwhile)', undefined, { 'retry-after': '5' }),
 };

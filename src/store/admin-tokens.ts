@@ -46,8 +46,7 @@ export class AdminTokens {
   }
 
   /** The live token with this hash (not revoked, not expired), if any. */
-  async find(digest: string): Promise<AdminTokenInfo | undefined> {
-    const at = this.now();
+  async find(digest: string, at: number): Promise<AdminTokenInfo | undefined> {
     return this.engine.db.selectFrom('admin_tokens').select(COLUMNS).where('hash', '=', digest).where('revoked_at', 'is', null)
       .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', at)])).executeTakeFirst();
   }
@@ -59,14 +58,11 @@ export class AdminTokens {
     return query.execute();
   }
 
-  async get(id: string): Promise<AdminTokenInfo | undefined> {
-    return this.engine.db.selectFrom('admin_tokens').select(COLUMNS).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
-  }
-
-  async revoke(id: string, actor: string): Promise<AdminTokenInfo> {
+  /** Revokes a live token; `account` limits it to that account's tokens (an account admin's view). */
+  async revoke(id: string, actor: string, account?: string): Promise<AdminTokenInfo> {
     return this.engine.db.transaction().execute(async (trx) => {
       const token = await trx.selectFrom('admin_tokens').select(COLUMNS).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
-      if (!token) throw new StoreRequestError('not_found', `no live admin token ${id}`);
+      if (!token || (account !== undefined && token.account_id !== account)) throw new StoreRequestError('not_found', `no live admin token ${id}`);
       const at = this.now();
       await trx.updateTable('admin_tokens').set({ revoked_at: at }).where('id', '=', id).execute();
       const revoked = { ...token, revoked_at: at };

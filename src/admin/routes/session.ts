@@ -50,7 +50,7 @@ const sessionExample = {
   session: { created_at: '2026-11-21T12:00:00.000Z', expires_at: '2026-11-22T00:00:00.000Z', idle_expires_at: '2026-11-21T12:30:00.000Z' },
 };
 
-async function describe(principal: Principal, services: AdminServices, csrfToken: string | null): Promise<z.output<typeof sessionInfo>> {
+async function sessionAnswer(principal: Principal, services: AdminServices, csrfToken: string | null): Promise<z.output<typeof sessionInfo>> {
   const rows = await services.store.accounts.rows();
   const accounts = rows.flatMap((row) => {
     const role = roleIn(principal, row.id);
@@ -103,7 +103,7 @@ export const login = adminRoute({
       roles: new Map(user.memberships.map((m) => [m.account_id, m.role])), passwordChangeRequired: user.password_change_required,
       session: { idHash: hashSessionId(sessionId), csrfToken: csrfTokenOf(sessionId), createdAt: now, lastSeenAt: now },
     };
-    return describe(principal, services, principal.session!.csrfToken);
+    return sessionAnswer(principal, services, principal.session!.csrfToken);
   },
 });
 
@@ -113,7 +113,7 @@ export const whoAmI = adminRoute({
   access: { role: 'signed-in' },
   accessOptions: { duringPasswordChange: true },
   success: { status: 200, description: 'The caller', schema: sessionInfo, example: sessionExample },
-  handler: async ({ principal, services }) => describe(principal, services, principal.session?.csrfToken ?? null),
+  handler: async ({ principal, services }) => sessionAnswer(principal, services, principal.session?.csrfToken ?? null),
 });
 
 export const logout = adminRoute({
@@ -175,7 +175,7 @@ export const setup = adminRoute({
       kind: 'user', id: owner.id, actor: `user:${owner.id}`, owner: true, email: owner.email, roles: new Map(), passwordChangeRequired: false,
       session: { idHash: hashSessionId(sessionId), csrfToken: csrfTokenOf(sessionId), createdAt: now, lastSeenAt: now },
     };
-    return describe(principal, services, principal.session!.csrfToken);
+    return sessionAnswer(principal, services, principal.session!.csrfToken);
   },
 });
 

@@ -17,7 +17,7 @@ export interface Readiness {
  * entry count, error message or memory figure (a data file symlinked to /etc/passwd once had its
  * first lines shown here). Readiness names only what is degraded, by the names an evaluation's
  * `unavailable` uses. Which sources are loaded, and why one was refused, is in the start-up log,
- * the reload log lines, and `app.sources()` in-process; the admin API will serve it behind
+ * the reload log lines, and the admin API (`/admin/v1/sources`, `/admin/v1/health`), behind
  * authentication.
  */
 export function registerHealthRoutes(app: FastifyInstance, readiness: Readiness): void {

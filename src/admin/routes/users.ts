@@ -1,0 +1,157 @@
+import { z } from 'zod';
+import { problems } from '../../http/problem.js';
+import type { UserInfo } from '../../store/users.js';
+import { hashPassword, oneTimePassword } from '../password.js';
+import { adminRoute, type AdminServices } from '../route.js';
+import { accountId, accountParams, accountRole, iso, loginEmail, time } from '../schemas.js';
+
+/**
+ * Console users and their roles. Instance owners manage every user (create, disable, make owner,
+ * reset a password); an account's admins manage its members: add one by e-mail address (a new user
+ * gets a one-time password, shown once in the answer, to be changed at first login), change a
+ * role, remove. An account admin sees only their account's members, and of each only the role in
+ * that account, never which other accounts the person belongs to. (Adding an address tells them
+ * whether a user with it exists on the instance, as any invitation does: nothing of another account.)
+ */
+const membership = z.object({ account_id: accountId, role: accountRole });
+const user = z.object({
+  id: z.string().meta({ example: 'usr_4f1c2a9b7d3e8f60' }),
+  email: z.string(),
+  owner: z.boolean(),
+  status: z.enum(['active', 'disabled']),
+  password_change_required: z.boolean(),
+  created_at: time,
+  created_by: z.string(),
+  memberships: z.array(membership),
+});
+const userOf = (u: UserInfo): z.output<typeof user> => ({ ...u, created_at: iso(u.created_at) });
+const example = {
+  id: 'usr_4f1c2a9b7d3e8f60', email: 'analyst@example.com', owner: false, status: 'active' as const, password_change_required: true,
+  created_at: '2026-11-21T12:00:00.000Z', created_by: 'user:usr_0a1b2c3d4e5f6a7b', memberships: [{ account_id: 'acme', role: 'analyst' as const }],
+};
+const withPassword = z.object({
+  user,
+  one_time_password: z.string().nullable().describe('For a user made by this call: shown once, to be changed at first login. Null when the user already existed.'),
+});
+const userParams = z.object({ user_id: z.string().regex(/^usr_[0-9a-f]{16}$/) });
+const memberParams = accountParams.extend(userParams.shape);
+
+/** A new user with a one-time password; resolves with both. */
+async function newUser(services: AdminServices, email: string, fields: { owner: boolean; membership?: { account: string; role: 'admin' | 'analyst' } }, actor: string) {
+  const password = oneTimePassword();
+  const created = await services.store.users.create({ email, passwordHash: await hashPassword(password), owner: fields.owner, passwordChangeRequired: true, membership: fields.membership }, actor);
+  return { user: created, one_time_password: password };
+}
+
+export const listUsers = adminRoute({
+  method: 'GET', url: '/users', tag: 'users', operationId: 'listUsers',
+  summary: 'Every console user, with their memberships',
+  access: { role: 'owner' },
+  success: { status: 200, description: 'By e-mail address', schema: z.object({ users: z.array(user) }), example: { users: [example] } },
+  handler: async ({ services }) => ({ users: (await services.store.users.list()).map(userOf) }),
+});
+
+export const createUser = adminRoute({
+  method: 'POST', url: '/users', tag: 'users', operationId: 'createUser',
+  summary: 'Make a console user with a one-time password',
+  access: { role: 'owner' },
+  body: z.object({ email: loginEmail, owner: z.boolean().default(false), account: accountId.optional(), role: accountRole.optional() }),
+  example: { email: 'analyst@example.com', account: 'acme', role: 'analyst' },
+  success: { status: 201, description: 'The user, and their one-time password (once)', schema: withPassword, example: { user: example, one_time_password: 'Vh3kq9ZtYb2mL0xWcR4a' } },
+  problems: { 409: 'A user with this e-mail address exists' },
+  handler: async ({ body, principal, services }) => {
+    if ((body.account === undefined) !== (body.role === undefined)) throw problems.invalidRequest([{ path: body.account === undefined ? 'account' : 'role', message: 'account and role go together' }]);
+    const made = await newUser(services, body.email, { owner: body.owner, membership: body.account ? { account: body.account, role: body.role! } : undefined }, principal.actor);
+    return { user: userOf(made.user), one_time_password: made.one_time_password };
+  },
+});
+
+export const updateUser = adminRoute({
+  method: 'PATCH', url: '/users/:user_id', tag: 'users', operationId: 'updateUser',
+  summary: 'Disable or re-enable a user, or make them owner or not',
+  description: 'Disabling ends the user\'s sessions at once, in every replica. The instance keeps at least one active owner.',
+  access: { role: 'owner' },
+  params: userParams,
+  body: z.object({ status: z.enum(['active', 'disabled']).optional(), owner: z.boolean().optional() }),
+  example: { status: 'disabled' },
+  success: { status: 200, description: 'The user as they are now', schema: user, example: { ...example, status: 'disabled' } },
+  problems: { 409: 'This would leave no active owner' },
+  handler: async ({ params, body, principal, services }) => userOf(await services.store.users.update(params.user_id, body, principal.actor)),
+});
+
+export const resetPassword = adminRoute({
+  method: 'POST', url: '/users/:user_id/password-reset', tag: 'users', operationId: 'resetPassword',
+  summary: 'Give a user a new one-time password; ends their sessions',
+  access: { role: 'owner' },
+  params: userParams,
+  success: { status: 200, description: 'The one-time password, once', schema: z.object({ one_time_password: z.string() }), example: { one_time_password: 'Vh3kq9ZtYb2mL0xWcR4a' } },
+  handler: async ({ params, principal, services }) => {
+    const password = oneTimePassword();
+    await services.store.users.setPassword(params.user_id, await hashPassword(password), true, { actor: principal.actor });
+    return { one_time_password: password };
+  },
+});
+
+export const listMembers = adminRoute({
+  method: 'GET', url: '/accounts/:account/members', tag: 'users', operationId: 'listMembers',
+  summary: 'The account\'s members and their roles in it',
+  access: { role: 'admin', account: true },
+  params: accountParams,
+  success: { status: 200, description: 'By e-mail address', schema: z.object({ users: z.array(user) }), example: { users: [example] } },
+  handler: async ({ account, services }) => ({ users: (await services.store.users.list(account.id)).map(userOf) }),
+});
+
+export const addMember = adminRoute({
+  method: 'POST', url: '/accounts/:account/members', tag: 'users', operationId: 'addMember',
+  summary: 'Add a member by e-mail address (a new user gets a one-time password), or change their role',
+  access: { role: 'admin', account: true },
+  params: accountParams,
+  body: z.object({ email: loginEmail, role: accountRole }),
+  example: { email: 'analyst@example.com', role: 'analyst' },
+  success: { status: 201, description: 'The member, and their one-time password if the user is new', schema: withPassword, example: { user: example, one_time_password: 'Vh3kq9ZtYb2mL0xWcR4a' } },
+  handler: async ({ account, body, principal, services }) => {
+    const existing = await services.store.users.byEmail(body.email);
+    if (existing === undefined) {
+      const made = await newUser(services, body.email, { owner: false, membership: { account: account.id, role: body.role } }, principal.actor);
+      return { user: userOf(made.user), one_time_password: made.one_time_password };
+    }
+    await services.store.users.setMembership(account.id, existing.id, body.role, principal.actor);
+    return { user: userOf((await services.store.users.list(account.id)).find((u) => u.id === existing.id)!), one_time_password: null };
+  },
+});
+
+/** The member, as the account sees them; a user who is not a member is a 404 like one who does not exist. */
+async function member(services: AdminServices, account: string, userId: string) {
+  const found = (await services.store.users.list(account)).find((u) => u.id === userId);
+  if (!found) throw problems.resourceNotFound(`no member ${userId} in account "${account}"`);
+  return found;
+}
+
+export const setMemberRole = adminRoute({
+  method: 'PUT', url: '/accounts/:account/members/:user_id', tag: 'users', operationId: 'setMemberRole',
+  summary: 'Change a member\'s role in the account',
+  access: { role: 'admin', account: true },
+  params: memberParams,
+  body: z.object({ role: accountRole }),
+  example: { role: 'admin' },
+  success: { status: 200, description: 'The member as they are now', schema: user, example: { ...example, memberships: [{ account_id: 'acme', role: 'admin' as const }] } },
+  handler: async ({ account, params, body, principal, services }) => {
+    await member(services, account.id, params.user_id);
+    await services.store.users.setMembership(account.id, params.user_id, body.role, principal.actor);
+    return userOf(await member(services, account.id, params.user_id));
+  },
+});
+
+export const removeMember = adminRoute({
+  method: 'DELETE', url: '/accounts/:account/members/:user_id', tag: 'users', operationId: 'removeMember',
+  summary: 'Remove a member from the account (the user stays, with their other accounts)',
+  access: { role: 'admin', account: true },
+  params: memberParams,
+  success: { status: 204, description: 'Removed' },
+  handler: async ({ account, params, principal, services }) => {
+    await member(services, account.id, params.user_id);
+    await services.store.users.removeMembership(account.id, params.user_id, principal.actor);
+  },
+});
+
+export const userRoutes = [listUsers, createUser, updateUser, resetPassword, listMembers, addMember, setMemberRole, removeMember];
