@@ -248,6 +248,22 @@ describe.each(ENGINES)('rule sets on %s', (engine: EngineName) => {
     expect((await get(adminB, '/admin/v1/accounts/beta/rule-sets')).json().rule_sets.map((r: { event_type: string }) => r.event_type)).not.toContain('checkout');
   });
 
+  it('lets a pipeline apply rule files with an admin token (no cookie, no CSRF token); an analyst token only reads, and neither reaches another account', async () => {
+    const token = async (role: 'admin' | 'analyst') =>
+      (await send(adminA, 'POST', `${base}/tokens`, { name: `ci-${role}`, role })).json().token as string;
+    const [ci, reader] = [await token('admin'), await token('analyst')];
+    const asToken = (value: string, method: 'GET' | 'POST', url: string, payload?: object) =>
+      t.app.inject({ method, url, headers: { authorization: `Bearer ${value}` }, payload });
+    const file = (await asToken(reader, 'GET', `${base}/rule-files?event_type=password_reset`)).json().files[0] as { event_type: string; yaml: string };
+    const changed = { event_type: file.event_type, yaml: file.yaml.replace('rules:', 'thresholds:\n  review: 15\n  decline: 45\nrules:') };
+    expectAdminProblem(await asToken(reader, 'POST', `${base}/rule-files`, { files: [changed] }), 403, 'forbidden');
+    expectAdminProblem(await asToken(ci, 'POST', '/admin/v1/accounts/beta/rule-files', { files: [changed] }), 404, 'resource_not_found');
+    const applied = await asToken(ci, 'POST', `${base}/rule-files`, { files: [changed], comment: 'rules repo 4f1c2a9' });
+    expect(applied.json().files).toEqual([{ event_type: 'password_reset', version: 2, outcome: 'published' }]);
+    expect((await get(analystA, `${base}/rule-sets/password_reset`)).json().published).toMatchObject({ thresholds: { review: 15, decline: 45 }, comment: 'rules repo 4f1c2a9' });
+    expect((await t.app.store.audit({ account: 'alpha' }))[0]).toMatchObject({ actor: expect.stringMatching(/^token:tok_/), target: 'password_reset' });
+  });
+
   it('discards a draft, audited with what it held', async () => {
     await send(adminA, 'PUT', `${register}/draft/thresholds`, { review: 30, decline: 60 });
     expect((await send(adminA, 'DELETE', `${register}/draft`)).statusCode).toBe(204);
