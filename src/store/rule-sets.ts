@@ -139,16 +139,17 @@ export class RuleSets {
     validateRuleFile(account, file);
     return this.engine.db.transaction().execute(async (trx) => {
       await this.requireAccount(trx, account);
-      return this.writeDraft(trx, account, file, by);
+      return this.writeDraft(trx, account, file, by, true);
     });
   }
 
   /**
    * Changes the event type's draft, or starts one from its live version: `edit` gets the text it
    * starts from and returns the new one, read and written in one transaction with the account
-   * locked, so two editors never overwrite each other's change unseen.
+   * locked, so two editors never overwrite each other's change unseen. `rebase`: the edit states the
+   * whole file, so a draft older than the live version becomes the newest (see `publish`).
    */
-  async editDraft(account: string, eventType: string, edit: (base: RuleSetVersionWithText) => string, by: { actor: string; comment: string | null }): Promise<RuleSetVersion> {
+  async editDraft(account: string, eventType: string, edit: (base: RuleSetVersionWithText) => string, by: { actor: string; comment: string | null }, rebase = false): Promise<RuleSetVersion> {
     return this.engine.db.transaction().execute(async (trx) => {
       await this.requireAccount(trx, account);
       const rows = await trx.selectFrom('rule_set_versions').selectAll()
@@ -157,7 +158,7 @@ export class RuleSets {
       if (!base) throw new StoreRequestError('not_found', `account "${account}" has no rule set for ${eventType}`);
       const file = { eventType, yaml: edit(base) };
       validateRuleFile(account, file);
-      return this.writeDraft(trx, account, file, by);
+      return this.writeDraft(trx, account, file, by, rebase);
     });
   }
 
@@ -167,7 +168,7 @@ export class RuleSets {
     return this.engine.db.transaction().execute(async (trx) => {
       await this.requireAccount(trx, account);
       const saved: RuleSetVersion[] = [];
-      for (const file of files) saved.push(await this.writeDraft(trx, account, file, by));
+      for (const file of files) saved.push(await this.writeDraft(trx, account, file, by, true));
       return saved;
     });
   }
@@ -225,14 +226,24 @@ export class RuleSets {
     });
   }
 
-  private async writeDraft(trx: Transaction<Database>, account: string, file: RuleFileText, by: { actor: string; comment: string | null }): Promise<RuleSetVersion> {
+  /**
+   * Creates or replaces the draft. With `rebase`, a draft older than the live version (something
+   * was published while it waited) takes the next number: saving the whole text again is how its
+   * author says it was reviewed against what is live now.
+   */
+  private async writeDraft(trx: Transaction<Database>, account: string, file: RuleFileText, by: { actor: string; comment: string | null }, rebase: boolean): Promise<RuleSetVersion> {
     const at = this.now();
     const draft = await trx.selectFrom('rule_set_versions').selectAll()
       .where('account_id', '=', account).where('event_type', '=', file.eventType).where('status', '=', 'draft').executeTakeFirst();
     if (draft) {
-      await trx.updateTable('rule_set_versions').set({ yaml: file.yaml, comment: by.comment, author: by.actor, created_at: at }).where('id', '=', draft.id).execute();
-      await appendAudit(trx, at, { actor: by.actor, account_id: account, action: 'rule_set.draft.update', target: `${file.eventType} v${draft.version}`, before: { yaml: draft.yaml }, after: { yaml: file.yaml } });
-      return { ...pick(draft), author: by.actor, comment: by.comment, created_at: at };
+      const live = rebase ? await this.liveVersion(trx, account, file.eventType) : undefined;
+      const version = live !== undefined && live > draft.version ? await this.nextVersion(trx, account, file.eventType) : draft.version;
+      await trx.updateTable('rule_set_versions').set({ yaml: file.yaml, comment: by.comment, author: by.actor, created_at: at, version }).where('id', '=', draft.id).execute();
+      await appendAudit(trx, at, {
+        actor: by.actor, account_id: account, action: 'rule_set.draft.update', target: `${file.eventType} v${version}`,
+        before: { yaml: draft.yaml, ...(version !== draft.version ? { version: draft.version } : {}) }, after: { yaml: file.yaml, ...(version !== draft.version ? { version } : {}) },
+      });
+      return { ...pick(draft), version, author: by.actor, comment: by.comment, created_at: at };
     }
     const version = await this.insertVersion(trx, account, file, 'draft', by, at);
     await appendAudit(trx, at, { actor: by.actor, account_id: account, action: 'rule_set.draft.create', target: `${file.eventType} v${version.version}`, before: null, after: { yaml: file.yaml } });
@@ -253,6 +264,11 @@ export class RuleSets {
         throw new StoreRequestError('conflict', `the draft of ${eventType} changed since it was read (its yaml_sha256 differs): review it again`);
       }
       if (target.status !== 'draft') throw new StoreRequestError('conflict', `version ${version} of ${eventType} is ${target.status === 'published' ? 'already the published one' : 'archived: roll back to it instead'}`);
+      // Published over while it waited (an import, a rollback): publishing it now would undo that unseen.
+      const live = await this.liveVersion(trx, account, eventType);
+      if (live !== undefined && live > version) {
+        throw new StoreRequestError('conflict', `version ${live} of ${eventType} was published after this draft (version ${version}) was started: review the diff against it, then save the draft again or discard it`);
+      }
       const at = this.now();
       const previous = await this.archivePublished(trx, account, eventType);
       await trx.updateTable('rule_set_versions')
@@ -289,6 +305,18 @@ export class RuleSets {
     return { eventType: file.eventType, version: created.version, outcome: 'published' };
   }
 
+  private async nextVersion(trx: Transaction<Database>, account: string, eventType: string): Promise<number> {
+    const last = await trx.selectFrom('rule_set_versions').select((eb) => eb.fn.max('version').as('version'))
+      .where('account_id', '=', account).where('event_type', '=', eventType).executeTakeFirst();
+    return (last?.version ?? 0) + 1;
+  }
+
+  private async liveVersion(trx: Transaction<Database>, account: string, eventType: string): Promise<number | undefined> {
+    const live = await trx.selectFrom('rule_set_versions').select('version')
+      .where('account_id', '=', account).where('event_type', '=', eventType).where('status', '=', 'published').executeTakeFirst();
+    return live?.version;
+  }
+
   private async archivePublished(trx: Transaction<Database>, account: string, eventType: string): Promise<number | undefined> {
     const live = await trx.updateTable('rule_set_versions').set({ status: 'archived' })
       .where('account_id', '=', account).where('event_type', '=', eventType).where('status', '=', 'published')
@@ -297,10 +325,8 @@ export class RuleSets {
   }
 
   private async insertVersion(trx: Transaction<Database>, account: string, file: RuleFileText, status: RuleSetStatus, by: { actor: string; comment: string | null }, at: number): Promise<RuleSetVersion> {
-    const last = await trx.selectFrom('rule_set_versions').select((eb) => eb.fn.max('version').as('version'))
-      .where('account_id', '=', account).where('event_type', '=', file.eventType).executeTakeFirst();
     const row = {
-      account_id: account, event_type: file.eventType, version: (last?.version ?? 0) + 1, status, yaml: file.yaml,
+      account_id: account, event_type: file.eventType, version: await this.nextVersion(trx, account, file.eventType), status, yaml: file.yaml,
       author: by.actor, comment: by.comment, created_at: at, published_at: status === 'published' ? at : null,
     };
     const { id } = await trx.insertInto('rule_set_versions').values(row).returning('id').executeTakeFirstOrThrow();

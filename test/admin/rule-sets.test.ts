@@ -264,6 +264,29 @@ describe.each(ENGINES)('rule sets on %s', (engine: EngineName) => {
     expect((await t.app.store.audit({ account: 'alpha' }))[0]).toMatchObject({ actor: expect.stringMatching(/^token:tok_/), target: 'password_reset' });
   });
 
+  it('refuses to publish a draft that something was published over while it waited, until its whole text is saved again', async () => {
+    const update = `${base}/rule-sets/account_update`;
+    const draft = (await send(adminA, 'PUT', `${update}/draft/thresholds`, { review: 10, decline: 30 })).json();
+    const live = (await get(adminA, update)).json().published;
+    const imported = { event_type: 'account_update', yaml: live.yaml.replace('rules:', '# from CI\nrules:') };
+    const applied = (await send(adminA, 'POST', `${base}/rule-files`, { files: [imported] })).json().files[0];
+    expect(applied.version).toBeGreaterThan(draft.version);
+
+    const refused = expectAdminProblem(await send(adminA, 'POST', `${update}/publish`, { comment: 'thresholds' }), 409, 'conflict');
+    expect(refused.detail).toContain(`version ${applied.version as number} of account_update was published after this draft (version ${draft.version as number})`);
+    // A piece-wise edit does not count as reviewing the whole file against what is live now.
+    await send(adminA, 'PUT', `${update}/draft/thresholds`, { review: 10, decline: 35 });
+    expectAdminProblem(await send(adminA, 'POST', `${update}/publish`, { comment: 'thresholds' }), 409, 'conflict');
+
+    const reviewed = (await get(adminA, `${update}/diff`)).json();
+    expect(reviewed.text).toContain('-# from CI');
+    const resaved = (await send(adminA, 'PUT', `${update}/draft`, { yaml: `${imported.yaml}thresholds:\n  review: 10\n  decline: 35\n` })).json();
+    expect(resaved.version).toBe(applied.version + 1);
+    const published = await send(adminA, 'POST', `${update}/publish`, { comment: 'thresholds, on top of CI' });
+    expect(published.json()).toMatchObject({ version: applied.version + 1, status: 'published', thresholds: { review: 10, decline: 35 } });
+    expect(published.json().yaml).toContain('# from CI');
+  });
+
   it('discards a draft, audited with what it held', async () => {
     await send(adminA, 'PUT', `${register}/draft/thresholds`, { review: 30, decline: 60 });
     expect((await send(adminA, 'DELETE', `${register}/draft`)).statusCode).toBe(204);

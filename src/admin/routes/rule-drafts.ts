@@ -35,12 +35,12 @@ const ruleSetBody = z.object({
 const draftExample = { ...versionExample, version: 4, status: 'draft' as const, comment: 'Tor to 50', published_at: null };
 
 /** The draft changed by `edit` (on the file as data), in one transaction; the new draft's view. */
-async function editDraft(ctx: AdminContext<{ event_type: string }, unknown, { comment?: string }>, edit: (data: RuleFileData, base: RuleSetVersionWithText) => RuleFileData | string) {
+async function editDraft(ctx: AdminContext<{ event_type: string }, unknown, { comment?: string }>, edit: (data: RuleFileData, base: RuleSetVersionWithText) => RuleFileData | string, rebase = false) {
   const { account, params, principal, services, body } = ctx;
   const saved = await services.store.ruleSets.editDraft(account.id, params.event_type, (base) => {
     const next = edit(ruleFileData(base.yaml), base);
     return typeof next === 'string' ? next : writeRuleFile(base.yaml, next);
-  }, { actor: principal.actor, comment: body.comment ?? null });
+  }, { actor: principal.actor, comment: body.comment ?? null }, rebase);
   return versionViewOf((await services.store.ruleSets.get(account.id, params.event_type, saved.version))!);
 }
 
@@ -54,13 +54,13 @@ function textOf(body: z.infer<typeof ruleSetBody>, base: string | null, request:
 export const saveRuleSetDraft = adminRoute({
   method: 'PUT', url: '/accounts/:account/rule-sets/:event_type/draft', tag: 'rules', operationId: 'saveRuleSetDraft',
   summary: 'Replace the draft, as YAML or as data',
-  description: 'As `yaml`: stored exactly as sent (an import). As `rule_set`: written into the current draft\'s (or the live version\'s) YAML, keeping the comments of what did not change. Problems name the path in the file, with line and column for YAML.',
+  description: 'Saving the whole draft again is also how a draft that something was published over (an import, a rollback) is made publishable: it then takes the next version number. As `yaml`: stored exactly as sent (an import). As `rule_set`: written into the current draft\'s (or the live version\'s) YAML, keeping the comments of what did not change. Problems name the path in the file, with line and column for YAML.',
   access: { role: 'admin', account: true },
   params: eventTypeParams,
   body: ruleSetBody.and(z.object({ comment: comment.optional() })),
   example: { rule_set: { rules: [{ library: 'email_disposable', score: 40 }, { library: 'ip_tor', score: 50 }] }, comment: 'Tor to 50' },
   success: { status: 200, description: 'The draft as it is now', schema: versionView, example: draftExample },
-  handler: async (ctx) => editDraft(ctx, (_data, base) => textOf(ctx.body, base.yaml, ctx.request)),
+  handler: async (ctx) => editDraft(ctx, (_data, base) => textOf(ctx.body, base.yaml, ctx.request), true),
 });
 
 export const discardRuleSetDraft = adminRoute({
@@ -283,7 +283,7 @@ export const publishRuleSetDraft = adminRoute({
   body: z.object({ comment, yaml_sha256: z.string().regex(/^[0-9a-f]{64}$/, '64 lower-case hex digits').optional() }),
   example: { comment: 'Tor to 50: three weeks of dry run, no real users hit' },
   success: { status: 200, description: 'The new live version', schema: versionView, example: { ...versionExample, version: 4, comment: 'Tor to 50: three weeks of dry run, no real users hit' } },
-  problems: { 409: 'The draft changed since `yaml_sha256` was read' },
+  problems: { 409: 'The draft changed since `yaml_sha256` was read, or a newer version was published while it waited (save it again after reviewing the diff)' },
   handler: async (ctx) => {
     const { account, params, body, principal, services } = ctx;
     const draft = await services.store.ruleSets.inStatus(account.id, params.event_type, 'draft');
