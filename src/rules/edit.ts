@@ -57,6 +57,11 @@ function merge(doc: Document, node: unknown, value: unknown): Node {
   }
   if (isSeq(node) && Array.isArray(value)) {
     const old = [...node.items] as Node[];
+    // The parser gives a comment above the first item to the list: it belongs to that item, and goes where it goes.
+    if (node.commentBefore && old[0] !== undefined && !old[0].commentBefore) {
+      old[0].commentBefore = node.commentBefore;
+      node.commentBefore = undefined;
+    }
     const used = new Set<Node>();
     node.items = value.map((v, i) => {
       const key = ruleKey(v);
