@@ -4,7 +4,7 @@ import type { Config } from './config.js';
 import { registerAdminApi } from './admin/index.js';
 import { createSetupToken } from './admin/setup.js';
 import { createEmailInspector } from './email/index.js';
-import { createEvaluator, STORE_CHECK, type Evaluator } from './evaluation/evaluate.js';
+import { createEnricher, createEvaluator, STORE_CHECK, type Evaluator } from './evaluation/evaluate.js';
 import type { SourceStatus } from './evaluation/facts.js';
 import type { EmailInspector, IpInspector, Resource, RuleBook } from './evaluation/ports.js';
 import { registerAuthentication } from './http/auth.js';
@@ -212,6 +212,21 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
   app.get('/openapi.json', async () => openapi);
   registerSdkRoutes(app);
 
+  const history = store.history === null ? null : createHistoryRecorder({
+    store: store.history,
+    hash: store.hashIdentifier,
+    available: () => store.health.available,
+    timeoutMs: config.historyTimeoutMs,
+    onError: (error) => store.health.down(error),
+  });
+  const enrichment = {
+    store: store.health,
+    history,
+    lists,
+    now: options.now,
+    deadlineMs: config.dnsTimeoutMs,
+    onStepError: (step: string, error: unknown) => app.log.error({ step, err: error }, 'enrichment step failed'),
+  };
   await app.register(async (v1) => {
     // Answers under /v1 carry personal data (the e-mail and IP address evaluated): no cache may keep them.
     v1.addHook('onSend', (_request, reply, payload, done) => {
@@ -221,22 +236,7 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
     acceptJsonOnly(v1);
     await registerAuthentication(v1, resources.keys);
     registerRateLimit(v1, config.rateLimit);
-    const history = store.history === null ? null : createHistoryRecorder({
-      store: store.history,
-      hash: store.hashIdentifier,
-      available: () => store.health.available,
-      timeoutMs: config.historyTimeoutMs,
-      onError: (error) => store.health.down(error),
-    });
-    const evaluator = createEvaluator({
-      ...resources,
-      store: store.health,
-      history,
-      lists,
-      now: options.now,
-      deadlineMs: config.dnsTimeoutMs,
-      onStepError: (step, error) => app.log.error({ step, err: error }, 'enrichment step failed'),
-    });
+    const evaluator = createEvaluator({ ...resources, ...enrichment });
     const evaluate = metrics === null ? evaluator : countedEvaluations(evaluator, metrics);
     registerEvaluateRoute(v1, { evaluate, rules: resources.rules, log: store.log });
     registerFeedbackRoute(v1, store);
@@ -246,6 +246,7 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
   await registerAdminApi(app, {
     store, config, seed: templates, sources, sessions: config.session, now,
     reloadConfiguration: () => sync.check(),
+    enrich: createEnricher({ ...resources, ...enrichment }),
   });
 
   app.addHook('preClose', async () => {

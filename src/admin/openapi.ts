@@ -52,7 +52,26 @@ function parametersOf(schema: z.ZodType | undefined, where: 'path' | 'query', pa
   }));
 }
 
-export function adminPaths(routes: readonly AdminRoute[], parts: OpenApiParts): Record<string, Record<string, object>> {
+/**
+ * Named schemas a route's schema refers to (a rule file's recursive condition: zod writes them as
+ * `$defs`) are moved to `components.schemas`, where every OpenAPI tool resolves `$ref`s: `#/$defs/x`
+ * inside an operation would be read against the document's root.
+ */
+function hoistDefinitions(schema: Record<string, unknown>, into: Record<string, unknown>): Record<string, unknown> {
+  const { $defs, ...rest } = schema as { $defs?: Record<string, unknown> };
+  const text = (value: unknown) => JSON.stringify(value).replace(/"#\/\$defs\/([^"]+)"/g, '"#/components/schemas/$1"');
+  for (const [name, definition] of Object.entries($defs ?? {})) {
+    const rewritten = JSON.parse(text(definition)) as unknown;
+    if (name in into && JSON.stringify(into[name]) !== JSON.stringify(rewritten)) throw new Error(`two different schemas are named ${name}`);
+    into[name] = rewritten;
+  }
+  return JSON.parse(text(rest)) as Record<string, unknown>;
+}
+
+/** The admin API's operations, and the named schemas they refer to (for `components.schemas`). */
+export function adminPaths(routes: readonly AdminRoute[], given: OpenApiParts): { paths: Record<string, Record<string, object>>; schemas: Record<string, unknown> } {
+  const schemas: Record<string, unknown> = {};
+  const parts: OpenApiParts = { ...given, jsonSchema: (schema, io) => hoistDefinitions(given.jsonSchema(schema, io), schemas) };
   const paths: Record<string, Record<string, object>> = {};
   for (const route of routes) {
     const path = ADMIN_PREFIX + route.url.replace(/:(\w+)/g, '{$1}');
@@ -95,6 +114,6 @@ export function adminPaths(routes: readonly AdminRoute[], parts: OpenApiParts): 
     operation.parameters = [...operation.parameters, ...parametersOf(route.params, 'path', parts), ...parametersOf(route.query, 'query', parts), ...csrf];
     (paths[path] ??= {})[route.method.toLowerCase()] = operation;
   }
-  return paths;
+  return { paths, schemas };
 }
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { Config } from '../config.js';
+import type { Enricher } from '../evaluation/evaluate.js';
 import type { SourceStatus } from '../evaluation/facts.js';
 import type { FieldError } from '../evaluation/request.js';
 import { problems } from '../http/problem.js';
@@ -46,6 +47,8 @@ export interface AdminServices {
   now(): number;
   /** Reads the store's changes now (after a change this replica should serve at once). */
   reloadConfiguration(): Promise<void>;
+  /** The evaluation's enrichment, recording nothing (a rule set's dry run). */
+  enrich: Enricher;
 }
 
 export interface AdminContext<P, Q, B> {
@@ -110,6 +113,13 @@ export const adminRoute = <P extends Schema = undefined, Q extends Schema = unde
 ): AdminRoute => route;
 
 export const ADMIN_PREFIX = '/admin/v1';
+
+/**
+ * The largest admin API body: an import of a directory of rule files travels as JSON strings. Each
+ * file is at most 32 KiB and an import at most 50 files, but the body as a whole at most this (413
+ * beyond): a few hundred typical files of 1 to 2 KiB, or some thirty of the largest.
+ */
+export const ADMIN_BODY_LIMIT_BYTES = 1024 * 1024;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -180,6 +190,8 @@ export function registerAdminRoutes(scope: FastifyInstance, routes: readonly Adm
     scope.route({
       method: route.method,
       url: route.url,
+      // Rule files travel as JSON strings here: at least ADMIN_BODY_LIMIT_BYTES, whatever BODY_LIMIT_BYTES says for /v1.
+      bodyLimit: Math.max(services.config.bodyLimitBytes, ADMIN_BODY_LIMIT_BYTES),
       onRequest: (request, reply) => gate(route, request, reply, services),
       handler: (request, reply) => handle(route, request, reply, services),
     });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { RuleSetError } from '../rules/rule-file.js';
 import { StoreRequestError, storeFailure } from '../store/errors.js';
 import { hostProblem } from './host.js';
 import { PROBLEM_CONTENT_TYPE, Problem, problems } from './problem.js';
@@ -17,6 +18,8 @@ function toProblem(error: FastifyError, request: FastifyRequest, bodyLimit: numb
     if (error.code === 'conflict') return problems.conflict(error.message);
     return problems.invalidRequest([{ path: '(body)', message: error.message }]);
   }
+  // A rule file the store refused (the admin API): every problem, with its path and line.
+  if (error instanceof RuleSetError) return problems.invalidRuleFile(error.problems);
   const failure = storeFailure(error);
   if (failure === 'unavailable') return problems.storeUnavailable();
   if (failure === 'conflict') return problems.conflict('Another change made the same thing at the same time; read it again and retry');
@@ -24,7 +27,8 @@ function toProblem(error: FastifyError, request: FastifyRequest, bodyLimit: numb
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return problems.unsupportedMediaType(request.headers['content-type']);
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return problems.payloadTooLarge(bodyLimit);
+      // A route may take more than BODY_LIMIT_BYTES (the admin API's rule files).
+      return problems.payloadTooLarge(request.routeOptions.bodyLimit ?? bodyLimit);
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return problems.invalidJson('The body is empty; send a JSON object');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':

@@ -36,7 +36,17 @@ const problemSchema = {
     code: { type: 'string', enum: Object.keys(problemCodes) },
     errors: {
       type: 'array',
-      items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string', example: 'email' }, message: { type: 'string' } } },
+      items: {
+        type: 'object',
+        required: ['path', 'message'],
+        properties: {
+          path: { type: 'string', example: 'email' },
+          message: { type: 'string' },
+          file: { type: 'string', description: 'In a rule file: which one (`acme/account_register.yaml`).' },
+          line: { type: 'integer', description: 'In a rule file sent as YAML: the line of the problem (from 1).' },
+          column: { type: 'integer', description: 'In a rule file sent as YAML: the column of the problem (from 1).' },
+        },
+      },
     },
   },
 };
@@ -85,6 +95,7 @@ function sdkPaths() {
 }
 
 export function buildOpenApiDocument(version: string) {
+  const admin = adminPaths(ADMIN_ROUTES, { operation, problem, ok, jsonSchema });
   return {
     openapi: '3.1.0',
     info: {
@@ -123,6 +134,7 @@ export function buildOpenApiDocument(version: string) {
         EraseRequest: jsonSchema(eraseRequestSchema, 'input'),
         EraseResponse: jsonSchema(eraseResponseSchema, 'output'),
         Problem: problemSchema,
+        ...admin.schemas,
       },
     },
     paths: {
@@ -200,7 +212,7 @@ export function buildOpenApiDocument(version: string) {
         }),
       },
       ...sdkPaths(),
-      ...adminPaths(ADMIN_ROUTES, { operation, problem, ok, jsonSchema }),
+      ...admin.paths,
     },
   };
 }

@@ -99,6 +99,13 @@ export const problems = {
   /** The same answer for what does not exist and what the caller may not know exists. */
   resourceNotFound: (detail: string) => new Problem('resource_not_found', detail),
   conflict: (detail: string) => new Problem('conflict', detail),
+  /**
+   * A rule file that does not validate: each problem with the path inside the file (`rules[2].score`,
+   * as `rules:check` prints it) and, for YAML text, its line and column.
+   */
+  invalidRuleFile: (problems: ReadonlyArray<{ file: string; path: string; message: string; line: number | null; column: number | null }>) =>
+    new Problem('invalid_request', `The rule set is not valid: ${problems.length} problem${problems.length > 1 ? 's' : ''}`,
+      problems.map((p) => ({ path: p.path === '' ? '(file)' : p.path, message: p.message, file: p.file, ...(p.line !== null ? { line: p.line, column: p.column } : {}) }))),
   tooManyAttempts: (retryAfterSeconds: number, detail: string) =>
     new Problem('too_many_attempts', `${detail}; retry in ${retryAfterSeconds} s`, undefined, { 'retry-after': String(retryAfterSeconds) }),
   requestTimeout: () => new Problem('request_timeout', 'The request was not received in time'),

@@ -1,7 +1,7 @@
 import type { EvaluationContext, RuleOutcome, ScoreDetail, State } from '../evaluation/ports.js';
 import type { IpKey } from '../ip/numeric.js';
 import { addressKey } from './cidr.js';
-import { ABSENT, FIELDS, UNKNOWN, readField, type Field, type FieldPath, type Reading, type Scalar } from './fields.js';
+import { ABSENT, UNKNOWN, pathOf, readField, type Field, type FieldPath, type Reading, type Scalar } from './fields.js';
 import type { Condition, Rule, RuleSet, Thresholds } from './rule-set.js';
 import { MAX_REGEX_INPUT } from './pattern.js';
 
@@ -96,14 +96,12 @@ function run(context: EvaluationContext, ruleSet: RuleSet, explained: RuleExplan
   };
 }
 
-const PATHS = new Map<Field, FieldPath>(Object.entries(FIELDS).map(([path, field]) => [field, path as FieldPath]));
-
 /** A field as the engine reads it; when explaining, the reading is noted too (once per field and rule). */
 function read(field: Field, scope: Scope): Reading {
   const value = readField(field, scope.context);
   const evidence = scope.evidence;
   if (evidence !== null) {
-    const path = PATHS.get(field)!;
+    const path = pathOf(field);
     if (!evidence.some((e) => e.field === path)) {
       const raw = field.read(scope.context);
       const unavailable = field.check !== null && scope.context.unavailable.has(field.check) ? field.check : null;

@@ -194,6 +194,11 @@ export type FieldPath = keyof typeof FIELDS;
 
 export const FIELD_PATHS = Object.keys(FIELDS) as [FieldPath, ...FieldPath[]];
 
+const PATHS = new Map<Field, FieldPath>(Object.entries(FIELDS).map(([path, field]) => [field, path as FieldPath]));
+
+/** The dotted path of a field (for explanations and the admin API's catalogue). */
+export const pathOf = (field: Field): FieldPath => PATHS.get(field)!;
+
 /**
  * Reads a field as the engine sees it: a value, UNKNOWN or ABSENT. A value of the wrong type (a
  * number where a City database should hold a name, NaN for a latitude) is UNKNOWN: the engine

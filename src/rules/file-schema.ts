@@ -42,7 +42,7 @@ const oneOrMany = (description: string) =>
   z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional().meta({ description });
 
 /** Which operators each field type accepts, and the value type they compare with. */
-const VALUE_TYPE: Record<FieldType, 'string' | 'number' | 'boolean'> = { text: 'string', ip: 'string', number: 'number', boolean: 'boolean' };
+export const VALUE_TYPE: Record<FieldType, 'string' | 'number' | 'boolean'> = { text: 'string', ip: 'string', number: 'number', boolean: 'boolean' };
 const TYPE_NAME: Record<FieldType, string> = { text: 'text', ip: 'an IP address', number: 'a number', boolean: 'a boolean' };
 const ACCEPTS: Record<Operator, (type: FieldType) => boolean> = {
   equals: () => true,
@@ -91,6 +91,9 @@ export const conditionSchema: z.ZodType<ConditionInput> = z.lazy(() =>
         { required: ['field'], minProperties: 2, maxProperties: 2, not: anyKey(COMBINATORS) },
       ],
     });
+
+/** The operators a condition on a field of this type may use (the admin API's field catalogue). */
+export const operatorsFor = (type: FieldType): Operator[] => OPERATORS.filter((operator) => ACCEPTS[operator](type));
 
 function checkCondition(condition: ConditionInput, ctx: z.RefinementCtx): void {
   const keys = Object.keys(condition);

@@ -18,7 +18,7 @@ const usage = `Usage: npm run rules -- <command> [options]
   apply DIR [--comment TEXT]          publishes each <event_type>.yaml in DIR whose text differs from the live version
   export [DIR]                        writes the live version of each event type to DIR (default: prints them)
   versions [--event-type TYPE]        every version: number, status, author, time, comment
-  rollback --event-type TYPE --version N   publishes an earlier version again
+  rollback --event-type TYPE --version N   publishes an earlier version's text again, as a new version
 
   --account ID   the account (default: "default", the account of API_KEYS)
 
@@ -97,8 +97,8 @@ async function execute(command: string, { store, account, positionals, values, f
       const eventType = values['event-type'] ?? fail('--event-type is required');
       const version = Number(values.version ?? fail('--version is required'));
       if (!Number.isInteger(version) || version < 1) fail('--version must be a version number (see "versions")');
-      await store.ruleSets.publish(account, eventType, version, { actor: cliActor(), comment: values.comment ?? `rollback to version ${version}` });
-      out(`${eventType}: version ${version} published again`);
+      const created = await store.ruleSets.rollback(account, eventType, version, { actor: cliActor(), comment: values.comment ?? null });
+      out(`${eventType}: version ${version} published again as version ${created.version}`);
       return 0;
     }
     default:

@@ -1,5 +1,5 @@
 import { isAlias, isMap, isNode, isSeq, LineCounter, parseDocument, visit, type Alias, type Document, type Node } from 'yaml';
-import { ruleFileSchema } from './file-schema.js';
+import { ruleFileSchema, type RuleFile } from './file-schema.js';
 import { compileRuleSet, type RuleSet } from './rule-set.js';
 
 /** One problem in a rule file: the file, the path inside it (`rules[2].when.field`) and, where known, the line. */
@@ -29,7 +29,7 @@ export class RuleSetError extends Error {
  * and errors can point at a line. Never throws: whatever the text holds is a problem reported
  * against the file, whether it was read from a directory, sent to the store or read back from it.
  */
-export function parseRuleFile(eventType: string, file: string, text: string): { ruleSet: RuleSet } | { problems: RuleFileProblem[] } {
+export function parseRuleFile(eventType: string, file: string, text: string): { ruleSet: RuleSet; data: RuleFile } | { problems: RuleFileProblem[] } {
   try {
     return parse(eventType, file, text);
   } catch (error) {
@@ -38,7 +38,7 @@ export function parseRuleFile(eventType: string, file: string, text: string): { 
   }
 }
 
-function parse(eventType: string, file: string, text: string): { ruleSet: RuleSet } | { problems: RuleFileProblem[] } {
+function parse(eventType: string, file: string, text: string): { ruleSet: RuleSet; data: RuleFile } | { problems: RuleFileProblem[] } {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const at = (offset: number | undefined) => {
@@ -67,7 +67,7 @@ function parse(eventType: string, file: string, text: string): { ruleSet: RuleSe
       }),
     };
   }
-  return { ruleSet: compileRuleSet(eventType, file, parsed.data) };
+  return { ruleSet: compileRuleSet(eventType, file, parsed.data), data: parsed.data };
 }
 
 /**

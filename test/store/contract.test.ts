@@ -136,13 +136,15 @@ describe.each(ENGINES)('the store on %s', (engine: EngineName) => {
       expect((await live())!.version).toBe(1);
       await store.ruleSets.publish('acme', 'account_register', 2, { actor: 'cli:test', comment: 'go' });
       expect(await live()).toMatchObject({ version: 2, yaml: torRule(35), comment: 'go' });
-      await store.ruleSets.publish('acme', 'account_register', 1, { actor: 'cli:bob', comment: 'rollback' });
-      expect(await live()).toMatchObject({ version: 1, comment: 'rollback' });
+      // A rollback publishes the earlier text as a new version: history only grows.
+      await store.ruleSets.rollback('acme', 'account_register', 1, { actor: 'cli:bob', comment: null });
+      expect(await live()).toMatchObject({ version: 3, yaml: templates.files[0]!.yaml, comment: 'rollback to version 1', author: 'cli:bob' });
       expect((await store.ruleSets.list('acme')).filter((v) => v.status === 'published')).toHaveLength(1);
-      await expect(store.ruleSets.publish('acme', 'account_register', 1, { actor: 'x', comment: null })).rejects.toThrow(/already the published one/);
+      await expect(store.ruleSets.rollback('acme', 'account_register', 3, { actor: 'x', comment: null })).rejects.toThrow(/is the published one/);
+      await expect(store.ruleSets.publish('acme', 'account_register', 1, { actor: 'x', comment: null })).rejects.toThrow(/archived: roll back to it instead/);
       await expect(store.ruleSets.publish('acme', 'account_register', 9, { actor: 'x', comment: null })).rejects.toMatchObject({ code: 'not_found' });
       expect((await store.audit({ account: 'acme' })).slice(0, 2).map((a) => [a.action, a.before, a.after])).toEqual([
-        ['rule_set.rollback', { version: 2 }, { version: 1, comment: 'rollback' }],
+        ['rule_set.rollback', { version: 2 }, { version: 3, from_version: 1, comment: 'rollback to version 1' }],
         ['rule_set.publish', { version: 1 }, { version: 2, comment: 'go' }],
       ]);
     });

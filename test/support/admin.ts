@@ -45,6 +45,13 @@ export const bearerToken = (token: string) => ({ authorization: `Bearer ${token}
 /** An admin API problem: well-formed, with the status and code expected (`errors` may name any field). */
 export const expectAdminProblem = (response: LightMyRequestResponse, status: number, code: ProblemCode) => expectProblem(response, status, code, { fields: 'any' });
 
+/** A rule file that did not validate: a 400 whose errors name the file, the path in it and, for YAML, the line and column. */
+export const expectRuleFileProblem = (response: LightMyRequestResponse) => {
+  const body = expectProblem(response, 400, 'invalid_request', { fields: 'any', ruleFile: true });
+  for (const error of body.errors!) expect(error).toHaveProperty('file');
+  return body.errors as Array<{ path: string; message: string; file: string; line?: number; column?: number }>;
+};
+
 /** A problem's body without the parts that differ per request, to compare two answers. */
 export const problemShape = (response: LightMyRequestResponse) => {
   const { instance: _instance, ...rest } = response.json() as Record<string, unknown>;

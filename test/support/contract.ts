@@ -37,7 +37,7 @@ export interface ProblemResponse {
  * Asserts a non-200 response is a well-formed problem consistent with its status; returns its body.
  * `fields`: the paths `errors` may name (default: the evaluation request's); `allow`: a 405's Allow.
  */
-export function expectProblem(response: LightMyRequestResponse, status?: number, code?: ProblemCode, options: { fields?: ReadonlySet<string> | 'any'; allow?: string } = {}): ProblemResponse {
+export function expectProblem(response: LightMyRequestResponse, status?: number, code?: ProblemCode, options: { fields?: ReadonlySet<string> | 'any'; allow?: string; ruleFile?: boolean } = {}): ProblemResponse {
   const fields = options.fields ?? REQUEST_FIELD_PATHS;
   expect(response.statusCode).toBeGreaterThanOrEqual(400);
   expect(response.statusCode).toBeLessThan(500);
@@ -63,10 +63,12 @@ export function expectProblem(response: LightMyRequestResponse, status?: number,
   if (body.code === 'invalid_request' || body.code === 'invalid_json') {
     expect(Array.isArray(body.errors)).toBe(true);
     expect(body.errors!.length).toBeGreaterThan(0);
-    const paths = body.errors!.map((e) => e.path);
+    // A rule file's problems also name the file, and for YAML the line and column (one file may hold two at one path).
+    const paths = body.errors!.map((e) => (options.ruleFile ? JSON.stringify(e) : e.path));
     expect(new Set(paths).size, `one error per field: ${paths.join(', ')}`).toBe(paths.length);
     for (const error of body.errors!) {
-      expect(Object.keys(error).sort()).toEqual(['message', 'path']);
+      if (options.ruleFile) expect(['column', 'file', 'line', 'message', 'path']).toEqual(expect.arrayContaining(Object.keys(error)));
+      else expect(Object.keys(error).sort()).toEqual(['message', 'path']);
       expect(typeof error.message).toBe('string');
       if (body.code === 'invalid_json') expect(error.path).toBe('(body)');
       else if (fields !== 'any') expect(fields.has(error.path), `errors[].path "${error.path}" names no request field`).toBe(true);

@@ -1,0 +1,91 @@
+import { FIELDS, pathOf, type FieldPath, type FieldType } from './fields.js';
+import { DEFAULT_THRESHOLDS, operatorsFor, VALUE_TYPE, type ConditionInput, type Mode, type Operator, type RuleFile } from './file-schema.js';
+import { LIBRARY, libraryRule } from './library.js';
+import type { Condition, RuleSet, Thresholds } from './rule-set.js';
+
+/**
+ * What a rule editor needs to know, read from the code that evaluates rules so it cannot drift:
+ * every field a condition can read (its type, meaning, the check it depends on, the operators its
+ * type accepts), the library, and a rule file's rules as they take effect (defaults filled in).
+ */
+export interface FieldInfo {
+  path: FieldPath;
+  type: FieldType;
+  /** The JSON type of the values it compares with. */
+  value_type: 'string' | 'number' | 'boolean';
+  description: string;
+  operators: Operator[];
+  /** The check in `unavailable` that makes it unknown when it could not run. */
+  check: string | null;
+}
+
+export const fieldCatalogue = (): FieldInfo[] =>
+  (Object.entries(FIELDS) as Array<[FieldPath, (typeof FIELDS)[FieldPath]]>).map(([path, field]) => ({
+    path, type: field.type, value_type: VALUE_TYPE[field.type], description: field.description, operators: operatorsFor(field.type), check: field.check,
+  }));
+
+export interface LibraryInfo {
+  id: string;
+  name: string;
+  description: string;
+  default_score: number;
+  /** The fact it reads, and what makes it fire. */
+  reads: FieldPath;
+  fires_when: boolean | 'present';
+  /** The check whose failure makes it unknown. */
+  check: string | null;
+}
+
+export const libraryCatalogue = (): LibraryInfo[] =>
+  LIBRARY.map((rule) => ({ id: rule.id, name: rule.name, description: rule.description, default_score: rule.defaultScore, reads: rule.reads, fires_when: rule.when, check: FIELDS[rule.reads].check }));
+
+/** One rule of a file as it takes effect. */
+export interface RuleInfo {
+  /** The library id or the custom id: how the API names the rule. */
+  id: string;
+  kind: 'library' | 'custom';
+  name: string;
+  description: string | null;
+  score: number;
+  /** The library's own score (null for a custom rule). */
+  default_score: number | null;
+  mode: Mode;
+  /** The fields its condition reads. */
+  reads: FieldPath[];
+  /** A custom rule's condition, as written. */
+  when: ConditionInput | null;
+}
+
+export interface RuleSetInfo {
+  thresholds: Thresholds;
+  rules: RuleInfo[];
+}
+
+export function ruleSetInfo(file: RuleFile, compiled: RuleSet): RuleSetInfo {
+  const rules = file.rules.map((input): RuleInfo => {
+    const mode = input.mode ?? 'live';
+    if (input.library !== undefined) {
+      const library = libraryRule(input.library)!;
+      const live = compiled.rules.find((r) => r.id === library.id);
+      return {
+        id: library.id, kind: 'library', name: library.name, description: library.description, score: input.score ?? library.defaultScore,
+        default_score: library.defaultScore, mode, reads: live ? fieldsOf(live.when) : [library.reads], when: null,
+      };
+    }
+    return { id: input.id!, kind: 'custom', name: input.name!, description: input.description ?? null, score: input.score!, default_score: null, mode, reads: inputFields(input.when!), when: input.when! };
+  });
+  return { thresholds: { ...DEFAULT_THRESHOLDS, ...file.thresholds }, rules };
+}
+
+function fieldsOf(condition: Condition, into: FieldPath[] = []): FieldPath[] {
+  if (condition.kind === 'all' || condition.kind === 'any') for (const part of condition.of) fieldsOf(part, into);
+  else if (condition.kind === 'not') fieldsOf(condition.of, into);
+  else if (!into.includes(pathOf(condition.field))) into.push(pathOf(condition.field));
+  return into;
+}
+
+function inputFields(condition: ConditionInput, into: FieldPath[] = []): FieldPath[] {
+  for (const part of [...(condition.all ?? []), ...(condition.any ?? []), ...(condition.not ? [condition.not] : [])]) inputFields(part, into);
+  if (condition.field !== undefined && !into.includes(condition.field)) into.push(condition.field);
+  return into;
+}
