@@ -76,7 +76,7 @@ const noStore = { 'Cache-Control': { schema: { type: 'string', const: 'no-store'
 const operation = <T extends object>(security: Array<Record<string, string[]>>, rest: T & { parameters?: object[] }) => ({
   ...rest,
   security,
-  parameters: [...(rest.parameters ?? []), { $ref: '#/components/parameters/RequestId' }],
+  parameters: [{ $ref: '#/components/parameters/RequestId' }, ...(rest.parameters ?? [])],
 });
 /** No credentials: the probes and this document. */
 const PUBLIC: Array<Record<string, string[]>> = [];

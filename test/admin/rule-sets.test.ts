@@ -127,7 +127,7 @@ describe.each(ENGINES)('rule sets on %s', (engine: EngineName) => {
     expectAdminProblem(await send(adminA, 'POST', `${register}/draft/rules`, { rule: blockRule }), 409, 'conflict');
     const draft = (await send(adminA, 'PUT', `${register}/draft/thresholds`, { review: 25, decline: 50 })).json();
     expect(draft.thresholds).toEqual({ review: 25, decline: 50 });
-    expect(draft.rules.map((r: { id: string }) => r.id)).toEqual(['blocked_domain', 'email_undeliverable', 'email_disposable', 'ip_proxy', 'ip_tor']);
+    expect(draft.rules.map((r: { id: string }) => r.id)).toEqual(['blocked_domain', 'email_undeliverable', 'email_disposable', 'ip_proxy', 'ip_tor', 'ip_velocity', 'device_multi_account', 'list_block', 'list_allow']);
     expect(draft.yaml).toContain('# Registration: the spec\'s five library rules');
     expect(draft.yaml).toContain('- a throw-away mailbox or a Tor exit');
 
