@@ -2,8 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import { acceptJsonOnly } from '../http/json-body.js';
 import { accountRoutes } from './routes/accounts.js';
 import { auditRoutes } from './routes/audit.js';
+import { decisionRoutes } from './routes/decisions.js';
 import { healthRoutes } from './routes/health.js';
 import { keyRoutes } from './routes/keys.js';
+import { listRoutes } from './routes/lists.js';
 import { sessionRoutes } from './routes/session.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { userRoutes } from './routes/users.js';
@@ -19,6 +21,7 @@ import { ADMIN_PREFIX, registerAdminRoutes, type AdminRoute, type AdminServices 
  */
 export const ADMIN_ROUTES: readonly AdminRoute[] = [
   ...sessionRoutes, ...accountRoutes, ...keyRoutes, ...userRoutes, ...tokenRoutes, ...auditRoutes, ...healthRoutes,
+  ...decisionRoutes, ...listRoutes,
 ];
 
 export async function registerAdminApi(app: FastifyInstance, services: AdminServices, routes: readonly AdminRoute[] = ADMIN_ROUTES): Promise<void> {
