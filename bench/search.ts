@@ -13,7 +13,7 @@
  *
  *   npx tsx bench/search.ts [--rows 1000000] [--queries 300] [--engines sqlite,postgres]
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -170,8 +170,13 @@ async function bench(url: string, fill: () => Promise<void> | void): Promise<voi
 async function main(): Promise<void> {
   const engines = values.engines.split(',');
   if (engines.includes('sqlite')) {
-    const path = join(mkdtempSync(join(tmpdir(), 'risk-bench-search-')), 'risk.sqlite');
-    await bench(`sqlite:${path}`, () => fillSqlite(path));
+    const dir = mkdtempSync(join(tmpdir(), 'risk-bench-search-'));
+    const path = join(dir, 'risk.sqlite');
+    try {
+      await bench(`sqlite:${path}`, () => fillSqlite(path));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
   if (engines.includes('postgres')) {
     let server: PostgresServer | undefined;
