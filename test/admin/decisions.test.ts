@@ -140,10 +140,17 @@ describe.each(ENGINES)('decisions, labels and lists through the admin API on %s'
     expect(second.device_hash).toBe(DEVICE);
   });
 
-  it('says when the version that decided is gone, rather than guess', async () => {
+  it('says when the version that decided is gone, or the rule step had failed, rather than guess', async () => {
     await t.app.store.engine.db.updateTable('evaluations').set({ rule_set_version: 999_999 }).where('id', '=', made.plain1!).execute();
     const d = (await t.app.inject({ method: 'GET', url: `/admin/v1/accounts/default/decisions/${made.plain1}`, headers: analyst.read })).json();
     expect(d).toMatchObject({ rule_set: null, replay: { status: 'version_gone' }, rule_outcomes: null, response: { id: made.plain1 } });
+
+    // Logged as an evaluation whose rule step failed logs it: `rules` in unavailable, no rule set's outcome.
+    const logged = (await t.app.store.decisions.get('default', made.plain2!))!;
+    const failed = { ...(logged.response as Record<string, unknown>), unavailable: ['email.mx', 'rules'] };
+    await t.app.store.engine.db.updateTable('evaluations').set({ response: JSON.stringify(failed) }).where('id', '=', made.plain2!).execute();
+    const f = (await t.app.inject({ method: 'GET', url: `/admin/v1/accounts/default/decisions/${made.plain2}`, headers: analyst.read })).json();
+    expect(f).toMatchObject({ rule_set: { event_type: 'account_register' }, replay: { status: 'rules_failed' }, rule_outcomes: null, unavailable: ['email.mx', 'rules'] });
   });
 
   it('lets an analyst label a decision; the label shows in search and in the audit log, and can be removed', async () => {
