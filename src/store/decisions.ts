@@ -21,7 +21,7 @@ export interface DecisionFilter {
   to?: number;
   state?: string;
   eventType?: string;
-  /** The normalised address, as the log stores it (`normalisedEmail`). */
+  /** The normalised address, lower-cased, as the log stores it. */
   email?: string;
   domain?: string;
   /** Inclusive range of `ip_key`s (one address: start = end). */

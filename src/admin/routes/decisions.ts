@@ -40,10 +40,12 @@ const normalised = <T>(read: (text: string) => T | null, message: string) =>
     return value;
   });
 
+const state = z.enum(['approve', 'review', 'decline']);
+
 const searchQuery = z.object({
   from: z.iso.datetime({ offset: true }).optional().describe('Evaluated at or after this time'),
   to: z.iso.datetime({ offset: true }).optional().describe('Evaluated before this time'),
-  state: z.enum(['approve', 'review', 'decline']).optional(),
+  state: state.optional(),
   event_type: z.string().regex(EVENT_TYPE, '1 to 64 letters, digits, _ or -').optional(),
   email: normalised((text) => {
     const parsed = parseEmail(text);
@@ -59,7 +61,6 @@ const searchQuery = z.object({
   limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(50),
 });
 
-const state = z.enum(['approve', 'review', 'decline']);
 const summary = z.object({
   id: z.string(),
   evaluated_at: time,
