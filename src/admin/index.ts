@@ -2,8 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import { acceptJsonOnly } from '../http/json-body.js';
 import { accountRoutes } from './routes/accounts.js';
 import { auditRoutes } from './routes/audit.js';
+import { decisionRoutes } from './routes/decisions.js';
 import { healthRoutes } from './routes/health.js';
 import { keyRoutes } from './routes/keys.js';
+import { listRoutes } from './routes/lists.js';
 import { ruleCatalogueRoutes } from './routes/rule-catalogue.js';
 import { ruleDraftRoutes } from './routes/rule-drafts.js';
 import { ruleFileRoutes } from './routes/rule-files.js';
@@ -23,7 +25,7 @@ import { ADMIN_PREFIX, registerAdminRoutes, type AdminRoute, type AdminServices 
  */
 export const ADMIN_ROUTES: readonly AdminRoute[] = [
   ...sessionRoutes, ...accountRoutes, ...keyRoutes, ...userRoutes, ...tokenRoutes, ...auditRoutes, ...healthRoutes,
-  ...ruleCatalogueRoutes, ...ruleSetRoutes, ...ruleDraftRoutes, ...ruleFileRoutes,
+  ...ruleCatalogueRoutes, ...ruleSetRoutes, ...ruleDraftRoutes, ...ruleFileRoutes, ...decisionRoutes, ...listRoutes,
 ];
 
 export async function registerAdminApi(app: FastifyInstance, services: AdminServices, routes: readonly AdminRoute[] = ADMIN_ROUTES): Promise<void> {

@@ -6,6 +6,7 @@ import { Accounts } from './accounts.js';
 import { AdminTokens } from './admin-tokens.js';
 import { listAudit, type AuditRecord } from './audit.js';
 import type { Engine } from './engine.js';
+import { Decisions } from './decisions.js';
 import { createEvaluationLog, type EvaluationLog } from './evaluation-log.js';
 import { StoreHealth } from './health.js';
 import { Labels } from './labels.js';
@@ -34,6 +35,8 @@ export interface Store {
   readonly ruleSets: RuleSets;
   readonly lists: Lists;
   readonly labels: Labels;
+  /** The evaluation log read back: search and one decision (the admin API). */
+  readonly decisions: Decisions;
   /** Who may use the admin API: console users and their roles, sessions, admin tokens, failed logins. */
   readonly users: Users;
   readonly sessions: Sessions;
@@ -130,6 +133,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     ruleSets,
     lists: new Lists(engine, now),
     labels: new Labels(engine, now),
+    decisions: new Decisions(engine),
     users: new Users(engine, now),
     sessions: new Sessions(engine),
     adminTokens: new AdminTokens(engine, now),
