@@ -28,7 +28,7 @@ export type Access =
 export interface AccessOptions {
   /** Allowed while the user's password must still be changed (who am I, change it, log out). */
   duringPasswordChange?: boolean;
-  /** Only with a console session (changing one's password: a token has none). */
+  /** Only with a console session: changing one's password (a token has none), and making tokens or users (a leaked token must not outlive its revocation by making another, or a user). */
   sessionOnly?: boolean;
 }
 

@@ -86,7 +86,7 @@ export function adminPaths(routes: readonly AdminRoute[], given: OpenApiParts): 
     if (!isPublic) {
       responses[401] = parts.problem('No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user)', { 'WWW-Authenticate': { schema: { type: 'string' } } });
       responses[403] = parts.problem(
-        [write ? 'a write with the session cookie without its `X-CSRF-Token`' : null, route.access.role === 'signed-in' ? null : 'a caller without the role', route.accessOptions?.duringPasswordChange ? null : 'a user who must change their one-time password first']
+        [write ? 'a write with the session cookie without its `X-CSRF-Token`' : null, route.access.role === 'signed-in' ? null : 'a caller without the role', route.accessOptions?.duringPasswordChange ? null : 'a user who must change their one-time password first', route.accessOptions?.sessionOnly ? 'an admin token (only a console session may do this)' : null]
           .filter(Boolean).join('; ') || 'not allowed',
       );
     }

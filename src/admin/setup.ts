@@ -35,18 +35,21 @@ export async function createSetupToken(store: Store, now: number): Promise<strin
  * token in the same transaction (two requests racing with it: one wins). Refused with `not_found`
  * otherwise, without saying which condition failed.
  */
-export async function useSetupToken(store: Store, token: string, owner: { email: string; passwordHash: string }, now: number): Promise<UserInfo> {
+export async function useSetupToken(store: Store, token: string, owner: { email: string; hashPassword: () => Promise<string> }, now: number): Promise<UserInfo> {
   const refused = () => new StoreRequestError('not_found', 'no such setup token: it was used, replaced by a later start, or has expired; use "npm run admin -- create"');
   const row = await store.engine.db.selectFrom('settings').select('value').where('name', '=', SETTING).executeTakeFirst();
   if (!row) throw refused();
   const stored = JSON.parse(row.value) as Stored;
   const [given, expected] = [Buffer.from(digest(token)), Buffer.from(stored.hash)];
   if (stored.expires_at <= now || given.length !== expected.length || !timingSafeEqual(given, expected)) throw refused();
+  // Only now, with the token proven: a password hash costs a core for a fifth of a second, and a
+  // stranger's request (in production there is never a token) must not be able to buy one.
+  const passwordHash = await owner.hashPassword();
   return store.engine.db.transaction().execute(async (trx) => {
     const consumed = await trx.deleteFrom('settings').where('name', '=', SETTING).where('value', '=', row.value).returning('name').executeTakeFirst();
     if (!consumed) throw refused();
     const users = await trx.selectFrom('users').select('id').limit(1).execute();
     if (users.length > 0) throw refused();
-    return store.users.createIn(trx, { ...owner, owner: true, passwordChangeRequired: false }, 'setup');
+    return store.users.createIn(trx, { email: owner.email, passwordHash, owner: true, passwordChangeRequired: false }, 'setup');
   });
 }

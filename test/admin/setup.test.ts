@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { run as adminCli } from '../../src/admin/cli.js';
+import { ADDRESS_RULE } from '../../src/admin/routes/session.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { expectAdminProblem, login, sessionFrom } from '../support/admin.js';
 
@@ -83,5 +84,14 @@ describe('the first owner', () => {
     await adminCli(['list'], (l) => listed.push(l), () => undefined, { DATABASE_URL: url });
     expect(listed).toEqual([expect.stringMatching(/^usr_[0-9a-f]{16} {2}ops@example\.com {2}owner {2}active {2}-$/)]);
     await expect(adminCli(['create', '--email', 'x@example.com', '--role', 'admin'], () => undefined, () => undefined, { DATABASE_URL: url })).rejects.toThrow('--account and --role go together');
+  });
+
+  it('throttles an address that guesses setup tokens (in production there is none to find)', async () => {
+    const { t } = await start({ DATABASE_URL: storeUrl(), NODE_ENV: 'production' });
+    const guess = () => t.app.inject({ method: 'POST', url: '/admin/v1/setup', remoteAddress: '2a01::1234:5678:9abc:def0:1', payload: { token: 'x'.repeat(43), email: 'a@example.com', password: 'a good long password' } });
+    for (let i = 0; i < ADDRESS_RULE.maxFailures; i++) expectAdminProblem(await guess(), 404, 'resource_not_found');
+    const throttled = await guess();
+    expectAdminProblem(throttled, 429, 'too_many_attempts');
+    expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(0);
   });
 });

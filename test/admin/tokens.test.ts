@@ -70,6 +70,24 @@ describe.each(ENGINES)('admin tokens on %s', (engine: EngineName) => {
     expectAdminProblem(await t.app.inject({ method: 'POST', url: '/admin/v1/accounts/alpha/tokens', headers: as, payload: { name: 'escalate', role: 'admin' } }), 403, 'forbidden');
   });
 
+  it('never lets a token make a token or a user, so a leaked one cannot outlive its revocation', async () => {
+    const admin = bearerToken((await make(adminA, '/admin/v1/accounts/alpha/tokens', { name: 'leaked', role: 'admin' })).token);
+    const ownerToken = bearerToken((await make(owner, '/admin/v1/tokens', { name: 'leaked ops', role: 'owner' })).token);
+    const refused = [
+      [admin, '/admin/v1/accounts/alpha/tokens', { name: 'backdoor', role: 'admin' }],
+      [admin, '/admin/v1/accounts/alpha/members', { email: 'backdoor@example.com', role: 'admin' }],
+      [ownerToken, '/admin/v1/tokens', { name: 'backdoor', role: 'owner' }],
+      [ownerToken, '/admin/v1/users', { email: 'backdoor@example.com', owner: true }],
+    ] as const;
+    for (const [headers, url, payload] of refused) {
+      const response = await t.app.inject({ method: 'POST', url, headers, payload });
+      expect(expectAdminProblem(response, 403, 'forbidden').detail).toContain('console session');
+    }
+    expect((await t.app.store.users.list()).map((u) => u.email)).not.toContain('backdoor@example.com');
+    // What its role allows otherwise still works: a pipeline rotating keys.
+    expect((await t.app.inject({ method: 'GET', url: '/admin/v1/accounts/alpha/keys', headers: admin })).statusCode).toBe(200);
+  });
+
   it('lets only owners make instance-wide tokens, which act on every account', async () => {
     expectAdminProblem(await t.app.inject({ method: 'POST', url: '/admin/v1/tokens', headers: adminA.write, payload: { name: 'x', role: 'owner' } }), 403, 'forbidden');
     const missing = await t.app.inject({ method: 'POST', url: '/admin/v1/tokens', headers: owner.write, payload: { name: 'x', role: 'admin' } });

@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { problems } from '../../http/problem.js';
+import { ipv6ToWords } from '../../ip/numeric.js';
 import type { ThrottleRule } from '../../store/login-throttle.js';
 import { normaliseEmail } from '../../store/users.js';
 import { roleIn, type Principal } from '../access.js';
@@ -27,9 +28,8 @@ const userKey = (email: string) => `user:${hash('sha256', normaliseEmail(email),
 function addressKey(ip: string): string {
   if (isIP(ip) !== 6 || ip.startsWith('::ffff:')) return `ip:${ip.replace(/^::ffff:/, '')}`;
   // One subscriber usually holds a whole /64: counting addresses inside it would give them 2^64 tries.
-  const [head = ''] = ip.split('::');
-  const groups = ip.includes('::') ? head.split(':').filter(Boolean) : ip.split(':');
-  return `ip:${[...groups, '0', '0', '0', '0'].slice(0, 4).join(':')}::/64`;
+  const words = ipv6ToWords(ip);
+  return `ip:${words[0]!.toString(16)}:${words[1]!.toString(16)}::/64`;
 }
 
 const sessionInfo = z.object({
@@ -163,11 +163,18 @@ export const setup = adminRoute({
   body: z.object({ token: z.string().min(1).max(128), email: loginEmail, password }),
   example: { token: 'q3J0eXc9x8w1Uo6hRkq2d0m7b5vA4s1n3LpT8yZc2Fg', email: 'ops@example.com', password: 'correct horse battery staple' },
   success: { status: 201, description: 'The owner, logged in', schema: sessionInfo, example: { ...sessionExample, accounts: [] } },
-  problems: { 404: 'No such setup token (used, replaced, expired, or a user exists)' },
+  problems: { 404: 'No such setup token (used, replaced, expired, or a user exists)', 429: 'Too many failed attempts from this address (`Retry-After`)' },
   handler: async ({ body, request, reply, services, now }) => {
     const problem = passwordProblem(body.password, body.email);
     if (problem !== null) throw problems.invalidRequest([{ path: 'password', message: problem }]);
-    const owner = await useSetupToken(services.store, body.token, { email: body.email, passwordHash: await hashPassword(body.password) }, now);
+    // Guessing tokens counts against the address like failed logins do.
+    const address = [{ key: addressKey(request.ip), rule: ADDRESS_RULE }];
+    const wait = await services.store.loginThrottle.blockedFor(address, now);
+    if (wait > 0) throw problems.tooManyAttempts(Math.ceil(wait / 1000), 'Too many failed attempts from this address');
+    const owner = await useSetupToken(services.store, body.token, { email: body.email, hashPassword: () => hashPassword(body.password) }, now).catch(async (error: unknown) => {
+      await services.store.loginThrottle.recordFailure(address, now);
+      throw error;
+    });
     const sessionId = newSessionId();
     await services.store.sessions.create(hashSessionId(sessionId), owner.id, now);
     setSessionCookie(request, reply, sessionId, services.sessions.maxAgeMs);

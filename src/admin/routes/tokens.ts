@@ -54,6 +54,8 @@ export const createAccountToken = adminRoute({
   method: 'POST', url: '/accounts/:account/tokens', tag: 'tokens', operationId: 'createAccountToken',
   summary: 'Make an admin token for the account; the token is in this answer only',
   access: { role: 'admin', account: true },
+  // A leaked token must not be able to outlive its revocation by making another, or a user.
+  accessOptions: { sessionOnly: true },
   params: accountParams,
   body: z.object({ ...newToken, role: accountRole }),
   example: { name: 'ci rules deploy', role: 'admin', expires_in_days: 90 },
@@ -85,6 +87,8 @@ export const createToken = adminRoute({
   method: 'POST', url: '/tokens', tag: 'tokens', operationId: 'createToken',
   summary: 'Make an admin token: instance-wide (role owner), or for one account',
   access: { role: 'owner' },
+  // A leaked token must not be able to outlive its revocation by making another, or a user.
+  accessOptions: { sessionOnly: true },
   body: z.object({ ...newToken, role: z.enum(['owner', 'admin', 'analyst']), account: accountId.optional().describe('Required unless role is owner; not allowed with it') }),
   example: { name: 'nightly key rotation', role: 'owner', expires_in_days: 365 },
   success: { status: 201, description: 'The token, once, and what is kept of it', schema: created, example: { ...createdExample, info: { ...example, account_id: null, role: 'owner' } } },

@@ -55,6 +55,8 @@ export const createUser = adminRoute({
   method: 'POST', url: '/users', tag: 'users', operationId: 'createUser',
   summary: 'Make a console user with a one-time password',
   access: { role: 'owner' },
+  // A leaked token must not be able to outlive its revocation by making another, or a user.
+  accessOptions: { sessionOnly: true },
   body: z.object({ email: loginEmail, owner: z.boolean().default(false), account: accountId.optional(), role: accountRole.optional() }),
   example: { email: 'analyst@example.com', account: 'acme', role: 'analyst' },
   success: { status: 201, description: 'The user, and their one-time password (once)', schema: withPassword, example: { user: example, one_time_password: 'Vh3kq9ZtYb2mL0xWcR4a' } },
@@ -71,6 +73,8 @@ export const updateUser = adminRoute({
   summary: 'Disable or re-enable a user, or make them owner or not',
   description: 'Disabling ends the user\'s sessions at once, in every replica. The instance keeps at least one active owner.',
   access: { role: 'owner' },
+  // A leaked token must not be able to outlive its revocation by making another, or a user.
+  accessOptions: { sessionOnly: true },
   params: userParams,
   body: z.object({ status: z.enum(['active', 'disabled']).optional(), owner: z.boolean().optional() }),
   example: { status: 'disabled' },
@@ -83,6 +87,8 @@ export const resetPassword = adminRoute({
   method: 'POST', url: '/users/:user_id/password-reset', tag: 'users', operationId: 'resetPassword',
   summary: 'Give a user a new one-time password; ends their sessions',
   access: { role: 'owner' },
+  // A leaked token must not be able to outlive its revocation by making another, or a user.
+  accessOptions: { sessionOnly: true },
   params: userParams,
   success: { status: 200, description: 'The one-time password, once', schema: z.object({ one_time_password: z.string() }), example: { one_time_password: 'Vh3kq9ZtYb2mL0xWcR4a' } },
   handler: async ({ params, principal, services }) => {
@@ -105,6 +111,8 @@ export const addMember = adminRoute({
   method: 'POST', url: '/accounts/:account/members', tag: 'users', operationId: 'addMember',
   summary: 'Add a member by e-mail address (a new user gets a one-time password), or change their role',
   access: { role: 'admin', account: true },
+  // A leaked token must not be able to outlive its revocation by making another, or a user.
+  accessOptions: { sessionOnly: true },
   params: accountParams,
   body: z.object({ email: loginEmail, role: accountRole }),
   example: { email: 'analyst@example.com', role: 'analyst' },
@@ -131,6 +139,8 @@ export const setMemberRole = adminRoute({
   method: 'PUT', url: '/accounts/:account/members/:user_id', tag: 'users', operationId: 'setMemberRole',
   summary: 'Change a member\'s role in the account',
   access: { role: 'admin', account: true },
+  // A leaked token must not be able to outlive its revocation by making another, or a user.
+  accessOptions: { sessionOnly: true },
   params: memberParams,
   body: z.object({ role: accountRole }),
   example: { role: 'admin' },
