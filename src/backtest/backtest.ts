@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import { loggedOutcome, replay, type LoggedEvaluation } from '../evaluation/replay.js';
+import { loggedOutcome, replayContext, type LoggedEvaluation } from '../evaluation/replay.js';
+import { evaluateRuleSet } from '../rules/engine.js';
 import { parseRuleFile, RuleSetError } from '../rules/rule-file.js';
 import type { RuleSet } from '../rules/rule-set.js';
 import { firstIdAt } from '../store/log-record.js';
@@ -79,15 +80,16 @@ function score(builder: ReportBuilder, row: LoggedRow, candidate: RuleSet): void
     builder.skip('rules_failed');
     return;
   }
-  let replayed;
+  let context;
   try {
-    replayed = replay(logged, candidate);
+    context = replayContext(logged);
   } catch {
     // The response was readable (above): what replay refuses is the request, which no longer validates.
     builder.skip('request_invalid');
     return;
   }
-  builder.add(row.id, row.label, live, replayed.outcome);
+  // The plain engine, not the explaining one: a backtest counts outcomes and needs no evidence.
+  builder.add(row.id, row.label, live, evaluateRuleSet(context, candidate));
 }
 
 const parsed = (value: unknown): unknown => (typeof value === 'string' ? JSON.parse(value) : value);

@@ -4,13 +4,14 @@ import { behaviourHistory } from './0003-history.js';
 import { listsAndLabels } from './0004-lists-labels.js';
 import { consoleUsers } from './0005-console-users.js';
 import { firedRules } from './0006-fired-rules.js';
+import { backtests } from './0008-backtests.js';
 import type { Migration } from './types.js';
 
 /**
  * Every migration, in ascending `version` order. The same list runs on both engines. Versions are
  * never reused or renumbered once released.
  */
-export const MIGRATIONS: readonly Migration[] = [configTables, evaluationLog, behaviourHistory, listsAndLabels, consoleUsers, firedRules];
+export const MIGRATIONS: readonly Migration[] = [configTables, evaluationLog, behaviourHistory, listsAndLabels, consoleUsers, firedRules, backtests];
 
 /** The version a fully migrated store is at. */
 export const LATEST_VERSION = MIGRATIONS.at(-1)!.version;
