@@ -1,3 +1,4 @@
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Engine } from '../store/engine.js';
 import { openPostgres } from '../store/postgres.js';
@@ -11,6 +12,19 @@ import type { BacktestJob, BacktestMessage } from './worker.js';
  * posted back, then it ends.
  */
 const job = workerData as BacktestJob;
+/**
+ * The lowest CPU priority, for this thread only: on Linux a thread's nice value is its own
+ * (setpriority(2), "per-thread attribute"), so when the cores are busy the event loop's thread,
+ * answering live evaluations, goes first and the backtest takes what is left. Elsewhere this may
+ * apply to the whole process or be refused: then it is skipped.
+ */
+if (process.platform === 'linux') {
+  try {
+    setPriority(0, 19);
+  } catch {
+    // Not allowed here: the backtest runs at the process's priority.
+  }
+}
 const post = (message: BacktestMessage) => parentPort!.postMessage(message);
 let engine: Engine | null = null;
 try {
