@@ -14,7 +14,7 @@
  *   npx tsx bench/backtest.ts [--rows 1000000] [--seconds 10] [--rounds 2] [--rate 400] [--skip-live]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, openSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -27,6 +27,7 @@ import { openStore } from '../src/store/index.js';
 import { parseDatabaseUrl, type DatabaseUrl } from '../src/store/url.js';
 import { bearer, evaluationBody, KEY_A, startTestApp } from '../test/support/app.js';
 import { freePort } from '../test/support/process.js';
+import { WITH_EXAMPLE_ORG_RULE } from '../test/backtest/candidate.js';
 
 const { values } = parseArgs({
   options: {
@@ -43,13 +44,6 @@ const rounds = Math.min(5, Number(values.rounds));
 /** Live requests a second: below what the machine can serve, so p99 shows the backtest's cost rather than a queue. */
 const rate = Math.min(20_000, Number(values.rate));
 
-const LIVE_RULES = readFileSync('rules/account_register.yaml', 'utf8');
-const CANDIDATE = `${LIVE_RULES}
-  - id: example_org
-    name: Sign-up from example.org
-    score: 40
-    when: { field: email.domain, equals: example.org }
-`;
 const TOR_EXIT = '198.51.100.7';
 
 interface Template {
@@ -144,7 +138,7 @@ async function main(): Promise<void> {
   const started = performance.now();
   let progressEvents = 0;
   const report = await runBacktestInWorker(
-    { database: database(url), scope: { account: 'default', eventType: 'account_register', since: now - 30 * 86_400_000, until: now + 1 }, yaml: CANDIDATE },
+    { database: database(url), scope: { account: 'default', eventType: 'account_register', since: now - 30 * 86_400_000, until: now + 1 }, yaml: WITH_EXAMPLE_ORG_RULE },
     { onProgress: () => (progressEvents += 1) },
   );
   const elapsed = (performance.now() - started) / 1000;
@@ -185,7 +179,7 @@ async function liveP99(root: string, dataDir: string, url: string, now: number):
       const quiet = await drive();
       const started = await fetch(`${base}/admin/v1/accounts/default/rule-sets/account_register/backtests`, {
         method: 'POST', headers: { ...admin, 'content-type': 'application/json' },
-        body: JSON.stringify({ yaml: CANDIDATE, since: new Date(now - 30 * 86_400_000).toISOString(), until: new Date(now + 1).toISOString() }),
+        body: JSON.stringify({ yaml: WITH_EXAMPLE_ORG_RULE, since: new Date(now - 30 * 86_400_000).toISOString(), until: new Date(now + 1).toISOString() }),
       });
       if (started.status !== 202) throw new Error(`backtest not started: ${started.status} ${await started.text()}`);
       const job = (await started.json()) as { id: string };

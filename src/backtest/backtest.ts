@@ -31,10 +31,8 @@ export interface BacktestProgress {
 export interface BacktestOptions {
   /** Evaluations read per query. */
   pageSize?: number;
-  /** After each page. */
+  /** After each page. (Cancel is the worker's: it is terminated, see worker.ts.) */
   onProgress?: (progress: BacktestProgress) => void;
-  /** Checked between pages: an aborted backtest rejects with the signal's reason. */
-  signal?: AbortSignal;
 }
 
 export const PAGE_SIZE = 1_000;
@@ -50,11 +48,9 @@ export async function runBacktest(db: Kysely<Database>, scope: BacktestScope, ca
   const builder = new ReportBuilder(scope);
   builder.declareRules(candidate.rules.map((rule) => rule.name));
   for await (const page of loggedPages(db, scope, options.pageSize ?? PAGE_SIZE)) {
-    options.signal?.throwIfAborted();
     for (const row of page) score(builder, row, candidate);
     options.onProgress?.(builder.counts());
   }
-  options.signal?.throwIfAborted();
   return builder.finish();
 }
 

@@ -135,14 +135,13 @@ export class ReportBuilder {
   }
 
   add(id: string, label: Label | null, live: LoggedOutcome, candidate: RuleOutcome): void {
-    const r = this.report;
-    r.evaluations += 1;
     // A logged state this version does not know is an answer it cannot compare: skipped as unreadable.
     if (!isState(live.state)) {
-      r.evaluations -= 1;
       this.skip('unreadable');
       return;
     }
+    const r = this.report;
+    r.evaluations += 1;
     r.replayed += 1;
     r.transitions[live.state][candidate.state] += 1;
     this.countRules(live.details, live.dry_run, 'live');

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +8,7 @@ import { loadConfig } from '../../src/config.js';
 import { createIpInspector, type ReloadingIpInspector } from '../../src/ip/index.js';
 import { bearer, evaluationBody, KEY_A, startTestApp, type TestApp } from '../support/app.js';
 import { ENGINES, freshDatabaseUrl } from '../support/store.js';
+import { LIVE_RULES, WITH_EXAMPLE_ORG_RULE } from './candidate.js';
 
 /**
  * Backtests over evaluations the real app made and logged, on both engines: a candidate that adds
@@ -17,14 +17,6 @@ import { ENGINES, freshDatabaseUrl } from '../support/store.js';
  * nothing); evaluations that cannot be replayed are skipped with their reason; other event types,
  * other accounts and evaluations outside the range are not read.
  */
-const LIVE = readFileSync('rules/account_register.yaml', 'utf8');
-/** The live file plus one rule: sign-ups from example.org decline. */
-const WITH_RULE = `${LIVE}
-  - id: example_org
-    name: Sign-up from example.org
-    score: 40
-    when: { field: email.domain, equals: example.org }
-`;
 const TOR_EXIT = '198.51.100.7';
 
 describe.each(ENGINES)('backtest on %s', (engine) => {
@@ -77,7 +69,7 @@ describe.each(ENGINES)('backtest on %s', (engine) => {
       candidateRuleSet('account_register', 'candidate.yaml', yaml), { pageSize: options.pageSize });
 
   it('changes exactly the decisions the added rule fires on, and reports it rule by rule', async () => {
-    const report = await backtest(WITH_RULE, { pageSize: 2 });
+    const report = await backtest(WITH_EXAMPLE_ORG_RULE, { pageSize: 2 });
     expect(report).toMatchObject({ evaluations: 6, replayed: 6, skipped: { total: 0 }, changed: { state: 3, score: 3 } });
     expect(report.transitions).toEqual({
       approve: { approve: 2, review: 0, decline: 3 },
@@ -96,7 +88,7 @@ describe.each(ENGINES)('backtest on %s', (engine) => {
   });
 
   it('gives each state\'s labels and the confusion matrix of decline for fraud, live and candidate', async () => {
-    const { labels } = await backtest(WITH_RULE);
+    const { labels } = await backtest(WITH_EXAMPLE_ORG_RULE);
     expect(labels.labelled).toBe(5);
     // Live: tor declined (fraud); plain1 (legit), plain2 (fraud), org1 (fraud), org2 (legit) approved.
     expect(labels.live.by_state).toEqual({ approve: { fraud: 2, legit: 2 }, review: { fraud: 0, legit: 0 }, decline: { fraud: 1, legit: 0 } });
@@ -117,7 +109,7 @@ describe.each(ENGINES)('backtest on %s', (engine) => {
     const now = await t.app.inject({ method: 'POST', url: '/v1/risk/evaluate', headers: bearer(KEY_A), payload: evaluationBody({ ip: TOR_EXIT, email: 'again@example.net', event_type: 'account_login' }) });
     expect(now.json().ip.is_tor).toBe(false);
     // ...while the backtest, through the live file itself, still finds the Tor exit it logged.
-    const report = await backtest(LIVE);
+    const report = await backtest(LIVE_RULES);
     expect(report.changed).toEqual({ state: 0, score: 0 });
     expect(report.transitions.decline.decline).toBe(1);
     expect(report.rules.find((r) => r.rule_name === 'IP address is a Tor exit node')?.candidate.hits).toBe(1);
@@ -136,9 +128,9 @@ describe.each(ENGINES)('backtest on %s', (engine) => {
     record(later(2), JSON.stringify({ ...JSON.parse(text(logged!.request)), email: 'not an address' }), response);
     await t.app.store.log.flush();
 
-    const report = await backtest(LIVE, { pageSize: 3 });
+    const report = await backtest(LIVE_RULES, { pageSize: 3 });
     expect(report).toMatchObject({ evaluations: 8, replayed: 6, skipped: { total: 2, reasons: { rules_failed: 1, request_invalid: 1, unreadable: 0 } } });
-    expect((await backtest(LIVE, { account: 'someone-else' })).evaluations).toBe(0);
-    expect((await backtest(LIVE, { since: Date.now() + 1 })).evaluations).toBe(0);
+    expect((await backtest(LIVE_RULES, { account: 'someone-else' })).evaluations).toBe(0);
+    expect((await backtest(LIVE_RULES, { since: Date.now() + 1 })).evaluations).toBe(0);
   });
 });

@@ -9,19 +9,13 @@ import { UsageError } from '../../src/cli.js';
 import { run as rulesCli } from '../../src/rules/manage.js';
 import { bearer, evaluationBody, KEY_A, startTestApp, type TestApp } from '../support/app.js';
 import { freshDatabaseUrl } from '../support/store.js';
+import { LIVE_RULES, WITH_EXAMPLE_ORG_RULE } from './candidate.js';
 
 /**
  * `npm run rules -- backtest DIR`: the report as tables or JSON, and the exit code a rule
  * repository's CI reads: 1 when the candidate declines more legit-labelled evaluations than live
  * by more than the allowed number, 0 otherwise, 2 for a mistake in the command.
  */
-const LIVE = readFileSync('rules/account_register.yaml', 'utf8');
-const WITH_RULE = `${LIVE}
-  - id: example_org
-    name: Sign-up from example.org
-    score: 40
-    when: { field: email.domain, equals: example.org }
-`;
 
 let t: TestApp;
 let env: Record<string, string>;
@@ -46,9 +40,9 @@ beforeAll(async () => {
   liveDir = join(root, 'live');
   await mkdir(candidateDir);
   await mkdir(liveDir);
-  await writeFile(join(candidateDir, 'account_register.yaml'), WITH_RULE);
+  await writeFile(join(candidateDir, 'account_register.yaml'), WITH_EXAMPLE_ORG_RULE);
   await writeFile(join(candidateDir, 'account_login.yaml'), readFileSync('rules/account_login.yaml', 'utf8'));
-  await writeFile(join(liveDir, 'account_register.yaml'), LIVE);
+  await writeFile(join(liveDir, 'account_register.yaml'), LIVE_RULES);
 });
 afterAll(async () => {
   await t?.app.close();

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BacktestConflict, BacktestJobs } from '../../src/backtest/jobs.js';
@@ -6,6 +5,7 @@ import { runBacktestInWorker } from '../../src/backtest/worker.js';
 import { bearer, evaluationBody, KEY_A, startTestApp, type TestApp } from '../support/app.js';
 import { createUser, expectAdminProblem, login, type Session } from '../support/admin.js';
 import { ENGINES, freshDatabaseUrl } from '../support/store.js';
+import { LIVE_RULES, WITH_EXAMPLE_ORG_RULE } from './candidate.js';
 
 /**
  * Backtests through the admin API on both engines: an admin starts one (202) on a rule file or a
@@ -14,13 +14,6 @@ import { ENGINES, freshDatabaseUrl } from '../support/store.js';
  * does not exist; bad input is a 400 naming the field; starting and cancelling are audited. Then
  * the job bounds (one running per account, cancel) and the worker's cancel.
  */
-const LIVE = readFileSync('rules/account_register.yaml', 'utf8');
-const WITH_RULE = `${LIVE}
-  - id: example_org
-    name: Sign-up from example.org
-    score: 40
-    when: { field: email.domain, equals: example.org }
-`;
 const URL = '/admin/v1/accounts/default/rule-sets/account_register/backtests';
 
 describe.each(ENGINES)('backtests through the admin API on %s', (engine) => {
@@ -53,12 +46,12 @@ describe.each(ENGINES)('backtests through the admin API on %s', (engine) => {
   };
 
   it('starts a backtest for an admin, runs it off the request path, and keeps its report for every reader', async () => {
-    const started = await t.app.inject({ method: 'POST', url: URL, headers: admin.write, payload: { yaml: WITH_RULE, since: '1h' } });
+    const started = await t.app.inject({ method: 'POST', url: URL, headers: admin.write, payload: { yaml: WITH_EXAMPLE_ORG_RULE, since: '1h' } });
     expect(started.statusCode, started.body).toBe(202);
     expect(started.json()).toMatchObject({ id: expect.stringMatching(/^bt_[0-9a-f]{16}$/), status: 'running', event_type: 'account_register', created_by: expect.stringMatching(/^user:usr_/) });
 
     const done = await finished(started.json().id);
-    expect(done).toMatchObject({ status: 'done', yaml: WITH_RULE, progress: { evaluations: 2, replayed: 2, skipped: 0 }, error: null });
+    expect(done).toMatchObject({ status: 'done', yaml: WITH_EXAMPLE_ORG_RULE, progress: { evaluations: 2, replayed: 2, skipped: 0 }, error: null });
     expect(done.report).toMatchObject({ evaluations: 2, changed: { state: 1 }, transitions: { approve: { approve: 1, decline: 1 } } });
     expect(done.report.sample).toHaveLength(1);
 
@@ -69,7 +62,7 @@ describe.each(ENGINES)('backtests through the admin API on %s', (engine) => {
   });
 
   it('backtests a stored version by its number', async () => {
-    const draft = await t.app.store.ruleSets.saveDraft('default', { eventType: 'account_register', yaml: WITH_RULE }, { actor: 'test', comment: null });
+    const draft = await t.app.store.ruleSets.saveDraft('default', { eventType: 'account_register', yaml: WITH_EXAMPLE_ORG_RULE }, { actor: 'test', comment: null });
     const started = await t.app.inject({ method: 'POST', url: URL, headers: admin.write, payload: { version: draft.version, since: new Date(Date.now() - 3_600_000).toISOString() } });
     expect(started.statusCode, started.body).toBe(202);
     expect(await finished(started.json().id)).toMatchObject({ status: 'done', rule_set_version: draft.version, report: { changed: { state: 1 } } });
@@ -77,7 +70,7 @@ describe.each(ENGINES)('backtests through the admin API on %s', (engine) => {
   });
 
   it('lets analysts read but not start or cancel, and answers a stranger as for no account', async () => {
-    expectAdminProblem(await t.app.inject({ method: 'POST', url: URL, headers: analyst.write, payload: { yaml: LIVE, since: '1h' } }), 403, 'forbidden');
+    expectAdminProblem(await t.app.inject({ method: 'POST', url: URL, headers: analyst.write, payload: { yaml: LIVE_RULES, since: '1h' } }), 403, 'forbidden');
     expectAdminProblem(await t.app.inject({ method: 'DELETE', url: `${URL}/bt_0000000000000000`, headers: analyst.write }), 403, 'forbidden');
     expect((await t.app.inject({ method: 'GET', url: URL, headers: analyst.read })).statusCode).toBe(200);
     const strangers = await t.app.inject({ method: 'GET', url: URL, headers: stranger.read });
@@ -85,10 +78,10 @@ describe.each(ENGINES)('backtests through the admin API on %s', (engine) => {
     expectAdminProblem(strangers, 404, 'resource_not_found');
     expect(strangers.json().detail).toBe('no account "default"');
     expect(none.json().detail).toBe('no account "nosuch"');
-    expectAdminProblem(await t.app.inject({ method: 'POST', url: URL, headers: stranger.write, payload: { yaml: LIVE, since: '1h' } }), 404, 'resource_not_found');
-    expectAdminProblem(await t.app.inject({ method: 'POST', url: URL, payload: { yaml: LIVE, since: '1h' } }), 401, 'unauthenticated');
+    expectAdminProblem(await t.app.inject({ method: 'POST', url: URL, headers: stranger.write, payload: { yaml: LIVE_RULES, since: '1h' } }), 404, 'resource_not_found');
+    expectAdminProblem(await t.app.inject({ method: 'POST', url: URL, payload: { yaml: LIVE_RULES, since: '1h' } }), 401, 'unauthenticated');
     // The session cookie without its CSRF token.
-    expectAdminProblem(await t.app.inject({ method: 'POST', url: URL, headers: admin.read, payload: { yaml: LIVE, since: '1h' } }), 403, 'csrf_failed');
+    expectAdminProblem(await t.app.inject({ method: 'POST', url: URL, headers: admin.read, payload: { yaml: LIVE_RULES, since: '1h' } }), 403, 'csrf_failed');
     expectAdminProblem(await t.app.inject({ method: 'GET', url: `${URL}/bt_0000000000000000`, headers: analyst.read }), 404, 'resource_not_found');
   });
 
@@ -99,10 +92,10 @@ describe.each(ENGINES)('backtests through the admin API on %s', (engine) => {
       return response.json().errors as Array<{ path: string; message: string }>;
     };
     expect(await field({ yaml: 'rules:\n  - library: no_such_rule\n', since: '1h' })).toEqual([expect.objectContaining({ path: 'yaml', message: expect.stringMatching(/^rules\[0\]\.library \(line 2, column \d+\): /) })]);
-    expect((await field({ yaml: LIVE, since: 'last tuesday' }))[0]!.path).toBe('since');
-    expect((await field({ yaml: LIVE, since: '1h', until: '2h' }))[0]!.path).toBe('until');
-    expect((await field({ yaml: LIVE, version: 1, since: '1h' }))[0]!.message).toContain('one of the two');
-    expect((await field({ yaml: LIVE }))[0]!.path).toBe('since');
+    expect((await field({ yaml: LIVE_RULES, since: 'last tuesday' }))[0]!.path).toBe('since');
+    expect((await field({ yaml: LIVE_RULES, since: '1h', until: '2h' }))[0]!.path).toBe('until');
+    expect((await field({ yaml: LIVE_RULES, version: 1, since: '1h' }))[0]!.message).toContain('one of the two');
+    expect((await field({ yaml: LIVE_RULES }))[0]!.path).toBe('since');
   });
 });
 
@@ -122,7 +115,7 @@ describe('backtest jobs', () => {
       signal.addEventListener('abort', () => reject(signal.reason));
     });
     const jobs = new BacktestJobs(t.app.store.engine, { logger: pino({ level: 'silent' }), now: Date.now, run: untilAborted });
-    const ask = { account: 'default', eventType: 'account_register', since: 0, until: Date.now(), yaml: LIVE, ruleSetVersion: null };
+    const ask = { account: 'default', eventType: 'account_register', since: 0, until: Date.now(), yaml: LIVE_RULES, ruleSetVersion: null };
     const first = await jobs.start(ask, { actor: 'test' });
     await expect(jobs.start(ask, { actor: 'test' })).rejects.toBeInstanceOf(BacktestConflict);
 
@@ -138,7 +131,7 @@ describe('backtest jobs', () => {
   });
 
   it('stops the worker thread on cancel, and refuses a rule file that does not load with its problems', async () => {
-    const job = { database: t.config.database, scope: { account: 'default', eventType: 'account_register', since: 0, until: Date.now() }, yaml: LIVE };
+    const job = { database: t.config.database, scope: { account: 'default', eventType: 'account_register', since: 0, until: Date.now() }, yaml: LIVE_RULES };
     const controller = new AbortController();
     const running = runBacktestInWorker(job, { signal: controller.signal });
     controller.abort(new Error('stop'));
