@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Engine } from '../store/engine.js';
 import type { BacktestProgress } from './backtest.js';
 import { BacktestRecords, type BacktestRecord, type BacktestSummary, type NewBacktest } from './records.js';
-import { runBacktestInWorker, type BacktestRunOptions } from './worker.js';
+import { runBacktestInWorker } from './worker.js';
 import type { BacktestReport } from './report.js';
 
 /**
@@ -34,7 +34,8 @@ export class BacktestJobs {
 
   constructor(
     private readonly engine: Engine,
-    private readonly options: { logger: Logger; now: () => number; run?: typeof runBacktestInWorker; worker?: Pick<BacktestRunOptions, 'timeoutMs'> },
+    /** `run`: the worker's entry point (tests hold one running until it is cancelled). */
+    private readonly options: { logger: Logger; now: () => number; run?: typeof runBacktestInWorker },
   ) {
     this.records = new BacktestRecords(engine);
   }
@@ -51,7 +52,7 @@ export class BacktestJobs {
     const run = this.options.run ?? runBacktestInWorker;
     const done = run(
       { database: this.engine.database, scope: { account: backtest.account, eventType: backtest.eventType, since: backtest.since, until: backtest.until }, yaml: backtest.yaml },
-      { onProgress: (progress) => (job.progress = progress), signal: job.controller.signal, ...this.options.worker },
+      { onProgress: (progress) => (job.progress = progress), signal: job.controller.signal },
     ).then(
       (report: BacktestReport) => this.end(job, { status: 'done', progress: { evaluations: report.evaluations, replayed: report.replayed, skipped: report.skipped.total }, report }),
       (error: Error) => (job.controller.signal.aborted ? this.stopped(job) : this.end(job, { status: 'failed', progress: job.progress, error: error.message })),
