@@ -2,6 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { registerAdminApi } from './admin/index.js';
+import { BacktestJobs } from './backtest/jobs.js';
 import { createSetupToken } from './admin/setup.js';
 import { createEmailInspector } from './email/index.js';
 import { createEnricher, createEvaluator, STORE_CHECK, type Evaluator } from './evaluation/evaluate.js';
@@ -149,6 +150,7 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
   const metrics = config.metrics.enabled ? createMetrics({ version }) : null;
   const { resources, resolver, store, keys, lists, sync, templates } = await createResources(config, options.logger, options, metrics);
   const now = options.now ?? Date.now;
+  const backtests = new BacktestJobs(store.engine, { logger: options.logger.child({ component: 'backtest' }), now });
   if (config.env !== 'production' && options.onSetupToken !== undefined) {
     const token = await createSetupToken(store, now());
     if (token !== undefined) {
@@ -188,6 +190,8 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
   app.addHook('onClose', async () => {
     clearInterval(sweep);
     sync.close();
+    // Before the store closes: a backtest stopped by the shutdown is recorded as cancelled.
+    await backtests.close();
     await Promise.all([...new Set<Resource>([...Object.values(resources), keys])].map((r) => r.close()));
     // Last: the evaluation log sends what is still queued.
     await store.close();
@@ -244,7 +248,7 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
   });
 
   await registerAdminApi(app, {
-    store, config, seed: templates, sources, sessions: config.session, now,
+    store, config, seed: templates, sources, sessions: config.session, now, backtests,
     reloadConfiguration: () => sync.check(),
     enrich: createEnricher({ ...resources, ...enrichment }),
   });

@@ -11,6 +11,7 @@ import type { RuleSeed } from '../store/rule-sets.js';
 import type { AccountRow } from '../store/schema.js';
 import { ANONYMOUS, authorize, noSuchAccount, type Access, type AccessOptions, type Principal } from './access.js';
 import { authenticate, type SessionPolicy } from './authenticate.js';
+import type { BacktestJobs } from '../backtest/jobs.js';
 
 /**
  * How an `/admin/v1` route is declared: one object says what it is (method, URL, OpenAPI summary
@@ -49,6 +50,8 @@ export interface AdminServices {
   reloadConfiguration(): Promise<void>;
   /** The evaluation's enrichment, recording nothing (a rule set's dry run). */
   enrich: Enricher;
+  /** Backtests this replica runs, and those in the store (src/backtest/jobs.ts). */
+  backtests: BacktestJobs;
 }
 
 export interface AdminContext<P, Q, B> {
@@ -98,7 +101,7 @@ export interface AdminRouteDefinition<P extends Schema, Q extends Schema, B exte
   body?: B;
   /** A request body that works (checked against `body` by test/admin/openapi.test.ts). */
   example?: B extends z.ZodType ? z.input<B> : never;
-  success: { status: 200 | 201 | 204; description: string; schema?: R; example?: R extends z.ZodType ? z.output<R> : never };
+  success: { status: 200 | 201 | 202 | 204; description: string; schema?: R; example?: R extends z.ZodType ? z.output<R> : never };
   /** Problems this route answers beyond those its declaration implies (status: when). */
   problems?: Record<number, string>;
   handler(ctx: AdminContext<Out<P, Record<string, never>>, Out<Q, Record<string, never>>, Out<B, undefined>>): Promise<Out<R, void>>;

@@ -14,7 +14,7 @@ import type { RuleSet } from './rule-set.js';
  */
 
 export const RULE_FILE = /^(.+)\.ya?ml$/;
-const EVENT_TYPE = /^[A-Za-z0-9_-]{1,64}$/;
+export const EVENT_TYPE = /^[A-Za-z0-9_-]{1,64}$/;
 
 export type RuleFileResult =
   | { eventType: string; file: string; /** The file as read: what the store keeps. */ text: string; ruleSet: RuleSet; problems?: undefined }

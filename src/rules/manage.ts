@@ -7,6 +7,7 @@ import { DEFAULT_ACCOUNT } from '../store/accounts.js';
 import { cliActor, fail, runIfMain } from '../cli.js';
 import { openStore, type Store } from '../store/index.js';
 import { readRuleFiles } from './templates.js';
+import { BACKTEST_OPTIONS, BACKTEST_USAGE, backtestArguments, backtestCommand, backtestFiles } from '../backtest/cli.js';
 
 /**
  * `npm run rules -- <command>`: rule sets in the store, with YAML files as the exchange format.
@@ -19,6 +20,7 @@ const usage = `Usage: npm run rules -- <command> [options]
   export [DIR]                        writes the live version of each event type to DIR (default: prints them)
   versions [--event-type TYPE]        every version: number, status, author, time, comment
   rollback --event-type TYPE --version N   publishes an earlier version's text again, as a new version
+${BACKTEST_USAGE}
 
   --account ID   the account (default: "default", the account of API_KEYS)
 
@@ -32,23 +34,29 @@ export async function run(argv: string[], out: (line: string) => void, err: (lin
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { account: { type: 'string' }, comment: { type: 'string' }, 'event-type': { type: 'string' }, version: { type: 'string' } },
+      options: { account: { type: 'string' }, comment: { type: 'string' }, 'event-type': { type: 'string' }, version: { type: 'string' }, ...BACKTEST_OPTIONS },
     });
   } catch (error) {
     fail(`${(error as Error).message}\n\n${usage}`);
   }
   const { positionals, values } = parsed;
   const command = positionals[0];
-  if (command === undefined || command === 'help' || !['apply', 'export', 'versions', 'rollback'].includes(command)) {
+  if (command === undefined || command === 'help' || !['apply', 'export', 'versions', 'rollback', 'backtest'].includes(command)) {
     err(usage);
     return command === undefined || command === 'help' ? 0 : 2;
   }
   const config = loadConfig(env);
   const account = values.account ?? DEFAULT_ACCOUNT;
   // Files are read and validated before the store is opened: a typo costs no connection.
-  const files = command === 'apply' ? await readRuleFiles(positionals[1] ?? fail('apply needs a directory: npm run rules -- apply DIR')) : [];
+  const backtest = command === 'backtest' ? backtestArguments(values, Date.now()) : null;
+  const dir = command === 'apply' || command === 'backtest' ? positionals[1] ?? fail(`${command} needs a directory: npm run rules -- ${command} DIR`) : null;
+  const read = dir === null ? [] : await readRuleFiles(dir);
+  const files = command === 'backtest' ? backtestFiles(read, dir!, values['event-type']) : read;
   const store = await openStore({ database: config.database, logger: pino({ level: 'warn' }, pino.destination(2)), retentionDays: 0, writeLog: false });
   try {
+    if (backtest !== null) {
+      return await backtestCommand(store, { account, dir: dir!, files, ...backtest, json: values.json ?? false }, out, err);
+    }
     return await execute(command, { store, account, positionals, values, files, out, err });
   } finally {
     await store.close();

@@ -27,6 +27,7 @@ export interface Database {
   sessions: SessionRow;
   admin_tokens: AdminTokenRow;
   login_throttle: LoginThrottleRow;
+  backtests: BacktestRow;
 }
 
 export type AccountStatus = 'active' | 'disabled';
@@ -245,4 +246,29 @@ export interface LoginThrottleRow {
   key: string;
   failures: number;
   window_started_at: number;
+}
+
+export type BacktestStatus = 'running' | 'done' | 'failed' | 'cancelled';
+
+/** A backtest started through the admin API (migration 8): what was asked, and once it ended, its report. */
+export interface BacktestRow {
+  /** `bt_` and 16 random hex digits. */
+  id: string;
+  account_id: string;
+  event_type: string;
+  status: BacktestStatus;
+  since: number;
+  until: number;
+  /** The candidate rule file, as tested. */
+  yaml: string;
+  /** The stored version it came from (`rule_set_versions.version`); null for a file sent as text. */
+  rule_set_version: number | null;
+  created_by: string;
+  created_at: number;
+  finished_at: number | null;
+  /** JSON `{ evaluations, replayed, skipped }`: zero when it starts, the counts when it ends. */
+  progress: string;
+  /** The report (src/backtest/report.ts), JSON; null until it is done. */
+  report: unknown;
+  error: string | null;
 }
