@@ -15,7 +15,7 @@ export const ERASE_PATH = '/v1/risk/erase';
 
 export const eraseRequestSchema = z.strictObject({
   user_id: z.string().min(1).max(256).optional().meta({ description: 'The user id sent as `user.user_id`.' }),
-  email: z.string().max(MAX_EMAIL_LENGTH).optional().meta({ description: 'The e-mail address; its history is kept by canonical form, so its other spellings (dots, +tags at Gmail) go too.' }),
+  email: z.string().max(MAX_EMAIL_LENGTH).optional().meta({ description: 'The e-mail address. Its history is kept by canonical form, so the history of its other spellings (dots, +tags at Gmail) goes too; logged evaluations and their labels are found by this address as normalised (case, A-labels) only: erase another spelling, or the user id, to remove those logged under it.' }),
 }).refine((body) => body.user_id !== undefined || body.email !== undefined, { message: 'give user_id, email or both', path: [] });
 
 const count = z.number().int().min(0);
