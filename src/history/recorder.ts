@@ -2,7 +2,8 @@ import { canonicalAddress } from '../email/canonical.js';
 import type { IpFacts } from '../evaluation/facts.js';
 import type { EvaluationRequest } from '../evaluation/request.js';
 import type { ParsedIp } from '../ip/address.js';
-import { ipv6ToWords } from '../ip/numeric.js';
+import { embeddedIpv4 } from '../ip/embedded.js';
+import { ipv6ToWords, numberToIpv4 } from '../ip/numeric.js';
 import { historyFacts } from './compute.js';
 import { historyEvent } from './event.js';
 import type { HistoryFacts } from './facts.js';
@@ -85,11 +86,16 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
 }
 
 /**
- * What `history.ip` counts: an IPv4 address; an IPv6 address by its /64 network, which one
- * household or one server holds and within which a device picks new addresses at will (RFC 8981).
+ * What `history.ip` counts: an IPv4 address; an IPv6 address that carries an IPv4 client (NAT64,
+ * 6to4, Teredo, IPv4-compatible: src/ip/embedded.ts) as that IPv4 address, the client the lists
+ * and the IP data check too; any other IPv6 address by its /64 network, which one household or
+ * one server holds and within which a device picks new addresses at will (RFC 8981). (By its /64,
+ * every NAT64 client of a carrier would be one address: 64:ff9b::/96 is one /64.)
  */
 export function ipIdentifier(ip: ParsedIp): string {
   if (ip.version === 4) return ip.address;
   const words = ipv6ToWords(ip.address);
+  const carried = embeddedIpv4(words);
+  if (carried !== null) return numberToIpv4(carried.ipv4);
   return `${words[0]!.toString(16)}:${words[1]!.toString(16)}::/64`;
 }

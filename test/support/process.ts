@@ -32,7 +32,7 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** Starts `src/server.ts` with `env` on top of a test baseline (a free PORT, temporary DATA_DIR, DNS to a closed port, no rate limit). */
+/** Starts `src/server.ts` with `env` on top of a test baseline (a free PORT, temporary DATA_DIR and store, DNS to a closed port, no rate limit). */
 export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
   // A given PORT is kept: a replica restarted where its load balancer expects it.
   const port = env.PORT === undefined ? await freePort() : Number(env.PORT);
@@ -43,6 +43,8 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
       HOST: '127.0.0.1',
       LOG_LEVEL: 'info',
       DATA_DIR: mkdtempSync(join(tmpdir(), 'risk-data-')),
+      // Its own store: the default (./var/risk.sqlite) would carry history and keys from one test to the next.
+      DATABASE_URL: `sqlite:${join(mkdtempSync(join(tmpdir(), 'risk-store-')), 'risk.sqlite')}`,
       DNS_SERVERS: '127.0.0.1:9',
       DNS_TIMEOUT_MS: '200',
       RATE_LIMIT_MAX: '0',
