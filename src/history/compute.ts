@@ -2,7 +2,7 @@ import { isoTime } from '../evaluation/iso-time.js';
 import { MIN_TRAVEL_INTERVAL_MS, SET_CAP } from './caps.js';
 import type { HistoryEvent, Prior, SetReading } from './event.js';
 import type { HistoryFacts, PreviousEvent } from './facts.js';
-import { leastDistanceKm, type Place } from './place.js';
+import { eitherAnonymous, leastDistanceKm, type Place } from './place.js';
 
 /**
  * The `history` object from what came before and the event itself: a pure function, the same for
@@ -64,6 +64,6 @@ function previousEvent(at: number, place: Place, event: HistoryEvent): PreviousE
     distance_km: distance === null ? null : Math.round(distance),
     speed_kmh: distance === null ? null : Math.round(distance / hours),
     same_network: sameNetwork,
-    anonymous: place.anonymous || event.place.anonymous,
+    anonymous: eitherAnonymous(place, event.place),
   };
 }

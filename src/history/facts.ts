@@ -16,7 +16,9 @@ const previousSchema = z.object({
   }),
   speed_kmh: z.number().nullable().meta({ description: 'distance_km over the time between the events (at least one minute); `null` when either position is unknown.' }),
   same_network: z.boolean().nullable().meta({ description: 'Both events from the same autonomous system and country (a mobile network re-routing, not travel); `null` when either is unknown.' }),
-  anonymous: z.boolean().meta({ description: 'Either event came from a known VPN, proxy, Tor exit or hosting network: its position is the network\'s, not the person\'s.' }),
+  anonymous: z.boolean().nullable().meta({
+    description: 'Either event came from a known VPN, proxy, Tor exit or hosting network: its position is the network\'s, not the person\'s. `null` when neither is known to, and a flag of either is unknown (its source not loaded or not answering).',
+  }),
 });
 
 export const historyFactsSchema = z.object({

@@ -107,7 +107,7 @@ function HISTORY_FIELDS() {
     'history.user.previous.distance_km': previous('number', 'distance_km', 'Least distance from the previous event\'s place (accuracy radii subtracted); unknown when either place is.'),
     'history.user.previous.speed_kmh': previous('number', 'speed_kmh', 'That distance over the time between the events; unknown when either place is.'),
     'history.user.previous.same_network': previous('boolean', 'same_network', 'Both events from one autonomous system and country; unknown when either is.'),
-    'history.user.previous.anonymous': previous('boolean', 'anonymous', 'Either event from a known VPN, proxy, Tor exit or hosting network.'),
+    'history.user.previous.anonymous': previous('boolean', 'anonymous', 'Either event from a known VPN, proxy, Tor exit or hosting network; unknown when neither is and a flag of either is unknown.'),
   } satisfies Record<string, Field>;
 }
 

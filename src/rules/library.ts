@@ -175,7 +175,7 @@ export const LIBRARY: readonly LibraryRule[] = [
   {
     id: 'impossible_travel',
     name: 'Impossible travel',
-    description: 'The least distance from the user\'s previous event, over the time between them, is faster than a flight. Not when both addresses are of one network and country (a carrier re-routing), nor when either is a known VPN, proxy, Tor exit or hosting network (its own signal); unknown when either place, or the networks, are.',
+    description: 'The least distance from the user\'s previous event, over the time between them, is faster than a flight. Not when both addresses are of one network and country (a carrier re-routing), nor when either is a known VPN, proxy, Tor exit or hosting network (its own signal); unknown when either place, the networks, or whether either is anonymous (a source not loaded) are.',
     defaultScore: 40,
     reads: 'history.user.previous.speed_kmh',
     when: true,

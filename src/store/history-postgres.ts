@@ -124,7 +124,7 @@ export function postgresHistory(pool: pg.Pool, options: HistoryMaintenanceOption
         values: [
           event.account, event.at, event.minute, event.hour, event.since24h, event.since30d,
           event.ip, event.email, event.identity, event.device, event.user, event.country,
-          p.country, p.latitude, p.longitude, p.radiusKm, p.asn, p.anonymous ? 1 : 0, SET_KEEP, Math.floor(Math.random() * SHARDS),
+          p.country, p.latitude, p.longitude, p.radiusKm, p.asn, flag(p.anonymous), SET_KEEP, Math.floor(Math.random() * SHARDS),
         ],
         query_timeout: STATEMENT_TIMEOUT_MS,
       } as pg.QueryConfig);
@@ -142,6 +142,8 @@ export function postgresHistory(pool: pg.Pool, options: HistoryMaintenanceOption
   };
 }
 
+/** A boolean that may be unknown, as the nullable integer column holds it. */
+const flag = (value: boolean | null): number | null => (value === null ? null : value ? 1 : 0);
 const n = (value: number | string | null | undefined): number => (value === null || value === undefined ? 0 : Number(value));
 const seen = (value: number | string | null | undefined): number | null => (value === null || value === undefined ? null : Number(value));
 
@@ -163,7 +165,7 @@ function priorOf(r: Row, event: HistoryEvent): Prior {
         longitude: seen(r.user_longitude),
         radiusKm: seen(r.user_radius_km),
         asn: seen(r.user_asn),
-        anonymous: n(r.user_anonymous) === 1,
+        anonymous: r.user_anonymous === null || r.user_anonymous === undefined ? null : n(r.user_anonymous) === 1,
       },
       devices: { count: n(r.user_devices), current: seen(r.user_devices_current) },
       countries: { count: n(r.user_countries), current: seen(r.user_countries_current) },

@@ -96,7 +96,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
     if (row) {
       state.firstSeen = row.first_seen;
       state.lastSeen = row.last_seen;
-      state.place = { country: row.country, latitude: row.latitude, longitude: row.longitude, radiusKm: row.radius_km, asn: row.asn, anonymous: row.anonymous === 1 };
+      state.place = { country: row.country, latitude: row.latitude, longitude: row.longitude, radiusKm: row.radius_km, asn: row.asn, anonymous: row.anonymous === null ? null : row.anonymous === 1 };
     }
     for (const c of selectCounts.all(account, key, minute - MINUTES_IN_WINDOW, hour - HOURS_IN_WINDOW) as Array<{ grain: number; bucket: number; n: number }>) {
       state.counts.set(cell(c.grain, c.bucket), c.n);
@@ -236,7 +236,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       const { account, key } = state;
       if (state.dirtyKey && state.firstSeen !== null && state.lastSeen !== null) {
         const p = state.place;
-        write.keys.push([account, key, state.firstSeen, state.lastSeen, p?.country ?? null, p?.latitude ?? null, p?.longitude ?? null, p?.radiusKm ?? null, p?.asn ?? null, p === null ? null : p.anonymous ? 1 : 0]);
+        write.keys.push([account, key, state.firstSeen, state.lastSeen, p?.country ?? null, p?.latitude ?? null, p?.longitude ?? null, p?.radiusKm ?? null, p?.asn ?? null, p === null || p.anonymous === null ? null : p.anonymous ? 1 : 0]);
       }
       for (const c of state.dirtyCounts) {
         const n = state.counts.get(c);

@@ -39,6 +39,26 @@ describe.each(ENGINES)('the history store (%s)', (engine) => {
     expect(Number(rows.n)).toBeLessThanOrEqual(SET_KEEP + 1);
   });
 
+  it('keeps "anonymous" unknown when a flag is unknown, through the file too: a previous place is never clean on a guess', async () => {
+    store = await openTestStore(engine, { historyDays: 180 });
+    const hash = store.hashIdentifier;
+    const at = Date.parse('2026-06-01T12:00:00Z');
+    const user = hash('acme', 'user', 'u1');
+    // The Anonymous-IP database not loaded: is_vpn unknown; the other sources say no.
+    const unsure = placeOf({ country_code: 'GB', latitude: 51.5, longitude: -0.1, accuracy_radius_km: 10, asn: 20712, is_vpn: null, is_proxy: false, is_tor: false, is_datacenter: false } as never);
+    expect(unsure.anonymous).toBeNull();
+    const clean = { ...unsure, anonymous: false };
+    const event = (i: number, place: Place) => historyEvent({ account: 'acme', at: at + i * 60_000, ip: hash('acme', 'ip', `203.0.113.${i}`), email: user, identity: user, device: null, user, place });
+    await store.history!.record(event(0, unsure));
+    // Reopened: the previous place is read from the file (SQLite's memory is gone).
+    await store.close();
+    store = await openTestStore({ url: store.engine.database.engine === 'sqlite' ? `sqlite:${(store.engine.database as { path: string }).path}` : (store.engine.database as { connectionString: string }).connectionString }, { historyDays: 180 });
+    const second = event(1, clean);
+    expect(historyFacts(await store.history!.record(second), second).user!.previous!.anonymous).toBeNull();
+    const third = event(2, clean);
+    expect(historyFacts(await store.history!.record(third), third).user!.previous!.anonymous).toBe(false);
+  });
+
   it('prunes by age: counters past their window, identifiers past HISTORY_DAYS', async () => {
     let now = Date.parse('2026-06-01T12:00:00Z');
     store = await openTestStore(engine, { historyDays: 2, now: () => now });
@@ -70,7 +90,10 @@ describe('places and distances', () => {
     for (const [lat, lon] of [[21.31, -157.86], [61.22, -149.9], [25.76, -80.19], [47.61, -122.33]] as const) {
       expect(greatCircleKm(us.latitude!, us.longitude!, lat, lon)).toBeLessThan(us.radiusKm!);
     }
-    expect(us).toMatchObject({ country: 'US', asn: 7018, anonymous: false });
+    // is_vpn unknown and no flag set: not known to be anonymous, nor known not to be.
+    expect(us).toMatchObject({ country: 'US', asn: 7018, anonymous: null });
+    expect(placeOf({ ...ip, is_vpn: false } as never).anonymous).toBe(false);
+    expect(placeOf({ ...ip, is_tor: true } as never).anonymous).toBe(true);
     expect(Object.keys(COUNTRY_EXTENTS).length).toBeGreaterThan(240);
   });
 
