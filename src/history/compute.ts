@@ -38,12 +38,13 @@ export function historyFacts(prior: Prior, event: HistoryEvent): HistoryFacts {
   let user: HistoryFacts['user'] = null;
   if (prior.user !== null) {
     const u = prior.user;
-    // Nothing to compare with on a user's first event: new device and new country are not known.
+    // Nothing to compare with (the user's first event, or earlier events that sent no device or had
+    // no known country): new device and new country are not known.
     const known = u.lastSeen !== null;
     user = {
       first_seen: firstSeen(u.firstSeen),
-      new_device: known && event.device !== null ? u.devices.current === null : null,
-      new_country: known && event.country !== null ? u.countries.current === null : null,
+      new_device: u.baseline.devices && event.device !== null ? u.devices.current === null : null,
+      new_country: u.baseline.countries && event.country !== null ? u.countries.current === null : null,
       devices_30d: distinct('user.devices_30d', u.devices, event.since30d, event.device !== null),
       countries_24h: distinct('user.countries_24h', u.countries, event.since24h, event.country !== null),
       previous: known && u.place !== null ? previousEvent(u.lastSeen!, u.place, event) : null,

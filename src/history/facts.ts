@@ -39,8 +39,8 @@ export const historyFactsSchema = z.object({
   }).nullable().meta({ description: '`null` when `device_intelligence.device_hash` was not sent.' }),
   user: z.object({
     first_seen: iso('The user\'s first evaluation within HISTORY_DAYS.'),
-    new_device: z.boolean().nullable().meta({ description: 'This device was never seen with this user before; `null` without a device, or on the user\'s first event (nothing to compare with).' }),
-    new_country: z.boolean().nullable().meta({ description: 'This country was never seen with this user before; `null` when the country is unknown, or on the user\'s first event.' }),
+    new_device: z.boolean().nullable().meta({ description: 'This device was never seen with this user before; `null` without a device, or while the user has no device on record within HISTORY_DAYS (the first event, or earlier events sent no device hash: nothing to compare with).' }),
+    new_country: z.boolean().nullable().meta({ description: 'This country was never seen with this user before; `null` when the country is unknown, or while the user has no country on record within HISTORY_DAYS.' }),
     devices_30d: count('Distinct devices of this user in the last 30 days.'),
     countries_24h: count('Distinct countries of this user in the last 24 hours.'),
     previous: previousSchema.nullable().meta({ description: 'The user\'s previous event; `null` on the first.' }),

@@ -159,7 +159,7 @@ export const LIBRARY: readonly LibraryRule[] = [
   {
     id: 'user_new_device',
     name: 'New device for this user',
-    description: 'A device this user was never seen with (within HISTORY_DAYS): the first sign of a taken-over account, and also of a new phone. Not on a user\'s first event, nor without a device hash.',
+    description: 'A device this user was never seen with (within HISTORY_DAYS): the first sign of a taken-over account, and also of a new phone. Not while the user has no device on record (the first event, or earlier events sent no device hash), nor without a device hash.',
     defaultScore: 15,
     reads: 'history.user.new_device',
     when: true,
@@ -167,7 +167,7 @@ export const LIBRARY: readonly LibraryRule[] = [
   {
     id: 'user_new_country',
     name: 'New country for this user',
-    description: 'A country this user was never seen in (within HISTORY_DAYS): travel, or someone else. Not on a user\'s first event.',
+    description: 'A country this user was never seen in (within HISTORY_DAYS): travel, or someone else. Not while the user has no country on record.',
     defaultScore: 15,
     reads: 'history.user.new_country',
     when: true,

@@ -102,12 +102,14 @@ select
   (select count(*) from (select 1 from history_members where account_id = $1 and key = $11 and kind = 'd' and last_seen >= $6 limit $19) s) as user_devices,
   (select last_seen from history_members where account_id = $1 and key = $11 and kind = 'd' and member = $10) as user_devices_current,
   (select count(*) from (select 1 from history_members where account_id = $1 and key = $11 and kind = 'c' and last_seen >= $5 limit $19) s) as user_countries,
-  (select last_seen from history_members where account_id = $1 and key = $11 and kind = 'c' and member = $12) as user_countries_current
+  (select last_seen from history_members where account_id = $1 and key = $11 and kind = 'c' and member = $12) as user_countries_current,
+  exists (select 1 from history_members where account_id = $1 and key = $11 and kind = 'd') as user_has_devices,
+  exists (select 1 from history_members where account_id = $1 and key = $11 and kind = 'c') as user_has_countries
 from (select 1) one
 left join history_keys u on u.account_id = $1 and u.key = $11
 `;
 
-type Row = Record<string, number | string | null>;
+type Row = Record<string, number | string | boolean | null>;
 
 /** A statement that waits longer than this is abandoned by the server (the evaluation stopped waiting long before). */
 const STATEMENT_TIMEOUT_MS = 5_000;
@@ -144,8 +146,8 @@ export function postgresHistory(pool: pg.Pool, options: HistoryMaintenanceOption
 
 /** A boolean that may be unknown, as the nullable integer column holds it. */
 const flag = (value: boolean | null): number | null => (value === null ? null : value ? 1 : 0);
-const n = (value: number | string | null | undefined): number => (value === null || value === undefined ? 0 : Number(value));
-const seen = (value: number | string | null | undefined): number | null => (value === null || value === undefined ? null : Number(value));
+const n = (value: Row[string] | undefined): number => (value === null || value === undefined ? 0 : Number(value));
+const seen = (value: Row[string] | undefined): number | null => (value === null || value === undefined ? null : Number(value));
 
 function priorOf(r: Row, event: HistoryEvent): Prior {
   return {
@@ -169,6 +171,7 @@ function priorOf(r: Row, event: HistoryEvent): Prior {
       },
       devices: { count: n(r.user_devices), current: seen(r.user_devices_current) },
       countries: { count: n(r.user_countries), current: seen(r.user_countries_current) },
+      baseline: { devices: r.user_has_devices === true, countries: r.user_has_countries === true },
     },
   };
 }

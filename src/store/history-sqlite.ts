@@ -304,6 +304,8 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
           place: user.lastSeen === null ? null : user.place,
           devices: reading(user, SET_DEVICES, event.device, event.since30d),
           countries: reading(user, SET_COUNTRIES, event.country, event.since24h),
+          // Memory holds members within HISTORY_DAYS (prune() forgets the older, as the file does).
+          baseline: { devices: (user.sets.get(SET_DEVICES)?.size ?? 0) > 0, countries: (user.sets.get(SET_COUNTRIES)?.size ?? 0) > 0 },
         },
       };
 

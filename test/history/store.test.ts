@@ -59,6 +59,25 @@ describe.each(ENGINES)('the history store (%s)', (engine) => {
     expect(historyFacts(await store.history!.record(third), third).user!.previous!.anonymous).toBe(false);
   });
 
+  it('new device and new country only against a baseline: unknown while the user\'s earlier events had none', async () => {
+    store = await openTestStore(engine, { historyDays: 180 });
+    const hash = store.hashIdentifier;
+    const at = Date.parse('2026-06-01T12:00:00Z');
+    const user = hash('acme', 'user', 'u1');
+    const gb: Place = { ...NOWHERE, country: 'GB' };
+    const au: Place = { ...NOWHERE, country: 'AU' };
+    const facts = async (i: number, device: string | null, place: Place) => {
+      const event = historyEvent({ account: 'acme', at: at + i * 60_000, ip: hash('acme', 'ip', '203.0.113.7'), email: user, identity: user, device: device === null ? null : hash('acme', 'device', device), user, place });
+      return historyFacts(await store!.history!.record(event), event).user!;
+    };
+    // Earlier events with no device hash and no known country: a returning user, but no baseline.
+    await facts(0, null, NOWHERE);
+    await facts(1, null, NOWHERE);
+    expect(await facts(2, 'phone', gb)).toMatchObject({ new_device: null, new_country: null });
+    expect(await facts(3, 'phone', gb)).toMatchObject({ new_device: false, new_country: false });
+    expect(await facts(4, 'laptop', au)).toMatchObject({ new_device: true, new_country: true });
+  });
+
   it('prunes by age: counters past their window, identifiers past HISTORY_DAYS', async () => {
     let now = Date.parse('2026-06-01T12:00:00Z');
     store = await openTestStore(engine, { historyDays: 2, now: () => now });
