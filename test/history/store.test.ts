@@ -27,7 +27,7 @@ describe.each(ENGINES)('the history store (%s)', (engine) => {
     for (let i = 0; i < SET_CAP + 5; i++) {
       const identity = hash('acme', 'email', `user${i}@example.com`);
       const event = historyEvent({ account: 'acme', at: at + i, ip: hash('acme', 'ip', '203.0.113.7'), email: identity, identity, device: null, user: null, place: NOWHERE });
-      facts = historyFacts(await store.history!.record(event), event);
+      facts = historyFacts((await store.history!.record(event))!, event);
       if (i === SET_CAP - 1) expect(facts.ip.accounts_24h).toBe(SET_CAP);
       if (i === SET_CAP - 1) expect(facts.at_least).toEqual([]);
     }
@@ -54,9 +54,9 @@ describe.each(ENGINES)('the history store (%s)', (engine) => {
     await store.close();
     store = await openTestStore({ url: store.engine.database.engine === 'sqlite' ? `sqlite:${(store.engine.database as { path: string }).path}` : (store.engine.database as { connectionString: string }).connectionString }, { historyDays: 180 });
     const second = event(1, clean);
-    expect(historyFacts(await store.history!.record(second), second).user!.previous!.anonymous).toBeNull();
+    expect(historyFacts((await store.history!.record(second))!, second).user!.previous!.anonymous).toBeNull();
     const third = event(2, clean);
-    expect(historyFacts(await store.history!.record(third), third).user!.previous!.anonymous).toBe(false);
+    expect(historyFacts((await store.history!.record(third))!, third).user!.previous!.anonymous).toBe(false);
   });
 
   it('new device and new country only against a baseline: unknown while the user\'s earlier events had none', async () => {
@@ -68,7 +68,7 @@ describe.each(ENGINES)('the history store (%s)', (engine) => {
     const au: Place = { ...NOWHERE, country: 'AU' };
     const facts = async (i: number, device: string | null, place: Place) => {
       const event = historyEvent({ account: 'acme', at: at + i * 60_000, ip: hash('acme', 'ip', '203.0.113.7'), email: user, identity: user, device: device === null ? null : hash('acme', 'device', device), user, place });
-      return historyFacts(await store!.history!.record(event), event).user!;
+      return historyFacts((await store!.history!.record(event))!, event).user!;
     };
     // Earlier events with no device hash and no known country: a returning user, but no baseline.
     await facts(0, null, NOWHERE);
