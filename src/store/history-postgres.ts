@@ -111,16 +111,32 @@ left join history_keys u on u.account_id = $1 and u.key = $11
 
 type Row = Record<string, number | string | boolean | null>;
 
-/** A statement that waits longer than this is abandoned by the server (the evaluation stopped waiting long before). */
-const STATEMENT_TIMEOUT_MS = 5_000;
+/**
+ * The server ends a history statement that has run this long (its connections' statement_timeout):
+ * five times the evaluation's wait, at least 1 s (1 s at the default 200 ms). Long enough for one
+ * that only queued behind a hot identifier's row locks to land (the event counted, though its
+ * answer went without history); short enough that under a lock stall the statements the clients
+ * gave up on end on the server too, instead of piling up until max_connections.
+ */
+export function historyStatementTimeoutMs(stepTimeoutMs: number): number {
+  return Math.max(1_000, 5 * stepTimeoutMs);
+}
 
-export function postgresHistory(pool: pg.Pool, options: HistoryMaintenanceOptions): HistoryStore {
+/** The client's own limit, past the server's: only for a server or network that does not answer at all. */
+const CLIENT_GRACE_MS = 1_000;
+
+/**
+ * `pool` for erasure and pruning (batches that may take a while); `recordPool` for the statement of
+ * every evaluation, its connections opened with statement_timeout (historyStatementTimeoutMs).
+ */
+export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: HistoryMaintenanceOptions & { stepTimeoutMs: number }): HistoryStore {
+  const queryTimeoutMs = historyStatementTimeoutMs(options.stepTimeoutMs) + CLIENT_GRACE_MS;
   const maintenance = postgresMaintenance(pool, options);
   let failed = 0;
   return {
     async record(event: HistoryEvent): Promise<Prior> {
       const p = event.place;
-      const result = pool.query<Row>({
+      const result = recordPool.query<Row>({
         name: 'history_record',
         text: RECORD,
         values: [
@@ -128,7 +144,7 @@ export function postgresHistory(pool: pg.Pool, options: HistoryMaintenanceOption
           event.ip, event.email, event.identity, event.device, event.user, event.country,
           p.country, p.latitude, p.longitude, p.radiusKm, p.asn, flag(p.anonymous), SET_KEEP, Math.floor(Math.random() * SHARDS),
         ],
-        query_timeout: STATEMENT_TIMEOUT_MS,
+        query_timeout: queryTimeoutMs,
       } as pg.QueryConfig);
       try {
         return priorOf((await result).rows[0]!, event);
@@ -140,7 +156,9 @@ export function postgresHistory(pool: pg.Pool, options: HistoryMaintenanceOption
     erase: maintenance.erase,
     prune: maintenance.prune,
     stats: () => ({ failed, pruned: maintenance.pruned() }),
-    async close() {},
+    async close() {
+      await recordPool.end();
+    },
   };
 }
 
