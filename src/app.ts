@@ -90,7 +90,7 @@ async function createStoreResources(config: Config, logger: Logger, options: Bui
   checkApiKeys(config.apiKeys);
   const templates = { files: await readRuleFiles(config.rulesDir), comment: 'seeded from RULES_DIR' };
   const observe = metrics?.storeOperation;
-  const store = await openStore({ database: config.database, logger, retentionDays: config.retentionDays, historyDays: config.historyDays, writeLog: true, observe, now: options.now });
+  const store = await openStore({ database: config.database, logger, retentionDays: config.retentionDays, historyDays: config.historyDays, historyTimeoutMs: config.historyTimeoutMs, writeLog: true, observe, now: options.now });
   try {
     if (config.accountsFile !== undefined) await importAccountsFileOnce(store, config.accountsFile, { templates: templates.files, logger });
     let apiKeys = config.apiKeys;

@@ -2,7 +2,7 @@ import { isoTime } from '../evaluation/iso-time.js';
 import { MIN_TRAVEL_INTERVAL_MS, SET_CAP } from './caps.js';
 import type { HistoryEvent, Prior, SetReading } from './event.js';
 import type { HistoryFacts, PreviousEvent } from './facts.js';
-import { leastDistanceKm, type Place } from './place.js';
+import { eitherAnonymous, leastDistanceKm, type Place } from './place.js';
 
 /**
  * The `history` object from what came before and the event itself: a pure function, the same for
@@ -38,12 +38,13 @@ export function historyFacts(prior: Prior, event: HistoryEvent): HistoryFacts {
   let user: HistoryFacts['user'] = null;
   if (prior.user !== null) {
     const u = prior.user;
-    // Nothing to compare with on a user's first event: new device and new country are not known.
+    // Nothing to compare with (the user's first event, or earlier events that sent no device or had
+    // no known country): new device and new country are not known.
     const known = u.lastSeen !== null;
     user = {
       first_seen: firstSeen(u.firstSeen),
-      new_device: known && event.device !== null ? u.devices.current === null : null,
-      new_country: known && event.country !== null ? u.countries.current === null : null,
+      new_device: u.baseline.devices && event.device !== null ? u.devices.current === null : null,
+      new_country: u.baseline.countries && event.country !== null ? u.countries.current === null : null,
       devices_30d: distinct('user.devices_30d', u.devices, event.since30d, event.device !== null),
       countries_24h: distinct('user.countries_24h', u.countries, event.since24h, event.country !== null),
       previous: known && u.place !== null ? previousEvent(u.lastSeen!, u.place, event) : null,
@@ -64,6 +65,6 @@ function previousEvent(at: number, place: Place, event: HistoryEvent): PreviousE
     distance_km: distance === null ? null : Math.round(distance),
     speed_kmh: distance === null ? null : Math.round(distance / hours),
     same_network: sameNetwork,
-    anonymous: place.anonymous || event.place.anonymous,
+    anonymous: eitherAnonymous(place, event.place),
   };
 }

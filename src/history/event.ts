@@ -52,5 +52,16 @@ export interface Prior {
   ip: { minutes: number; hours: number; accounts: SetReading };
   email: { hours: number; firstSeen: number | null; devices: SetReading };
   device: { minutes: number; firstSeen: number | null; accounts: SetReading } | null;
-  user: { firstSeen: number | null; lastSeen: number | null; place: Place | null; devices: SetReading; countries: SetReading } | null;
+  user: {
+    firstSeen: number | null;
+    lastSeen: number | null;
+    place: Place | null;
+    devices: SetReading;
+    countries: SetReading;
+    /**
+     * Whether the user's set of devices / of countries held any member (within HISTORY_DAYS) before
+     * this event: without one, "new" has nothing to be new against.
+     */
+    baseline: { devices: boolean; countries: boolean };
+  } | null;
 }

@@ -16,7 +16,9 @@ const previousSchema = z.object({
   }),
   speed_kmh: z.number().nullable().meta({ description: 'distance_km over the time between the events (at least one minute); `null` when either position is unknown.' }),
   same_network: z.boolean().nullable().meta({ description: 'Both events from the same autonomous system and country (a mobile network re-routing, not travel); `null` when either is unknown.' }),
-  anonymous: z.boolean().meta({ description: 'Either event came from a known VPN, proxy, Tor exit or hosting network: its position is the network\'s, not the person\'s.' }),
+  anonymous: z.boolean().nullable().meta({
+    description: 'Either event came from a known VPN, proxy, Tor exit or hosting network: its position is the network\'s, not the person\'s. `null` when neither is known to, and a flag of either is unknown (its source not loaded or not answering).',
+  }),
 });
 
 export const historyFactsSchema = z.object({
@@ -37,8 +39,8 @@ export const historyFactsSchema = z.object({
   }).nullable().meta({ description: '`null` when `device_intelligence.device_hash` was not sent.' }),
   user: z.object({
     first_seen: iso('The user\'s first evaluation within HISTORY_DAYS.'),
-    new_device: z.boolean().nullable().meta({ description: 'This device was never seen with this user before; `null` without a device, or on the user\'s first event (nothing to compare with).' }),
-    new_country: z.boolean().nullable().meta({ description: 'This country was never seen with this user before; `null` when the country is unknown, or on the user\'s first event.' }),
+    new_device: z.boolean().nullable().meta({ description: 'This device was never seen with this user before; `null` without a device, or while the user has no device on record within HISTORY_DAYS (the first event, or earlier events sent no device hash: nothing to compare with).' }),
+    new_country: z.boolean().nullable().meta({ description: 'This country was never seen with this user before; `null` when the country is unknown, or while the user has no country on record within HISTORY_DAYS.' }),
     devices_30d: count('Distinct devices of this user in the last 30 days.'),
     countries_24h: count('Distinct countries of this user in the last 24 hours.'),
     previous: previousSchema.nullable().meta({ description: 'The user\'s previous event; `null` on the first.' }),

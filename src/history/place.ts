@@ -13,12 +13,17 @@ export interface Place {
   /** How far the person may be from the point, in km. */
   radiusKm: number | null;
   asn: number | null;
-  /** The address is a known VPN, proxy, Tor exit or hosting network: it says where the network is, not the person. */
-  anonymous: boolean;
+  /**
+   * The address is a known VPN, proxy, Tor exit or hosting network: it says where the network is,
+   * not the person. `null` when no flag says so and one is unknown (its source not loaded or not
+   * answering): unknown is not clean.
+   */
+  anonymous: boolean | null;
 }
 
 export function placeOf(ip: IpFacts): Place {
-  const anonymous = ip.is_vpn === true || ip.is_proxy === true || ip.is_tor === true || ip.is_datacenter === true;
+  const flags = [ip.is_vpn, ip.is_proxy, ip.is_tor, ip.is_datacenter];
+  const anonymous = flags.includes(true) ? true : flags.includes(null) ? null : false;
   const base = { country: ip.country_code, asn: ip.asn, anonymous };
   if (ip.latitude !== null && ip.longitude !== null && Number.isFinite(ip.latitude) && Number.isFinite(ip.longitude)) {
     // A City record without a radius is read as its country's size: never more precise than it claims.
@@ -40,6 +45,12 @@ export function greatCircleKm(lat1: number, lon1: number, lat2: number, lon2: nu
   const dLon = (lon2 - lon1) * RAD;
   const a = Math.sin(dLat / 2) ** 2 + Math.cos(lat1 * RAD) * Math.cos(lat2 * RAD) * Math.sin(dLon / 2) ** 2;
   return 2 * EARTH_RADIUS_KM * Math.asin(Math.min(1, Math.sqrt(a)));
+}
+
+/** Either place anonymous: true when one is, unknown when neither is and one is unknown. */
+export function eitherAnonymous(a: Place, b: Place): boolean | null {
+  if (a.anonymous === true || b.anonymous === true) return true;
+  return a.anonymous === null || b.anonymous === null ? null : false;
 }
 
 /**

@@ -67,6 +67,8 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
     } catch (error) {
       return fail(error);
     }
+    // Not recorded (the store's write-back is behind): unknown, though the store works.
+    if (prior === null) return UNAVAILABLE;
     if (!(prior instanceof Promise)) return { facts: historyFacts(prior, event) };
 
     inFlight += 1;

@@ -6,8 +6,12 @@ import type { HistoryEvent, Prior } from './event.js';
  * `record` only.
  */
 export interface HistoryStore {
-  /** Synchronous on SQLite (memory and WAL reads); one round trip on PostgreSQL. Never retried. */
-  record(event: HistoryEvent): Prior | Promise<Prior>;
+  /**
+   * Synchronous on SQLite (memory and WAL reads); one round trip on PostgreSQL. Never retried.
+   * `null`: not recorded, because the changes waiting to be written fill memory (SQLite); the
+   * evaluation goes without history.
+   */
+  record(event: HistoryEvent): Prior | null | Promise<Prior>;
   /** Removes everything kept under these keys, and these keys from every set of the account. */
   erase(account: string, keys: Buffer[]): Promise<ErasedHistory>;
   /** Deletes, in small batches, what is older than HISTORY_DAYS (and counters older than their window). */
@@ -25,8 +29,10 @@ export interface ErasedHistory {
 }
 
 export interface HistoryStoreStats {
-  /** Events whose changes could not be written (the store refused, or the write-back memory was full). */
+  /** Events whose changes could not be written (the store refused them). */
   failed: number;
+  /** SQLite: events not recorded, and answered without history, because the changes waiting to be written filled memory. */
+  refused?: number;
   pruned: number;
   /** SQLite: identifiers held in memory, and those with changes not yet written. */
   cached?: number;

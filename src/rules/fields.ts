@@ -98,16 +98,16 @@ function HISTORY_FIELDS() {
     'history.email.devices_30d': h('number', 'Distinct devices seen with this e-mail address in the last 30 days.', (x) => x.email.devices_30d),
     'history.device.events_1h': deviceField('events_1h', 'Evaluations from this device in the last hour; absent without a device hash.'),
     'history.device.accounts_30d': deviceField('accounts_30d', 'Distinct accounts behind this device in the last 30 days; absent without a device hash.'),
-    'history.user.new_device': userField('boolean', 'A device this user was never seen with; absent without a user id or a device hash; unknown on the user\'s first event.',
+    'history.user.new_device': userField('boolean', 'A device this user was never seen with; absent without a user id or a device hash; unknown while the user has no device on record (the first event, or earlier ones sent none).',
       (user, c) => (withDevice(c) ? user.new_device : undefined)),
-    'history.user.new_country': userField('boolean', 'A country this user was never seen in; absent without a user id; unknown when the country is, or on the first event.', (user) => user.new_country),
+    'history.user.new_country': userField('boolean', 'A country this user was never seen in; absent without a user id; unknown when the country is, or while the user has no country on record.', (user) => user.new_country),
     'history.user.devices_30d': userField('number', 'Distinct devices of this user in the last 30 days.', (user) => user.devices_30d),
     'history.user.countries_24h': userField('number', 'Distinct countries of this user in the last 24 hours.', (user) => user.countries_24h),
     'history.user.previous.country_code': previous('text', 'country_code', 'Country of the user\'s previous event; absent on the first.'),
     'history.user.previous.distance_km': previous('number', 'distance_km', 'Least distance from the previous event\'s place (accuracy radii subtracted); unknown when either place is.'),
     'history.user.previous.speed_kmh': previous('number', 'speed_kmh', 'That distance over the time between the events; unknown when either place is.'),
     'history.user.previous.same_network': previous('boolean', 'same_network', 'Both events from one autonomous system and country; unknown when either is.'),
-    'history.user.previous.anonymous': previous('boolean', 'anonymous', 'Either event from a known VPN, proxy, Tor exit or hosting network.'),
+    'history.user.previous.anonymous': previous('boolean', 'anonymous', 'Either event from a known VPN, proxy, Tor exit or hosting network; unknown when neither is and a flag of either is unknown.'),
   } satisfies Record<string, Field>;
 }
 

@@ -159,7 +159,7 @@ export const LIBRARY: readonly LibraryRule[] = [
   {
     id: 'user_new_device',
     name: 'New device for this user',
-    description: 'A device this user was never seen with (within HISTORY_DAYS): the first sign of a taken-over account, and also of a new phone. Not on a user\'s first event, nor without a device hash.',
+    description: 'A device this user was never seen with (within HISTORY_DAYS): the first sign of a taken-over account, and also of a new phone. Not while the user has no device on record (the first event, or earlier events sent no device hash), nor without a device hash.',
     defaultScore: 15,
     reads: 'history.user.new_device',
     when: true,
@@ -167,7 +167,7 @@ export const LIBRARY: readonly LibraryRule[] = [
   {
     id: 'user_new_country',
     name: 'New country for this user',
-    description: 'A country this user was never seen in (within HISTORY_DAYS): travel, or someone else. Not on a user\'s first event.',
+    description: 'A country this user was never seen in (within HISTORY_DAYS): travel, or someone else. Not while the user has no country on record.',
     defaultScore: 15,
     reads: 'history.user.new_country',
     when: true,
@@ -175,7 +175,7 @@ export const LIBRARY: readonly LibraryRule[] = [
   {
     id: 'impossible_travel',
     name: 'Impossible travel',
-    description: 'The least distance from the user\'s previous event, over the time between them, is faster than a flight. Not when both addresses are of one network and country (a carrier re-routing), nor when either is a known VPN, proxy, Tor exit or hosting network (its own signal); unknown when either place, or the networks, are.',
+    description: 'The least distance from the user\'s previous event, over the time between them, is faster than a flight. Not when both addresses are of one network and country (a carrier re-routing), nor when either is a known VPN, proxy, Tor exit or hosting network (its own signal); unknown when either place, the networks, or whether either is anonymous (a source not loaded) are.',
     defaultScore: 40,
     reads: 'history.user.previous.speed_kmh',
     when: true,

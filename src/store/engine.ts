@@ -45,7 +45,11 @@ export interface LogWriter {
 export interface WriterNeeds {
   log: boolean;
   /** Behaviour history's settings; null when it is off (HISTORY_DAYS=0, or a CLI). */
-  history: (HistoryMaintenanceOptions & { onWriteError: (error: Error) => void }) | null;
+  history: (HistoryMaintenanceOptions & {
+    onWriteError: (error: Error) => void;
+    /** How long an evaluation waits for its history step (HISTORY_TIMEOUT_MS): PostgreSQL's server-side limit derives from it. */
+    stepTimeoutMs: number;
+  }) | null;
 }
 
 export interface LogErasure {

@@ -102,31 +102,49 @@ select
   (select count(*) from (select 1 from history_members where account_id = $1 and key = $11 and kind = 'd' and last_seen >= $6 limit $19) s) as user_devices,
   (select last_seen from history_members where account_id = $1 and key = $11 and kind = 'd' and member = $10) as user_devices_current,
   (select count(*) from (select 1 from history_members where account_id = $1 and key = $11 and kind = 'c' and last_seen >= $5 limit $19) s) as user_countries,
-  (select last_seen from history_members where account_id = $1 and key = $11 and kind = 'c' and member = $12) as user_countries_current
+  (select last_seen from history_members where account_id = $1 and key = $11 and kind = 'c' and member = $12) as user_countries_current,
+  exists (select 1 from history_members where account_id = $1 and key = $11 and kind = 'd') as user_has_devices,
+  exists (select 1 from history_members where account_id = $1 and key = $11 and kind = 'c') as user_has_countries
 from (select 1) one
 left join history_keys u on u.account_id = $1 and u.key = $11
 `;
 
-type Row = Record<string, number | string | null>;
+type Row = Record<string, number | string | boolean | null>;
 
-/** A statement that waits longer than this is abandoned by the server (the evaluation stopped waiting long before). */
-const STATEMENT_TIMEOUT_MS = 5_000;
+/**
+ * The server ends a history statement that has run this long (its connections' statement_timeout):
+ * five times the evaluation's wait, at least 1 s (1 s at the default 200 ms). Long enough for one
+ * that only queued behind a hot identifier's row locks to land (the event counted, though its
+ * answer went without history); short enough that under a lock stall the statements the clients
+ * gave up on end on the server too, instead of piling up until max_connections.
+ */
+export function historyStatementTimeoutMs(stepTimeoutMs: number): number {
+  return Math.max(1_000, 5 * stepTimeoutMs);
+}
 
-export function postgresHistory(pool: pg.Pool, options: HistoryMaintenanceOptions): HistoryStore {
+/** The client's own limit, past the server's: only for a server or network that does not answer at all. */
+const CLIENT_GRACE_MS = 1_000;
+
+/**
+ * `pool` for erasure and pruning (batches that may take a while); `recordPool` for the statement of
+ * every evaluation, its connections opened with statement_timeout (historyStatementTimeoutMs).
+ */
+export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: HistoryMaintenanceOptions & { stepTimeoutMs: number }): HistoryStore {
+  const queryTimeoutMs = historyStatementTimeoutMs(options.stepTimeoutMs) + CLIENT_GRACE_MS;
   const maintenance = postgresMaintenance(pool, options);
   let failed = 0;
   return {
     async record(event: HistoryEvent): Promise<Prior> {
       const p = event.place;
-      const result = pool.query<Row>({
+      const result = recordPool.query<Row>({
         name: 'history_record',
         text: RECORD,
         values: [
           event.account, event.at, event.minute, event.hour, event.since24h, event.since30d,
           event.ip, event.email, event.identity, event.device, event.user, event.country,
-          p.country, p.latitude, p.longitude, p.radiusKm, p.asn, p.anonymous ? 1 : 0, SET_KEEP, Math.floor(Math.random() * SHARDS),
+          p.country, p.latitude, p.longitude, p.radiusKm, p.asn, flag(p.anonymous), SET_KEEP, Math.floor(Math.random() * SHARDS),
         ],
-        query_timeout: STATEMENT_TIMEOUT_MS,
+        query_timeout: queryTimeoutMs,
       } as pg.QueryConfig);
       try {
         return priorOf((await result).rows[0]!, event);
@@ -138,12 +156,16 @@ export function postgresHistory(pool: pg.Pool, options: HistoryMaintenanceOption
     erase: maintenance.erase,
     prune: maintenance.prune,
     stats: () => ({ failed, pruned: maintenance.pruned() }),
-    async close() {},
+    async close() {
+      await recordPool.end();
+    },
   };
 }
 
-const n = (value: number | string | null | undefined): number => (value === null || value === undefined ? 0 : Number(value));
-const seen = (value: number | string | null | undefined): number | null => (value === null || value === undefined ? null : Number(value));
+/** A boolean that may be unknown, as the nullable integer column holds it. */
+const flag = (value: boolean | null): number | null => (value === null ? null : value ? 1 : 0);
+const n = (value: Row[string] | undefined): number => (value === null || value === undefined ? 0 : Number(value));
+const seen = (value: Row[string] | undefined): number | null => (value === null || value === undefined ? null : Number(value));
 
 function priorOf(r: Row, event: HistoryEvent): Prior {
   return {
@@ -163,10 +185,11 @@ function priorOf(r: Row, event: HistoryEvent): Prior {
         longitude: seen(r.user_longitude),
         radiusKm: seen(r.user_radius_km),
         asn: seen(r.user_asn),
-        anonymous: n(r.user_anonymous) === 1,
+        anonymous: r.user_anonymous === null || r.user_anonymous === undefined ? null : n(r.user_anonymous) === 1,
       },
       devices: { count: n(r.user_devices), current: seen(r.user_devices_current) },
       countries: { count: n(r.user_countries), current: seen(r.user_countries_current) },
+      baseline: { devices: r.user_has_devices === true, countries: r.user_has_countries === true },
     },
   };
 }

@@ -66,6 +66,8 @@ export interface StoreOptions {
   writeLog: boolean;
   /** Days behaviour history is kept; 0 (the default for a CLI) keeps none. */
   historyDays?: number;
+  /** How long an evaluation waits for its history step (HISTORY_TIMEOUT_MS; 200 ms unless given). */
+  historyTimeoutMs?: number;
   now?: () => number;
   /** Durations and outcomes of the log's batches and prunes (metrics). */
   observe?: StoreObserver;
@@ -107,7 +109,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   const hashIdentifier = keyedHasher(await historySecret(engine.db));
   const writers = await engine.openWriters({
     log: options.writeLog && options.retentionDays > 0,
-    history: options.writeLog && historyDays > 0 ? { historyDays, now, onWriteError: (error) => health.down(error) } : null,
+    history: options.writeLog && historyDays > 0 ? { historyDays, now, onWriteError: (error) => health.down(error), stepTimeoutMs: options.historyTimeoutMs ?? 200 } : null,
   });
   const history = writers.history;
   const log = createEvaluationLog({

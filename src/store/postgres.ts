@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Engine, LogErasure } from './engine.js';
-import { postgresHistory } from './history-postgres.js';
+import { historyStatementTimeoutMs, postgresHistory } from './history-postgres.js';
 import { LOG_DEFAULTS } from './evaluation-log.js';
 import { LOG_COLUMNS, logColumns, type LogRecord } from './log-record.js';
 import type { Database } from './schema.js';
@@ -24,16 +24,21 @@ export interface PostgresOptions {
  * every one of ours holds milliseconds or a count, well inside 2^53.
  */
 export async function openPostgres(database: DatabaseUrl & { engine: 'postgres' }, options: PostgresOptions): Promise<Engine> {
-  const pool = new pg.Pool({
-    connectionString: database.connectionString,
-    max: 10,
-    connectionTimeoutMillis: QUERY_TIMEOUT_MS,
-    idleTimeoutMillis: 30_000,
-    application_name: 'risk-evaluation',
-    types: { getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === pg.types.builtins.INT8 ? Number : pg.types.getTypeParser(oid, format))) as typeof pg.types.getTypeParser },
-  });
-  // Without a listener, an idle client's error would be thrown from the pool and end the process.
-  pool.on('error', options.onPoolError);
+  const poolOf = (config: pg.PoolConfig) => {
+    const p = new pg.Pool({
+      connectionString: database.connectionString,
+      max: 10,
+      connectionTimeoutMillis: QUERY_TIMEOUT_MS,
+      idleTimeoutMillis: 30_000,
+      application_name: 'risk-evaluation',
+      types: { getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === pg.types.builtins.INT8 ? Number : pg.types.getTypeParser(oid, format))) as typeof pg.types.getTypeParser },
+      ...config,
+    });
+    // Without a listener, an idle client's error would be thrown from the pool and end the process.
+    p.on('error', options.onPoolError);
+    return p;
+  };
+  const pool = poolOf({});
   try {
     const { rows } = await pool.query<{ server_version_num: string }>('show server_version_num');
     const version = Number(rows[0]!.server_version_num);
@@ -58,10 +63,15 @@ export async function openPostgres(database: DatabaseUrl & { engine: 'postgres' 
       const { rows } = await pool.query<{ revision: number }>({ text: 'select revision from store_revision where id = 1', query_timeout: QUERY_TIMEOUT_MS } as pg.QueryConfig);
       return rows[0]!.revision;
     },
-    openWriters: async (needs) => ({
-      log: needs.log ? postgresLogWriter(pool) : null,
-      history: needs.history ? postgresHistory(pool, needs.history) : null,
-    }),
+    async openWriters(needs) {
+      if (needs.history === null) return { log: needs.log ? postgresLogWriter(pool) : null, history: null };
+      // The history statement on connections of its own, whose server ends any statement past its
+      // limit (a lock stall), so a statement the client gave up on never stays on the server.
+      const recordPool = poolOf({ application_name: 'risk-evaluation-history', statement_timeout: historyStatementTimeoutMs(needs.history.stepTimeoutMs) });
+      // One connection opened now: the first evaluations do not spend their history deadline connecting.
+      (await recordPool.connect()).release();
+      return { log: needs.log ? postgresLogWriter(pool) : null, history: postgresHistory(pool, recordPool, needs.history) };
+    },
     async close() {
       await db.destroy();
     },

@@ -1,6 +1,8 @@
+import { CompiledQuery } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TestApp } from '../support/app.js';
+import { historyStatementTimeoutMs } from '../../src/store/history-postgres.js';
 import { freshDatabaseUrl } from '../support/store.js';
 import { behaviourApp, device, evaluate, MINUTE, testClock } from './fixtures.js';
 
@@ -9,7 +11,8 @@ import { behaviourApp, device, evaluate, MINUTE, testClock } from './fixtures.js
  * session (a long migration, a stuck vacuum), so the history statement waits. The answer comes
  * within HISTORY_TIMEOUT_MS with history null and `store` unavailable, and no behaviour rule fires
  * on a guess; when the lock goes, history is back, the evaluations answered meanwhile counted once
- * their statements ran.
+ * their statements ran. Held past the server's limit for the statement, the statement the client
+ * gave up on ends on the server too: a lock stall never piles up backends.
  */
 const TIMEOUT_MS = 150;
 /** Generous: the client, the service and PostgreSQL share a 2-core machine with other tests. */
@@ -60,6 +63,22 @@ describe('the history step under its deadline', () => {
     const minuteCounts = async () =>
       Number((await t!.app.store.engine.db.selectFrom('history_counts').select((eb) => eb.fn.sum<number>('n').as('n')).where('grain', '=', 1).executeTakeFirstOrThrow()).n);
     await expect.poll(minuteCounts, { timeout: 5_000, interval: 20 }).toBe(14);
+
+    // Held past the server's limit: the statement is cancelled there, not left waiting on the lock.
+    await blocker.query('begin');
+    await blocker.query('lock table history_counts in access exclusive mode');
+    clock.advance(MINUTE);
+    expect((await evaluate(t, body)).history).toBeNull();
+    // Asked outside the blocker's transaction, which would see one snapshot of pg_stat_activity.
+    const running = async () => Number((await t!.app.store.engine.db.executeQuery<{ n: string }>(CompiledQuery.raw(
+      `select count(*) as n from pg_stat_activity
+       where pid <> pg_backend_pid() and datname = current_database() and state = 'active' and query like '%insert into history_counts%'`,
+    ))).rows[0]!.n);
+    expect(await running()).toBe(1);
+    await expect.poll(running, { timeout: historyStatementTimeoutMs(TIMEOUT_MS) + 2_000, interval: 50 }).toBe(0);
+    await blocker.query('rollback');
+    // Cancelled, so not counted: still seven evaluations' minute counts.
+    expect(await minuteCounts()).toBe(14);
     console.log(`history step held by a lock: answered in ${Math.round(took)} ms with history null (deadline ${TIMEOUT_MS} ms)`);
   });
 });

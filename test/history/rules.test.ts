@@ -44,6 +44,9 @@ describe('behaviour library rules', () => {
     expect(fired(file, trip({}))).toEqual(['Impossible travel']);
     expect(fired(file, trip({ same_network: true }))).toEqual([]);
     expect(fired(file, trip({ anonymous: true }))).toEqual([]);
+    // A flag unknown (its source not loaded): maybe a VPN, so not travel on a guess.
+    expect(fired(file, trip({ anonymous: null }))).toEqual([]);
+    expect(evaluateRuleSet(trip({ anonymous: null }), ruleSetOf(file)).unavailable).toEqual(['rule:impossible_travel']);
     expect(fired(file, trip({ speed_kmh: 800 }))).toEqual([]);
     expect(evaluateRuleSet(trip({ same_network: null }), ruleSetOf(file)).unavailable).toEqual(['rule:impossible_travel']);
     expect(evaluateRuleSet(trip({ speed_kmh: null }), ruleSetOf(file)).unavailable).toEqual(['rule:impossible_travel']);

@@ -27,7 +27,7 @@ describe.each(ENGINES)('the history store (%s)', (engine) => {
     for (let i = 0; i < SET_CAP + 5; i++) {
       const identity = hash('acme', 'email', `user${i}@example.com`);
       const event = historyEvent({ account: 'acme', at: at + i, ip: hash('acme', 'ip', '203.0.113.7'), email: identity, identity, device: null, user: null, place: NOWHERE });
-      facts = historyFacts(await store.history!.record(event), event);
+      facts = historyFacts((await store.history!.record(event))!, event);
       if (i === SET_CAP - 1) expect(facts.ip.accounts_24h).toBe(SET_CAP);
       if (i === SET_CAP - 1) expect(facts.at_least).toEqual([]);
     }
@@ -37,6 +37,45 @@ describe.each(ENGINES)('the history store (%s)', (engine) => {
     store = await openTestStore({ url: store.engine.database.engine === 'sqlite' ? `sqlite:${(store.engine.database as { path: string }).path}` : (store.engine.database as { connectionString: string }).connectionString }, { historyDays: 180 });
     const rows = await store.engine.db.selectFrom('history_members').select((eb) => eb.fn.countAll<number>().as('n')).where('kind', '=', 'a').executeTakeFirstOrThrow();
     expect(Number(rows.n)).toBeLessThanOrEqual(SET_KEEP + 1);
+  });
+
+  it('keeps "anonymous" unknown when a flag is unknown, through the file too: a previous place is never clean on a guess', async () => {
+    store = await openTestStore(engine, { historyDays: 180 });
+    const hash = store.hashIdentifier;
+    const at = Date.parse('2026-06-01T12:00:00Z');
+    const user = hash('acme', 'user', 'u1');
+    // The Anonymous-IP database not loaded: is_vpn unknown; the other sources say no.
+    const unsure = placeOf({ country_code: 'GB', latitude: 51.5, longitude: -0.1, accuracy_radius_km: 10, asn: 20712, is_vpn: null, is_proxy: false, is_tor: false, is_datacenter: false } as never);
+    expect(unsure.anonymous).toBeNull();
+    const clean = { ...unsure, anonymous: false };
+    const event = (i: number, place: Place) => historyEvent({ account: 'acme', at: at + i * 60_000, ip: hash('acme', 'ip', `203.0.113.${i}`), email: user, identity: user, device: null, user, place });
+    await store.history!.record(event(0, unsure));
+    // Reopened: the previous place is read from the file (SQLite's memory is gone).
+    await store.close();
+    store = await openTestStore({ url: store.engine.database.engine === 'sqlite' ? `sqlite:${(store.engine.database as { path: string }).path}` : (store.engine.database as { connectionString: string }).connectionString }, { historyDays: 180 });
+    const second = event(1, clean);
+    expect(historyFacts((await store.history!.record(second))!, second).user!.previous!.anonymous).toBeNull();
+    const third = event(2, clean);
+    expect(historyFacts((await store.history!.record(third))!, third).user!.previous!.anonymous).toBe(false);
+  });
+
+  it('new device and new country only against a baseline: unknown while the user\'s earlier events had none', async () => {
+    store = await openTestStore(engine, { historyDays: 180 });
+    const hash = store.hashIdentifier;
+    const at = Date.parse('2026-06-01T12:00:00Z');
+    const user = hash('acme', 'user', 'u1');
+    const gb: Place = { ...NOWHERE, country: 'GB' };
+    const au: Place = { ...NOWHERE, country: 'AU' };
+    const facts = async (i: number, device: string | null, place: Place) => {
+      const event = historyEvent({ account: 'acme', at: at + i * 60_000, ip: hash('acme', 'ip', '203.0.113.7'), email: user, identity: user, device: device === null ? null : hash('acme', 'device', device), user, place });
+      return historyFacts((await store!.history!.record(event))!, event).user!;
+    };
+    // Earlier events with no device hash and no known country: a returning user, but no baseline.
+    await facts(0, null, NOWHERE);
+    await facts(1, null, NOWHERE);
+    expect(await facts(2, 'phone', gb)).toMatchObject({ new_device: null, new_country: null });
+    expect(await facts(3, 'phone', gb)).toMatchObject({ new_device: false, new_country: false });
+    expect(await facts(4, 'laptop', au)).toMatchObject({ new_device: true, new_country: true });
   });
 
   it('prunes by age: counters past their window, identifiers past HISTORY_DAYS', async () => {
@@ -70,7 +109,10 @@ describe('places and distances', () => {
     for (const [lat, lon] of [[21.31, -157.86], [61.22, -149.9], [25.76, -80.19], [47.61, -122.33]] as const) {
       expect(greatCircleKm(us.latitude!, us.longitude!, lat, lon)).toBeLessThan(us.radiusKm!);
     }
-    expect(us).toMatchObject({ country: 'US', asn: 7018, anonymous: false });
+    // is_vpn unknown and no flag set: not known to be anonymous, nor known not to be.
+    expect(us).toMatchObject({ country: 'US', asn: 7018, anonymous: null });
+    expect(placeOf({ ...ip, is_vpn: false } as never).anonymous).toBe(false);
+    expect(placeOf({ ...ip, is_tor: true } as never).anonymous).toBe(true);
     expect(Object.keys(COUNTRY_EXTENTS).length).toBeGreaterThan(240);
   });
 

@@ -1,0 +1,78 @@
+import Sqlite from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { historyEvent } from '../../src/history/event.js';
+import { keyedHasher } from '../../src/history/identifiers.js';
+import type { Place } from '../../src/history/place.js';
+import { createHistoryRecorder } from '../../src/history/recorder.js';
+import type { HistoryStore } from '../../src/history/store.js';
+import { parseEmail } from '../../src/email/address.js';
+import { parseIp } from '../../src/ip/address.js';
+import { sqliteHistory } from '../../src/store/history-sqlite.js';
+import { openSqliteWriterThread } from '../../src/store/sqlite-log-writer.js';
+import { database, freshDatabaseUrl, openTestStore } from '../support/store.js';
+
+/**
+ * SQLite's history memory while the writer thread is stalled (another connection holds the write
+ * lock: a backup, a CLI): identifiers waiting to be written cannot be evicted, so past the bound an
+ * event is not recorded and the evaluation goes without history, until the writer catches up.
+ */
+const NOWHERE: Place = { country: null, latitude: null, longitude: null, radiusKm: null, asn: null, anonymous: false };
+const MAX_ENTRIES = 8;
+
+let history: HistoryStore | undefined;
+let locker: Sqlite.Database | undefined;
+afterEach(async () => {
+  if (locker?.inTransaction) locker.prepare('rollback').run();
+  locker?.close();
+  await history?.close();
+  history = locker = undefined;
+});
+
+describe('SQLite history with its writer stalled', () => {
+  it('stops recording past its bound instead of growing, answers without history, and records again once written', async () => {
+    const url = await freshDatabaseUrl('sqlite');
+    await (await openTestStore({ url })).close(); // migrated
+    const db = database(url) as ReturnType<typeof database> & { engine: 'sqlite'; path: string };
+    const thread = await openSqliteWriterThread(db, 1);
+    const writeErrors: Error[] = [];
+    const now = Date.parse('2026-06-01T12:00:00Z');
+    history = sqliteHistory({ path: db.path, thread, onWriteError: (e) => writeErrors.push(e), historyDays: 30, now: () => now, maxEntries: MAX_ENTRIES, flushDelayMs: 1 });
+    const store = history;
+    const hash = keyedHasher(Buffer.alloc(32, 7));
+    const event = (i: number) => {
+      const email = hash('acme', 'email', `user${i}@example.com`);
+      return historyEvent({ account: 'acme', at: now, ip: hash('acme', 'ip', `203.0.113.${i}`), email, identity: email, device: null, user: null, place: NOWHERE });
+    };
+
+    locker = new Sqlite(db.path);
+    locker.prepare('begin immediate').run();
+    const answers = [];
+    for (let i = 0; i < 20; i++) {
+      answers.push(store.record(event(i)));
+      // Let the write-back start (and wait on the lock), as it would between requests.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    // Two identifiers an event: recorded until the unwritten ones fill the bound, then refused.
+    const recorded = answers.filter((a) => a !== null).length;
+    expect(recorded).toBe(MAX_ENTRIES / 2 + 1);
+    expect(answers.slice(recorded).every((a) => a === null)).toBe(true);
+    const stalled = store.stats();
+    expect(stalled).toMatchObject({ cached: MAX_ENTRIES + 2, refused: 20 - recorded });
+    expect(store.record(event(99))).toBeNull();
+    expect(store.stats().cached).toBe(MAX_ENTRIES + 2);
+
+    // Through the evaluation's step: unknown, and the store is not reported down for it.
+    const errors: Error[] = [];
+    const step = createHistoryRecorder({ store, hash, available: () => true, timeoutMs: 1_000, onError: (e) => errors.push(e) });
+    const request = { parsedEmail: parseEmail('someone@example.com'), parsedIp: parseIp('198.51.100.1') };
+    const ip = { country_code: null, latitude: null, longitude: null, accuracy_radius_km: null, asn: null, is_vpn: false, is_proxy: false, is_tor: false, is_datacenter: false };
+    expect(step('acme', request as never, ip as never, now)).toEqual({ facts: null, unavailable: true });
+    expect(errors).toEqual([]);
+
+    locker.prepare('rollback').run();
+    await expect.poll(() => store.stats().pending, { timeout: 10_000, interval: 10 }).toBe(0);
+    await expect.poll(() => store.record(event(100)), { timeout: 10_000, interval: 10 }).not.toBeNull();
+    expect(store.stats().cached).toBeLessThanOrEqual(MAX_ENTRIES + 2);
+    expect(writeErrors).toEqual([]);
+  });
+});
