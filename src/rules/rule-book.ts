@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { SourceStatus } from '../evaluation/facts.js';
-import type { Account, RuleBook, ShadowOutcome } from '../evaluation/ports.js';
+import type { Account, EvaluationContext, RuleBook, ShadowOutcome } from '../evaluation/ports.js';
 import { ruleSetLabel } from '../store/rule-sets.js';
 import type { ConfigSnapshot } from '../store/snapshot.js';
 import { evaluateRuleSet } from './engine.js';
@@ -16,6 +16,8 @@ export interface StoredRuleBook extends RuleBook {
   replace(snapshot: ConfigSnapshot): void;
   /** Version ids compiled now: the store need not send their text again. */
   compiled(): ReadonlySet<number>;
+  /** Each account's shadow rule sets (issue 16), from the same snapshots. */
+  shadow(account: Account, context: EvaluationContext): ShadowOutcome | undefined;
 }
 
 interface Live {
