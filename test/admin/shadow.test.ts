@@ -77,6 +77,9 @@ describe.each(ENGINES)('shadow rule sets on %s', (engine) => {
       version: draftVersion, fraud_score: 40, state: 'decline', fired: ['example_org'],
       details: [{ rule_name: 'Sign-up from example.org', rule_type: 'static', score: 40 }], dry_run: [],
     });
+    // The decision shows it to analysts beside the live outcome.
+    const decision = await t.app.inject({ method: 'GET', url: `/admin/v1/accounts/default/decisions/${after.json().id}`, headers: analyst.read });
+    expect(decision.json()).toMatchObject({ state: 'approve', shadow: logged.shadow });
     const audit = await t.app.store.audit({ account: 'default' });
     expect(audit.find((a) => a.action === 'rule_set.shadow.start')).toMatchObject({ target: 'account_register', actor: started.json().started_by, after: { version: draftVersion } });
   });
@@ -137,6 +140,7 @@ describe.each(ENGINES)('shadow rule sets on %s', (engine) => {
     expectAdminProblem(await t.app.inject({ method: 'DELETE', url: SHADOW, headers: admin.write }), 404, 'resource_not_found');
     const after = await evaluate('fay@example.org', '203.0.113.6');
     expect(await loggedShadow(after.json().id)).toEqual({ state: 'approve', shadow: null });
+    expect((await t.app.inject({ method: 'GET', url: `/admin/v1/accounts/default/decisions/${after.json().id}`, headers: analyst.read })).json().shadow).toBeNull();
     const audit = await t.app.store.audit({ account: 'default' });
     expect(audit.find((a) => a.action === 'rule_set.shadow.stop')).toMatchObject({ target: 'account_register', before: { version: draftVersion }, after: null });
   });
