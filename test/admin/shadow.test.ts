@@ -9,7 +9,8 @@ import { WITH_EXAMPLE_ORG_RULE } from '../backtest/candidate.js';
  * shadow; evaluations with the account's API key answer exactly as without it, while the log row
  * holds the shadow's outcome; the comparison counts exactly the decisions the shadow changes;
  * analysts read but neither start nor stop; a stranger gets the 404 of no account; once stopped,
- * evaluations carry no shadow outcome.
+ * evaluations carry no shadow outcome. Then two replicas: starting and stopping reach the other one
+ * at its next poll of the change counter, like a publish.
  */
 const RULE_SETS = '/admin/v1/accounts/default/rule-sets/account_register';
 const SHADOW = `${RULE_SETS}/shadow`;
@@ -143,5 +144,38 @@ describe.each(ENGINES)('shadow rule sets on %s', (engine) => {
     expect((await t.app.inject({ method: 'GET', url: `/admin/v1/accounts/default/decisions/${after.json().id}`, headers: analyst.read })).json().shadow).toBeNull();
     const audit = await t.app.store.audit({ account: 'default' });
     expect(audit.find((a) => a.action === 'rule_set.shadow.stop')).toMatchObject({ target: 'account_register', before: { version: draftVersion }, after: null });
+  });
+});
+
+describe('a shadow on two replicas of one PostgreSQL', () => {
+  let one: TestApp;
+  let two: TestApp;
+  beforeAll(async () => {
+    const url = await freshDatabaseUrl('postgres');
+    // A long poll interval: the second replica reloads when the test says, as its timer would.
+    [one, two] = [await startTestApp({ DATABASE_URL: url, RELOAD_INTERVAL_MS: '600000' }), await startTestApp({ DATABASE_URL: url, RELOAD_INTERVAL_MS: '600000' })];
+  });
+  afterAll(async () => {
+    await Promise.all([one?.app.close(), two?.app.close()]);
+  });
+
+  const shadowOfEvaluation = async (app: TestApp['app']) => {
+    const response = await app.inject({ method: 'POST', url: '/v1/risk/evaluate', headers: bearer(KEY_A), payload: evaluationBody({ email: 'gus@example.org' }) });
+    expect(response.statusCode, response.body).toBe(200);
+    await app.store.log.flush();
+    const row = await app.store.engine.db.selectFrom('evaluations').select('shadow').where('id', '=', response.json().id).executeTakeFirstOrThrow();
+    return row.shadow as { version: number; state: string } | null;
+  };
+
+  it('starts and stops on the other replica at its next poll of the change counter', async () => {
+    const draft = await one.app.store.ruleSets.saveDraft('default', { eventType: 'account_register', yaml: WITH_EXAMPLE_ORG_RULE }, { actor: 'test', comment: null });
+    await one.app.store.shadows.start('default', 'account_register', undefined, { actor: 'test' });
+    expect(await shadowOfEvaluation(two.app)).toBeNull();
+    await two.app.reloadConfiguration();
+    expect(await shadowOfEvaluation(two.app)).toMatchObject({ version: draft.version, state: 'decline' });
+
+    await one.app.store.shadows.stop('default', 'account_register', { actor: 'test' });
+    await two.app.reloadConfiguration();
+    expect(await shadowOfEvaluation(two.app)).toBeNull();
   });
 });
