@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, evaluationBody, KEY_A, startTestApp, type TestApp } from '../support/app.js';
 import { createUser, expectAdminProblem, login, type Session } from '../support/admin.js';
 import { ENGINES, freshDatabaseUrl } from '../support/store.js';
+import { compareShadow } from '../../src/backtest/shadow-comparison.js';
 import { WITH_EXAMPLE_ORG_RULE } from '../backtest/candidate.js';
 
 /**
@@ -107,6 +108,15 @@ describe.each(ENGINES)('shadow rule sets on %s', (engine) => {
     expect(report.rules.find((r: { rule_name: string }) => r.rule_name === 'Sign-up from example.org')).toEqual({
       rule_name: 'Sign-up from example.org', live: { hits: 0, dry_run_hits: 0, score: 0 }, candidate: { hits: 3, dry_run_hits: 0, score: 120 },
     });
+
+    // Bounded: a call that stops early says where, and the range from there holds the rest, none twice.
+    const scope = { account: 'default', eventType: 'account_register', since: Date.parse(since), until: Date.now() + 1 };
+    const first = await compareShadow(t.app.store.engine.db, scope, { maxCompared: 2, pageSize: 2 });
+    expect(first.truncated).toBe(true);
+    const rest = await compareShadow(t.app.store.engine.db, { ...scope, since: Date.parse(first.until) }, { pageSize: 2 });
+    expect(rest.truncated).toBe(false);
+    expect(first.evaluations + rest.evaluations).toBe(5);
+    expect([...first.sample, ...rest.sample].map((s) => s.id)).toEqual(report.sample.map((s: { id: string }) => s.id));
 
     const later = await t.app.inject({ method: 'GET', url: `${SHADOW}/comparison?since=1m&until=${encodeURIComponent(since)}`, headers: analyst.read });
     expectAdminProblem(later, 400, 'invalid_request');
