@@ -50,6 +50,7 @@ function record(i: number, at: number): LogRecord {
     user_id: i % 3 === 0 ? `user-${i}` : null, device_hash: i % 2 === 0 ? `dev-${i % 100_000}` : null, state: 'approve', fraud_score: i % 100, rule_set_version: 1, fired: firedRules(i),
     request: JSON.stringify({ ip, email, event_type: 'account_register', user: { user_id: `user-${i}` } }),
     response: JSON.stringify({ id, event_type: 'account_register', score: { details: [], fraud_score: 0, state: 'approve' }, email: { address: email, padding: RESPONSE_PADDING }, ip: { address: ip }, unavailable: [] }),
+    shadow: null,
   };
 }
 

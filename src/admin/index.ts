@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { acceptJsonOnly } from '../http/json-body.js';
 import { backtestRoutes } from '../backtest/routes.js';
+import { shadowRoutes } from '../backtest/shadow-routes.js';
 import { accountRoutes } from './routes/accounts.js';
 import { auditRoutes } from './routes/audit.js';
 import { decisionRoutes } from './routes/decisions.js';
@@ -26,7 +27,7 @@ import { ADMIN_PREFIX, registerAdminRoutes, type AdminRoute, type AdminServices 
  */
 export const ADMIN_ROUTES: readonly AdminRoute[] = [
   ...sessionRoutes, ...accountRoutes, ...keyRoutes, ...userRoutes, ...tokenRoutes, ...auditRoutes, ...healthRoutes,
-  ...ruleCatalogueRoutes, ...ruleSetRoutes, ...ruleDraftRoutes, ...ruleFileRoutes, ...decisionRoutes, ...listRoutes, ...backtestRoutes,
+  ...ruleCatalogueRoutes, ...ruleSetRoutes, ...ruleDraftRoutes, ...ruleFileRoutes, ...decisionRoutes, ...listRoutes, ...backtestRoutes, ...shadowRoutes,
 ];
 
 export async function registerAdminApi(app: FastifyInstance, services: AdminServices, routes: readonly AdminRoute[] = ADMIN_ROUTES): Promise<void> {

@@ -54,11 +54,13 @@ export async function runBacktest(db: Kysely<Database>, scope: BacktestScope, ca
   return builder.finish();
 }
 
-interface LoggedRow {
+export interface LoggedRow {
   id: string;
   request: unknown;
   response: unknown;
   label: Label | null;
+  /** The shadow outcome (JSON; parsed on PostgreSQL), read only when `withShadow` is asked. */
+  shadow?: unknown;
 }
 
 function score(builder: ReportBuilder, row: LoggedRow, candidate: RuleSet): void {
@@ -88,10 +90,13 @@ function score(builder: ReportBuilder, row: LoggedRow, candidate: RuleSet): void
   builder.add(row.id, row.label, live, evaluateRuleSet(context, candidate));
 }
 
-const parsed = (value: unknown): unknown => (typeof value === 'string' ? JSON.parse(value) : value);
+export const parsed = (value: unknown): unknown => (typeof value === 'string' ? JSON.parse(value) : value);
 
-/** The account's evaluations of the event type in the range, with their labels, a page at a time in id order. */
-export async function* loggedPages(db: Kysely<Database>, scope: BacktestScope, pageSize: number): AsyncGenerator<LoggedRow[]> {
+/**
+ * The account's evaluations of the event type in the range, with their labels, a page at a time in
+ * id order. `withShadow`: only those that carry a shadow outcome, with it.
+ */
+export async function* loggedPages(db: Kysely<Database>, scope: BacktestScope, pageSize: number, withShadow = false): AsyncGenerator<LoggedRow[]> {
   const end = firstIdAt(scope.until);
   let after: string | null = null;
   for (;;) {
@@ -103,6 +108,7 @@ export async function* loggedPages(db: Kysely<Database>, scope: BacktestScope, p
       .where('e.id', '<', end)
       .orderBy('e.id')
       .limit(pageSize);
+    if (withShadow) query = query.select('e.shadow').where('e.shadow', 'is not', null);
     query = after === null ? query.where('e.id', '>=', firstIdAt(scope.since)) : query.where('e.id', '>', after);
     const page = await query.execute();
     if (page.length > 0) yield page;

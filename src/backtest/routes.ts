@@ -16,10 +16,10 @@ import { SAMPLE_SIZE, STATES } from './report.js';
  * once. Read its progress and, once done, its report; cancel it. Starting and cancelling need the
  * account's admin role and are audited; analysts read.
  */
-const eventTypeParams = accountParams.extend({ event_type: z.string().regex(EVENT_TYPE).meta({ example: 'account_register' }) });
+export const eventTypeParams = accountParams.extend({ event_type: z.string().regex(EVENT_TYPE).meta({ example: 'account_register' }) });
 const backtestParams = eventTypeParams.extend({ backtest_id: z.string().regex(/^bt_[0-9a-f]{16}$/).meta({ example: 'bt_5e1d0c9a8b7f6e5d' }) });
 
-const when = z.string().max(40).describe('An ISO-8601 date or date-time, or a time ago: `30m`, `12h`, `7d`');
+export const when = z.string().max(40).describe('An ISO-8601 date or date-time, or a time ago: `30m`, `12h`, `7d`');
 const startBody = z.object({
   yaml: z.string().max(FILE_CAPS.ruleFile).optional().describe('The candidate rule file, as text (at most 32 KiB)'),
   version: z.number().int().min(1).optional().describe('Or a stored version of this event type\'s rule set (a draft, say)'),
@@ -37,7 +37,7 @@ const labelStats = z.object({
   recall: z.number().nullable(),
 });
 const stateScore = z.object({ state: z.enum(STATES), fraud_score: z.number() });
-const report = z.object({
+export const report = z.object({
   account: z.string(), event_type: z.string(), since: time, until: time,
   evaluations: z.int(), replayed: z.int(),
   skipped: z.object({ total: z.int(), reasons: z.object({ rules_failed: z.int(), request_invalid: z.int(), unreadable: z.int() }) }),
@@ -71,7 +71,7 @@ const summaryExample = {
   progress: { evaluations: 2, replayed: 2, skipped: 0 }, error: null,
 };
 const yamlExample = 'rules:\n  - library: ip_tor\n    score: 50\n';
-const detailExample = {
+export const detailExample = {
   ...summaryExample, yaml: yamlExample,
   report: {
     account: 'acme', event_type: 'account_register', since: '2026-11-14T12:00:00.000Z', until: '2026-11-21T12:00:00.000Z', evaluations: 2, replayed: 2,
@@ -94,7 +94,7 @@ function summaryOf(view: BacktestSummary): z.output<typeof summary> {
 }
 const detailOf = (view: BacktestRecord): z.output<typeof detail> => ({ ...summaryOf(view), yaml: view.yaml, report: view.report });
 
-function timeOf(field: string, text: string, now: number): number {
+export function timeOf(field: string, text: string, now: number): number {
   const ms = parseTimeOrAgo(text, now);
   if (ms === null) throw problems.invalidRequest([{ path: field, message: 'must be an ISO-8601 date or date-time, or a time ago (30m, 12h, 7d)' }]);
   return ms;

@@ -4,7 +4,7 @@ import type { ListBook } from '../lists/list-book.js';
 import type { EmailFacts, Report } from './facts.js';
 import { evaluationId } from './id.js';
 import { isoTime } from './iso-time.js';
-import type { Account, EmailInspector, EvaluationContext, IpInspector, RuleBook, RuleOutcome } from './ports.js';
+import type { Account, EmailInspector, EvaluationContext, IpInspector, RuleBook, RuleOutcome, ShadowOutcome } from './ports.js';
 import type { EvaluationRequest } from './request.js';
 import type { EvaluationResponse } from './response.js';
 import { unknownEmail, unknownIp } from './unknown.js';
@@ -33,7 +33,8 @@ export interface EvaluatorDependencies {
   onStepError: (step: string, error: unknown) => void;
 }
 
-export type Evaluation = { response: EvaluationResponse; outcome: RuleOutcome };
+/** `shadow`: what the event type's shadow rule set decided on the same context, for the log only; null when none ran. */
+export type Evaluation = { response: EvaluationResponse; outcome: RuleOutcome; shadow: ShadowOutcome | null };
 
 /** Named in `unavailable` while the store does not answer: this evaluation is not remembered. */
 export const STORE_CHECK = 'store';
@@ -132,6 +133,8 @@ export function createEvaluator(deps: EvaluatorDependencies) {
       outcome = rulesFailed();
     }
     if (!outcome) return undefined;
+    // Beside the live set, on the same context (before its `unavailable` takes the live rules' names).
+    const shadow = deps.rules.shadow === undefined ? null : shadowOf(account, context);
     // The context's own set: nothing reads it after the rules.
     const unavailable = context.unavailable as Set<string>;
     for (const name of outcome.unavailable) unavailable.add(name);
@@ -150,8 +153,18 @@ export function createEvaluator(deps: EvaluatorDependencies) {
       evaluated_at: isoTime(evaluatedAt),
       took_ms: Math.round((performance.now() - started) * 1000) / 1000,
     };
-    return { response, outcome };
+    return { response, outcome, shadow };
   };
+
+  /** A shadow that throws is a bug of its own: reported, and this evaluation logs no shadow outcome; the live answer is untouched. */
+  function shadowOf(account: Account, context: EvaluationContext): ShadowOutcome | null {
+    try {
+      return deps.rules.shadow!(account, context) ?? null;
+    } catch (error) {
+      deps.onStepError('shadow', error);
+      return null;
+    }
+  }
 }
 
 export type Evaluator = ReturnType<typeof createEvaluator>;

@@ -7,9 +7,10 @@ import type { EvaluationRequest } from './request.js';
  * What the evaluation log keeps of one evaluation: the request as validated (raw e-mail and IP,
  * user, device), the answer exactly as sent (the facts as they were, what was unavailable, the
  * outcome) and the rule set version that decided: enough to replay it without enriching it again.
- * `responseJson` is the string that was sent, reused rather than serialised twice.
+ * `responseJson` is the string that was sent, reused rather than serialised twice. The shadow rule
+ * set's outcome, when one ran, goes beside it (never in the answer).
  */
-export function logRecordOf(account: Account, request: EvaluationRequest, { response, outcome }: Evaluation, responseJson: string): LogRecord {
+export function logRecordOf(account: Account, request: EvaluationRequest, { response, outcome, shadow }: Evaluation, responseJson: string): LogRecord {
   return {
     id: response.id,
     account_id: account.id,
@@ -25,5 +26,6 @@ export function logRecordOf(account: Account, request: EvaluationRequest, { resp
     fired: outcome.fired,
     request: JSON.stringify({ ip: request.ip, email: request.email, event_type: request.event_type, user: request.user, device_intelligence: request.device_intelligence }),
     response: responseJson,
+    shadow: shadow === null ? null : JSON.stringify(shadow),
   };
 }

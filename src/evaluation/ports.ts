@@ -77,6 +77,21 @@ export interface RuleOutcome {
   rule_set_version?: number;
 }
 
+/**
+ * What a shadow rule set decided (issue 16): kept with the log record, never answered or counted.
+ * `details` and `dry_run` as in RuleOutcome, so a comparison counts each rule's hits and points.
+ */
+export interface ShadowOutcome {
+  /** The shadow's version number (`rule_set_versions.version`). */
+  version: number;
+  fraud_score: number;
+  state: State;
+  /** Ids of the rules that fired, live and dry-run, in the file's order. */
+  fired: string[];
+  details: ScoreDetail[];
+  dry_run: ScoreDetail[];
+}
+
 /** An account's identity as the request path sees it (never its keys): the store's unique id. */
 export interface Account {
   id: string;
@@ -87,4 +102,9 @@ export interface RuleBook extends Resource {
   eventTypes(account: Account): string[];
   /** Scores a context with the account's rule set for `context.event_type`; `undefined` when there is none. */
   evaluate(account: Account, context: EvaluationContext): RuleOutcome | undefined;
+  /**
+   * Scores the same context with the event type's shadow rule set; `undefined` when none runs. Must
+   * not change `context`. Absent in rule books that keep no shadows.
+   */
+  shadow?(account: Account, context: EvaluationContext): ShadowOutcome | undefined;
 }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { SourceStatus } from '../evaluation/facts.js';
-import type { Account, RuleBook } from '../evaluation/ports.js';
+import type { Account, EvaluationContext, RuleBook, ShadowOutcome } from '../evaluation/ports.js';
 import { ruleSetLabel } from '../store/rule-sets.js';
 import type { ConfigSnapshot } from '../store/snapshot.js';
 import { evaluateRuleSet } from './engine.js';
@@ -16,6 +16,8 @@ export interface StoredRuleBook extends RuleBook {
   replace(snapshot: ConfigSnapshot): void;
   /** Version ids compiled now: the store need not send their text again. */
   compiled(): ReadonlySet<number>;
+  /** Each account's shadow rule sets (issue 16), from the same snapshots. */
+  shadow(account: Account, context: EvaluationContext): ShadowOutcome | undefined;
 }
 
 interface Live {
@@ -32,6 +34,13 @@ interface AccountRules {
 
 const NONE: AccountRules = { eventTypes: [], byEventType: new Map() };
 
+interface Shadow {
+  version: number;
+  /** Which start of the shadow it is: a shadow started again (even on the same version) is compiled again. */
+  key: string;
+  ruleSet: RuleSet;
+}
+
 /**
  * Builds the rule book from the store's first snapshot. With `strict` (start-up), a published
  * version that no longer validates stops the start, naming account, event type, version, line and
@@ -43,6 +52,26 @@ export function createRuleBook(snapshot: ConfigSnapshot, options: { logger: Logg
   let compiled = new Map<number, RuleSet>();
   let accounts = new Map<string, AccountRules>();
   let refused = new Map<number, string>();
+  /** By `account/event_type`. */
+  let shadows = new Map<string, Shadow>();
+
+  /** Shadows as the snapshot has them, compiled once per start; one that no longer validates is logged and not run. */
+  const buildShadows = (next: ConfigSnapshot) => {
+    const built = new Map<string, Shadow>();
+    for (const entry of next.shadows) {
+      const at = `${entry.account_id}/${entry.event_type}`;
+      const key = `${entry.rule_set_version}@${entry.started_at}`;
+      const known = shadows.get(at);
+      if (known?.key === key) {
+        built.set(at, known);
+        continue;
+      }
+      const parsed = parseRuleFile(entry.event_type, `${ruleSetLabel(entry.account_id, entry.event_type, entry.version)} in shadow`, entry.yaml);
+      if ('ruleSet' in parsed) built.set(at, { version: entry.version, key, ruleSet: parsed.ruleSet });
+      else logger.error({ shadow: at, problems: parsed.problems.map(formatProblem).join('; ') }, 'shadow rule set refused: it does not run');
+    }
+    shadows = built;
+  };
 
   const build = (next: ConfigSnapshot, strict: boolean) => {
     const nextCompiled = new Map<number, RuleSet>();
@@ -74,6 +103,7 @@ export function createRuleBook(snapshot: ConfigSnapshot, options: { logger: Logg
     compiled = nextCompiled;
     accounts = nextAccounts;
     refused = nextRefused;
+    buildShadows(next);
   };
   build(snapshot, true);
 
@@ -85,6 +115,13 @@ export function createRuleBook(snapshot: ConfigSnapshot, options: { logger: Logg
       const outcome = evaluateRuleSet(context, live.ruleSet);
       outcome.rule_set_version = live.id;
       return outcome;
+    },
+    shadow(account, context): ShadowOutcome | undefined {
+      if (shadows.size === 0) return undefined;
+      const shadow = shadows.get(`${account.id}/${context.event_type}`);
+      if (shadow === undefined) return undefined;
+      const { fraud_score, state, fired, details, dry_run } = evaluateRuleSet(context, shadow.ruleSet);
+      return { version: shadow.version, fraud_score, state, fired, details, dry_run };
     },
     replace(next) {
       build(next, false);

@@ -54,6 +54,8 @@ export interface DecisionRecord extends DecisionSummary {
   rule_set_version: number | null;
   request: unknown;
   response: unknown;
+  /** The shadow rule set's outcome (ShadowOutcome), when one ran. */
+  shadow: unknown;
   labelled: LabelRow | null;
   /** The same user's evaluation just before this one, when the request named a user. */
   previous_of_user: string | null;
@@ -121,7 +123,7 @@ export class Decisions {
       email: row.email, email_domain: row.email_domain, ip: addressOfKey(row.ip_key), user_id: row.user_id, device_hash: row.device_hash,
       rules: fired.get(row.id) ?? [], label: labelled?.label ?? null,
       rule_set_version: row.rule_set_version === null ? null : Number(row.rule_set_version),
-      request: fromJson(row.request), response: fromJson(row.response),
+      request: fromJson(row.request), response: fromJson(row.response), shadow: fromJson(row.shadow),
       labelled: labelled ? { ...labelled, created_at: Number(labelled.created_at) } : null,
       previous_of_user: previous?.id ?? null,
     };

@@ -19,6 +19,7 @@ import { openPostgres } from './postgres.js';
 import { LoginThrottle } from './login-throttle.js';
 import { RuleSets } from './rule-sets.js';
 import { Sessions } from './sessions.js';
+import { Shadows } from './shadows.js';
 import { readSnapshot, type ConfigSnapshot } from './snapshot.js';
 import { describeSqliteError, openSqlite, SQLITE_SERVING_BUSY_TIMEOUT_MS, type SqliteEngine } from './sqlite.js';
 import { StoreError, type DatabaseUrl } from './url.js';
@@ -33,6 +34,8 @@ export interface Store {
   readonly engine: Engine;
   readonly accounts: Accounts;
   readonly ruleSets: RuleSets;
+  /** The rule set each event type runs in shadow (issue 16). */
+  readonly shadows: Shadows;
   readonly lists: Lists;
   readonly labels: Labels;
   /** The evaluation log read back: search and one decision (the admin API). */
@@ -133,6 +136,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     engine,
     accounts,
     ruleSets,
+    shadows: new Shadows(engine, now),
     lists: new Lists(engine, now),
     labels: new Labels(engine, now),
     decisions: new Decisions(engine),

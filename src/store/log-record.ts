@@ -24,24 +24,26 @@ export interface LogRecord {
   fired: string[];
   request: string;
   response: string;
+  /** The shadow rule set's outcome as JSON (ShadowOutcome); null when none ran. */
+  shadow: string | null;
 }
 
 /** Column order of `LOG_COLUMNS`, shared by both engines' writers. */
 export const LOG_COLUMNS = [
   'id', 'account_id', 'evaluated_at', 'event_type', 'email', 'email_domain', 'ip_key', 'user_id', 'device_hash',
-  'state', 'fraud_score', 'rule_set_version', 'request', 'response',
+  'state', 'fraud_score', 'rule_set_version', 'request', 'response', 'shadow',
 ] as const;
 
 export function logColumns(r: LogRecord): unknown[] {
   return [
     r.id, r.account_id, timeOfId(r.id), r.event_type, r.email.toLowerCase(), r.email_domain, ipKey(r.ip), r.user_id, r.device_hash,
-    r.state, r.fraud_score, r.rule_set_version, r.request, r.response,
+    r.state, r.fraud_score, r.rule_set_version, r.request, r.response, r.shadow,
   ];
 }
 
 /** Bytes a queued record holds, for the queue's byte bound (strings are UTF-16 in memory; this counts characters). */
 export function recordSize(r: LogRecord): number {
-  let size = r.request.length + r.response.length + r.email.length + 200;
+  let size = r.request.length + r.response.length + (r.shadow?.length ?? 0) + r.email.length + 200;
   for (const rule of r.fired) size += rule.length + 16;
   return size;
 }

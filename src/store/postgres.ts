@@ -90,7 +90,7 @@ function postgresLogWriter(pool: pg.Pool) {
     let text = texts.get(rows);
     if (text === undefined) {
       const width = LOG_COLUMNS.length;
-      const json = new Set(['request', 'response']);
+      const json = new Set(['request', 'response', 'shadow']);
       const tuples: string[] = [];
       for (let r = 0; r < rows; r++) {
         tuples.push(`(${LOG_COLUMNS.map((column, c) => `$${r * width + c + 1}${json.has(column) ? '::json' : ''}`).join(', ')})`);

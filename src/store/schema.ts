@@ -28,6 +28,7 @@ export interface Database {
   admin_tokens: AdminTokenRow;
   login_throttle: LoginThrottleRow;
   backtests: BacktestRow;
+  rule_set_shadows: RuleSetShadowRow;
 }
 
 export type AccountStatus = 'active' | 'disabled';
@@ -113,6 +114,22 @@ export interface EvaluationRow {
    * its `rule:` entries (those name rules of the rule set that decided, not missing facts).
    */
   response: unknown;
+  /** The shadow rule set's outcome (src/evaluation/shadow.ts `ShadowOutcome`, JSON); null when none ran. */
+  shadow: unknown;
+}
+
+/** The shadow of an account's event type (migration 9): a rule file evaluated beside the live one, never answered. */
+export interface RuleSetShadowRow {
+  account_id: string;
+  event_type: string;
+  /** `rule_set_versions.id` of the version it started from (no foreign key: a draft discarded while in shadow keeps running as it was). */
+  rule_set_version: number;
+  /** Its number (`rule_set_versions.version`), what the shadow outcome and the API name it by. */
+  version: number;
+  /** The version's text when the shadow started: what runs, whatever the draft becomes. */
+  yaml: string;
+  started_by: string;
+  started_at: number;
 }
 
 /** One identifier's row (migration 3): a keyed hash, never the identifier itself. */

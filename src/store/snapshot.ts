@@ -12,6 +12,11 @@ export interface ConfigSnapshot {
   ruleSets: Array<{ id: number; account_id: string; event_type: string; version: number; yaml: string | null }>;
   /** Every active account's list entries not yet expired (expiry is checked again at match time). */
   lists: StoredListEntry[];
+  /**
+   * Every active account's shadow rule sets (at most one per event type), with their text: a few
+   * while a team tests a change, each at most 32 KiB; the rule book compiles a shadow once.
+   */
+  shadows: Array<{ account_id: string; event_type: string; rule_set_version: number; version: number; started_at: number; yaml: string }>;
 }
 
 const CHUNK = 500;
@@ -36,8 +41,11 @@ export async function readSnapshot(engine: Engine, compiled: ReadonlySet<number>
     .select(['list_entries.id', 'list_entries.account_id', 'list_entries.list', 'list_entries.kind', 'list_entries.value', 'list_entries.reason', 'list_entries.expires_at'])
     .where('accounts.status', '=', 'active')
     .where((eb) => eb.or([eb('list_entries.expires_at', 'is', null), eb('list_entries.expires_at', '>', Date.now())])).execute();
+  const shadows = await db.selectFrom('rule_set_shadows').innerJoin('accounts', 'accounts.id', 'rule_set_shadows.account_id')
+    .select(['rule_set_shadows.account_id', 'rule_set_shadows.event_type', 'rule_set_shadows.rule_set_version', 'rule_set_shadows.version', 'rule_set_shadows.started_at', 'rule_set_shadows.yaml'])
+    .where('accounts.status', '=', 'active').execute();
   return {
-    revision, keys, ruleSets: published.map((p) => ({ ...p, yaml: texts.get(p.id) ?? null })),
+    revision, keys, shadows, ruleSets: published.map((p) => ({ ...p, yaml: texts.get(p.id) ?? null })),
     lists: lists.map((l) => ({ ...l, id: Number(l.id) })),
   };
 }

@@ -121,7 +121,7 @@ describe.each(ENGINES)('backtest on %s', (engine) => {
     const response = JSON.parse(text(logged!.response));
     const record = (id: string, request: string, answer: unknown) => t.app.store.log.record({
       id, account_id: 'default', event_type: 'account_register', email: 'x@example.com', email_domain: 'example.com', ip: '203.0.113.9',
-      user_id: null, device_hash: null, state: 'approve', fraud_score: 0, rule_set_version: null, fired: [], request, response: JSON.stringify(answer),
+      user_id: null, device_hash: null, state: 'approve', fraud_score: 0, rule_set_version: null, fired: [], request, response: JSON.stringify(answer), shadow: null,
     });
     const later = (n: number) => `${ids.org3!.slice(0, 24)}${String(n).padStart(12, 'f')}`;
     record(later(1), text(logged!.request), { ...response, unavailable: [...response.unavailable, 'rules'] });

@@ -4,7 +4,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createEvaluator } from '../../src/evaluation/evaluate.js';
 import type { EmailFacts, Report } from '../../src/evaluation/facts.js';
-import type { EmailInspector } from '../../src/evaluation/ports.js';
+import type { EmailInspector, RuleBook } from '../../src/evaluation/ports.js';
+import type { StoredRuleBook } from '../../src/rules/rule-book.js';
 import { validateEvaluationRequest, type EvaluationRequest } from '../../src/evaluation/request.js';
 import { unknownEmail } from '../../src/evaluation/unknown.js';
 import { createIpInspector } from '../../src/ip/index.js';
@@ -24,9 +25,10 @@ function request(email = 'Jane.Doe+news@gmail.com'): EvaluationRequest {
  * The real rule book and IP step, and an e-mail step whose answer, and whether it honours its
  * abort signal, the test decides: only such a step shows what the evaluator's own deadline guarantees.
  */
-async function evaluatorWith(inspect: EmailInspector['inspect'], inspectCached: EmailInspector['inspectCached'] = () => undefined) {
+async function evaluatorWith(inspect: EmailInspector['inspect'], inspectCached: EmailInspector['inspectCached'] = () => undefined, ruleBook?: (real: StoredRuleBook) => RuleBook) {
   const config = loadConfig({ RULES_DIR: 'rules', DATA_DIR: 'test/no-such-data-dir' });
-  const [rules, ip] = await Promise.all([ruleBookFromDirectory(config.rulesDir), createIpInspector({ config, logger, openData: null })]);
+  const [real, ip] = await Promise.all([ruleBookFromDirectory(config.rulesDir), createIpInspector({ config, logger, openData: null })]);
+  const rules = ruleBook?.(real) ?? real;
   const email: EmailInspector = { inspect, inspectCached, status: () => [], close: async () => {} };
   const errors: unknown[] = [];
   const evaluate = createEvaluator({ email, ip, rules, store: { available: true }, history: null, lists: createListBook(), deadlineMs: DEADLINE, onStepError: (_step, error) => errors.push(error) });
@@ -118,5 +120,38 @@ describe('an answer from the caches', () => {
     expect(inspect).not.toHaveBeenCalled();
     expect(evaluation!.response.email).toMatchObject({ deliverability: 'deliverable', disposable: true });
     expect(evaluation!.response.score.details.map((d) => d.rule_name)).toEqual(['Email address is disposable']);
+  });
+});
+
+describe('a shadow rule set', () => {
+  const disposable = () => {
+    const cached = unknownEmail(request().parsedEmail, []);
+    return { ...cached, facts: { ...cached.facts, deliverable: true, deliverability: 'deliverable' as const, disposable: true } };
+  };
+
+  it('is scored on the same context as the live set, and kept apart from the answer', async () => {
+    // The live file in shadow too: the same facts must give the same outcome.
+    const t = await evaluatorWith(() => Promise.reject(new Error('not reached')), disposable, (real) => ({ ...real, shadow: (account, context) => ({ ...real.evaluate(account, context)!, version: 7 }) }));
+    close = t.close;
+    const evaluation = (await t.evaluate(request(), account))!;
+    expect(evaluation.shadow).toMatchObject({ version: 7, state: evaluation.outcome.state, fraud_score: evaluation.outcome.fraud_score, fired: evaluation.outcome.fired });
+    expect(evaluation.outcome.fired).toEqual(['email_disposable']);
+    expect(JSON.stringify(evaluation.response)).not.toContain('shadow');
+  });
+
+  it('that throws is reported, logs no shadow outcome, and leaves the live answer as it was', async () => {
+    const plain = await evaluatorWith(() => Promise.reject(new Error('not reached')), disposable);
+    const expected = (await plain.evaluate(request(), account))!;
+    await plain.close();
+    const t = await evaluatorWith(() => Promise.reject(new Error('not reached')), disposable, (real) => ({ ...real, shadow: () => {
+      throw new Error('shadow bug');
+    } }));
+    close = t.close;
+    const evaluation = (await t.evaluate(request(), account))!;
+    expect(evaluation.shadow).toBeNull();
+    expect(t.errors).toEqual([new Error('shadow bug')]);
+    expect(evaluation.outcome).toEqual(expected.outcome);
+    expect(evaluation.response.score).toEqual(expected.response.score);
+    expect(evaluation.response.unavailable).toEqual(expected.response.unavailable);
   });
 });

@@ -24,7 +24,7 @@ const acme = { id: 'acme' };
 const globex = { id: 'globex' };
 
 function snapshot(revision: number, ruleSets: ConfigSnapshot['ruleSets']): ConfigSnapshot {
-  return { revision, keys: [], ruleSets, lists: [] };
+  return { revision, keys: [], ruleSets, lists: [], shadows: [] };
 }
 const version = (id: number, account: string, eventType: string, yaml: string | null, n = id) => ({ id, account_id: account, event_type: eventType, version: n, yaml });
 

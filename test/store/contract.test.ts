@@ -168,6 +168,7 @@ describe.each(ENGINES)('the store on %s', (engine: EngineName) => {
         user_id: n % 3 === 0 ? `u${n}` : null, device_hash: 'dev-1', state: 'approve', fraud_score: n, rule_set_version: 1, fired: n % 4 === 0 ? ['ip_tor'] : [],
         request: JSON.stringify({ ip: '203.0.113.7', email: `User${n}@Example.com`, event_type: 'account_register' }),
         response: JSON.stringify({ id, email: { disposable: false }, ip: { is_tor: null }, unavailable: ['ip.tor'] }),
+        shadow: null,
         ...overrides,
       };
     };

@@ -20,7 +20,7 @@ const record = (responseBytes = 1000): LogRecord => {
   const id = `${firstIdAt(Date.now()).slice(0, 14)}7${(n % 4096).toString(16).padStart(3, '0')}-8000-${String(n).padStart(12, '0')}`;
   return {
     id, account_id: 'acme', event_type: 'account_register', email: `u${n}@example.com`, email_domain: 'example.com', ip: '203.0.113.7',
-    user_id: null, device_hash: null, state: 'approve', fraud_score: 0, rule_set_version: null, fired: [], request: '{}', response: 'x'.repeat(responseBytes),
+    user_id: null, device_hash: null, state: 'approve', fraud_score: 0, rule_set_version: null, fired: [], request: '{}', response: 'x'.repeat(responseBytes), shadow: null,
   };
 };
 

@@ -8,6 +8,7 @@ import { ipKeyRange, MAX_PAGE, type DecisionFilter, type DecisionRecord, type De
 import type { Store } from '../../store/index.js';
 import { LABELS, MAX_LABEL_REASON } from '../../store/labels.js';
 import { EVENT_TYPE } from '../../store/rule-sets.js';
+import { scoreDetail } from '../decision-views.js';
 import { adminRoute, type AdminServices } from '../route.js';
 import { accountParams, iso, time } from '../schemas.js';
 
@@ -148,6 +149,9 @@ const detail = summary.extend({
     differences: z.array(z.string()).describe('Parts of the outcome that differ between the replay and the log'),
   }),
   rule_outcomes: z.array(ruleOutcome).nullable().describe('Each rule of the version, in order; null when it could not be replayed (see `replay`)'),
+  shadow: z.object({
+    version: z.int(), fraud_score: z.number(), state: z.enum(['approve', 'review', 'decline']), fired: z.array(z.string()), details: z.array(scoreDetail), dry_run: z.array(scoreDetail),
+  }).nullable().describe('What the shadow rule set decided beside the live one (README "Shadow"), never answered; null when none ran'),
   labelled: labelInfo.nullable(),
   previous_user_evaluation: z.string().nullable().describe('The same user\'s evaluation before this one, when the request named a user'),
 });
@@ -205,6 +209,7 @@ const detailExample = {
     { id: 'email_disposable', name: 'Email address is disposable', score: 40, mode: 'live' as const, outcome: 'fired' as const, points: 40, evidence: [{ field: 'email.disposable' as const, value: true, reading: 'value' as const, unavailable: null }] },
     { id: 'ip_tor', name: 'IP address is a Tor exit node', score: 50, mode: 'live' as const, outcome: 'not_fired' as const, points: 0, evidence: [{ field: 'ip.is_tor' as const, value: false, reading: 'value' as const, unavailable: null }] },
   ],
+  shadow: null,
   labelled: null,
   previous_user_evaluation: null,
 };
@@ -225,6 +230,7 @@ export const getDecision = adminRoute({
       request: record.request as Record<string, unknown>, response: record.response as Record<string, unknown>,
       unavailable: Array.isArray(response.unavailable) ? (response.unavailable as string[]) : [],
       ...(await explain(record, services.store)),
+      shadow: record.shadow as z.output<typeof detail>['shadow'],
       labelled: record.labelled && labelOf(record.labelled),
       previous_user_evaluation: record.previous_of_user,
     };
