@@ -8,6 +8,7 @@ import { createEvaluator, STORE_CHECK } from './evaluation/evaluate.js';
 import type { SourceStatus } from './evaluation/facts.js';
 import type { EmailInspector, IpInspector, Resource, RuleBook } from './evaluation/ports.js';
 import { registerAuthentication } from './http/auth.js';
+import { registerConsole } from './http/routes/console.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/error-handler.js';
 import { buildOpenApiDocument } from './http/openapi.js';
 import { acceptJsonOnly } from './http/json-body.js';
@@ -181,6 +182,7 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
   const openapi = buildOpenApiDocument(version);
   app.get('/openapi.json', async () => openapi);
   registerSdkRoutes(app);
+  await registerConsole(app);
 
   await app.register(async (v1) => {
     // Answers under /v1 carry personal data (the e-mail and IP address evaluated): no cache may keep them.
