@@ -1,4 +1,5 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createUser } from '../support/admin.js';
@@ -56,7 +57,8 @@ describe('getting started, as an owner', () => {
       const command = String(await page.evaluate('navigator.clipboard.readText()'));
       expect(command).toContain(`${server.origin}/v1/risk/evaluate`);
       expect(command).toContain(`Bearer ${key}`);
-      const answer = JSON.parse(execFileSync('sh', ['-c', command], { encoding: 'utf8' })) as { score: { state: string }; event_type: string };
+      // Asynchronously: the service answering it runs in this process.
+      const answer = JSON.parse((await promisify(execFile)('sh', ['-c', command], { timeout: 15_000 })).stdout) as { score: { state: string }; event_type: string };
       expect(answer.event_type).toBe('account_register');
       expect(['approve', 'review', 'decline']).toContain(answer.score.state);
 
