@@ -33,11 +33,11 @@ function SourceTable({ sources }: { sources: Source[] }) {
           return (
             <tr key={s.name}>
               <th scope="row"><code>{s.name}</code> <span class="muted">{s.type}</span></th>
-              <td><span class={s.loaded ? 'state ok' : 'state warn'}>{s.loaded ? 'loaded' : 'not loaded'}</span></td>
-              <td>{s.source ?? <span class="muted">–</span>}</td>
-              <td>{s.build_date ? s.build_date.slice(0, 10) : <span class="muted">unknown</span>}</td>
-              <td>{age === null ? <span class="muted">–</span> : <span class={age > 30 ? 'state warn' : undefined}>{age} {age === 1 ? 'day' : 'days'}</span>}</td>
-              <td class="num">{count(s.entries)}</td>
+              <td class="nowrap"><span class={s.loaded ? 'state ok' : 'state warn'}>{s.loaded ? 'loaded' : 'not loaded'}</span></td>
+              <td class="wrap">{s.source ?? <span class="muted">–</span>}</td>
+              <td class="nowrap">{s.build_date ? s.build_date.slice(0, 10) : <span class="muted">unknown</span>}</td>
+              <td class="nowrap">{age === null ? <span class="muted">–</span> : <span class={age > 30 ? 'state warn' : undefined}>{age} {age === 1 ? 'day' : 'days'}</span>}</td>
+              <td class="num nowrap">{count(s.entries)}</td>
               <td>{s.error ? <span class="state bad">{s.error}</span> : <span class="muted">none</span>}</td>
             </tr>
           );
