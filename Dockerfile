@@ -16,6 +16,9 @@ COPY src ./src
 # The device SDK, built by the same `npm run build` into sdk/dist.
 COPY sdk ./sdk
 COPY scripts/build-sdk.ts ./scripts/
+# The web console, built by the same `npm run build` into console/dist.
+COPY console ./console
+COPY scripts/build-console.ts ./scripts/
 RUN npm run build
 
 # Production dependencies only.
@@ -37,6 +40,7 @@ COPY --from=deps --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist ./dist
 COPY --from=build --chown=root:root /app/sdk/dist ./sdk/dist
 COPY --from=build --chown=root:root /app/sdk/package.json ./sdk/
+COPY --from=build --chown=root:root /app/console/dist ./console/dist
 COPY --chown=root:root package.json ./
 COPY --chown=root:root rules /rules
 RUN mkdir -p /data /var/lib/risk && chown node:node /data /var/lib/risk

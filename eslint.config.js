@@ -3,7 +3,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'sdk/dist/', 'node_modules/', 'bench/results/', 'bench/tmp/', 'coverage/'] },
+  { ignores: ['dist/', 'sdk/dist/', 'console/dist/', 'node_modules/', 'bench/results/', 'bench/tmp/', 'coverage/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -14,5 +14,5 @@ export default tseslint.config(
     },
   },
   // The device SDK and the demo page's script run in the browser.
-  { files: ['sdk/src/**', 'demo/public/**'], languageOptions: { globals: globals.browser } },
+  { files: ['sdk/src/**', 'demo/public/**', 'console/src/**'], languageOptions: { globals: globals.browser } },
 );

@@ -3,9 +3,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // Once per run, first: the device SDK is built (the app serves it and the browser tests load
-    // it), and one throwaway PostgreSQL is started (each test file makes its own databases on it).
-    globalSetup: ['test/support/build-sdk.global.ts', 'test/support/global-setup.ts'],
+    // Once per run, first: the device SDK and the web console are built when missing or stale (the
+    // app serves them and the browser tests load them), and one throwaway PostgreSQL is started (each test file makes its own databases on it).
+    globalSetup: ['test/support/build-sdk.global.ts', 'test/support/build-console.global.ts', 'test/support/global-setup.ts'],
     // Tests start real DNS servers and real ports; keep them from starving each other on 2 cores.
     testTimeout: 20_000,
     hookTimeout: 30_000,

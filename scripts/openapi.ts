@@ -1,6 +1,12 @@
 import { writeFileSync } from 'node:fs';
 import { version } from '../src/app.js';
 import { buildOpenApiDocument } from '../src/http/openapi.js';
+import { CONSOLE_API_TYPES, consoleApiTypes } from './console-api-types.js';
 
-/** Writes docs/openapi.json from the zod schemas (`npm run openapi`). A test fails when it is stale. */
-writeFileSync(new URL('../docs/openapi.json', import.meta.url), `${JSON.stringify(buildOpenApiDocument(version), null, 2)}\n`);
+/**
+ * Writes docs/openapi.json from the zod schemas (`npm run openapi`), and the console's API client
+ * types from it. A test fails when either is stale.
+ */
+const document = buildOpenApiDocument(version);
+writeFileSync(new URL('../docs/openapi.json', import.meta.url), `${JSON.stringify(document, null, 2)}\n`);
+writeFileSync(CONSOLE_API_TYPES, await consoleApiTypes(document));

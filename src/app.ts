@@ -9,6 +9,7 @@ import { createEnricher, createEvaluator, STORE_CHECK, type Evaluator } from './
 import type { SourceStatus } from './evaluation/facts.js';
 import type { EmailInspector, IpInspector, Resource, RuleBook } from './evaluation/ports.js';
 import { registerAuthentication } from './http/auth.js';
+import { registerConsole } from './http/routes/console.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/error-handler.js';
 import { buildOpenApiDocument } from './http/openapi.js';
 import { acceptJsonOnly } from './http/json-body.js';
@@ -215,6 +216,7 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
   const openapi = buildOpenApiDocument(version);
   app.get('/openapi.json', async () => openapi);
   registerSdkRoutes(app);
+  await registerConsole(app);
 
   const history = store.history === null ? null : createHistoryRecorder({
     store: store.history,

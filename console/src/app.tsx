@@ -1,0 +1,123 @@
+import type { ComponentType } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, ok, useSessionToken } from './api/client';
+import { Loading, ProblemMessage } from './components/ui';
+import { asProblem } from './hooks';
+import { Audit } from './pages/audit/Audit';
+import { ChangePassword, Login, Setup } from './pages/login/Login';
+import { Sources } from './pages/sources/Sources';
+import { GettingStarted } from './pages/start/GettingStarted';
+import { Users } from './pages/users/Users';
+import { href, navigate, useRoute } from './router';
+import { Session, type Role, type SessionInfo } from './session';
+
+interface Section {
+  page: string;
+  title: string;
+  component: ComponentType<{ rest: string[] }>;
+  /** Shown only to this role in the account (admins see everything). */
+  role?: Role;
+}
+
+export const SECTIONS: Section[] = [
+  { page: 'start', title: 'Getting started', component: GettingStarted },
+  { page: 'users', title: 'Users', component: Users, role: 'admin' },
+  { page: 'sources', title: 'Data sources', component: Sources },
+  { page: 'audit', title: 'Audit log', component: Audit, role: 'admin' },
+];
+
+type State = { kind: 'loading' } | { kind: 'anonymous' } | { kind: 'signed-in'; session: SessionInfo } | { kind: 'unreachable'; error: ReturnType<typeof asProblem> };
+
+export function App() {
+  const [state, setState] = useState<State>({ kind: 'loading' });
+  const load = async () => {
+    try {
+      setState({ kind: 'signed-in', session: await ok(api.GET('/admin/v1/session'), { loginAttempt: true }) });
+    } catch (error) {
+      const problem = asProblem(error);
+      setState(problem.status === 401 ? { kind: 'anonymous' } : { kind: 'unreachable', error: problem });
+    }
+  };
+  useEffect(() => void load(), []);
+
+  const session = state.kind === 'signed-in' ? state.session : undefined;
+  useSessionToken(session?.csrf_token ?? null, () => setState({ kind: 'anonymous' }));
+  const signedIn = (next: SessionInfo) => setState({ kind: 'signed-in', session: next });
+  const logout = async () => {
+    await ok(api.DELETE('/admin/v1/session')).catch(() => undefined);
+    setState({ kind: 'anonymous' });
+  };
+
+  if (state.kind === 'loading') return <main id="main" class="narrow"><Loading what="the console" /></main>;
+  if (state.kind === 'unreachable') {
+    return (
+      <main id="main" class="narrow">
+        <h1>Risk console</h1>
+        <ProblemMessage problem={state.error} />
+        <button type="button" onClick={() => void load()}>Try again</button>
+      </main>
+    );
+  }
+  if (state.kind === 'anonymous') {
+    const setup = /^#setup=([\w-]+)$/.exec(location.hash);
+    return setup ? <Setup token={setup[1]!} onSession={signedIn} /> : <Login onSession={signedIn} />;
+  }
+  if (state.session.user?.password_change_required) return <ChangePassword onChanged={() => void load()} onLogout={() => void logout()} />;
+  return <Shell session={state.session} onLogout={() => void logout()} refresh={load} />;
+}
+
+function Shell({ session, onLogout, refresh }: { session: SessionInfo; onLogout: () => void; refresh: () => Promise<void> }) {
+  const route = useRoute();
+  const owner = session.user?.owner ?? false;
+  const known = session.accounts.find((a) => a.id === route.account);
+  const account = known ?? session.accounts[0];
+  useEffect(() => {
+    // An unknown or missing account in the URL: show the first one the caller has.
+    if (!known && account) navigate(href(account.id, route.page));
+  }, [known, account, route.page]);
+
+  const role = account?.role;
+  const sections = SECTIONS.filter((s) => s.role === undefined || role === 'admin');
+  const section = sections.find((s) => s.page === route.page) ?? sections[0]!;
+  const Component = section.component;
+  useEffect(() => {
+    document.title = `${section.title} · Risk console`;
+  }, [section.title]);
+
+  return (
+    <Session.Provider value={{ session, account: account?.id, role, owner, refresh }}>
+      <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>Skip to content</a>
+      <header class="top">
+        <span class="brand">Risk console</span>
+        {session.accounts.length > 0 ? (
+          <label class="switcher">
+            Account{' '}
+            <select value={account?.id} onChange={(e) => navigate(href(e.currentTarget.value, route.page))}>
+              {session.accounts.map((a) => (
+                <option key={a.id} value={a.id}>{a.name === a.id ? a.id : `${a.name} (${a.id})`}</option>
+              ))}
+            </select>
+          </label>
+        ) : null}
+        <span class="who">
+          {session.user?.email ?? session.token?.name} <span class="badge">{owner ? 'owner' : role ?? 'no account'}</span>
+        </span>
+        <button type="button" onClick={onLogout}>Log out</button>
+      </header>
+      <div class="layout">
+        <nav aria-label="Sections">
+          <ul>
+            {sections.map((s) => (
+              <li key={s.page}>
+                <a href={href(account?.id ?? '', s.page)} aria-current={s === section ? 'page' : undefined}>{s.title}</a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <main id="main" tabIndex={-1}>
+          <Component key={`${account?.id}/${section.page}`} rest={route.rest} />
+        </main>
+      </div>
+    </Session.Provider>
+  );
+}

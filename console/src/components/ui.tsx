@@ -1,0 +1,113 @@
+import type { ComponentChildren, InputHTMLAttributes } from 'preact';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import type { ApiProblem } from '../api/client';
+
+/** Small shared pieces. Everything is rendered as text by Preact: nothing here builds HTML. */
+
+export function ProblemMessage({ problem }: { problem: ApiProblem | undefined }) {
+  if (!problem) return null;
+  return (
+    <div class="problem" role="alert">
+      <strong>{problem.title}</strong>
+      {problem.detail && problem.detail !== problem.title ? <span> {problem.detail}</span> : null}
+      {problem.errors.length > 0 ? (
+        <ul>
+          {problem.errors.map((e) => (
+            <li key={e.path}>
+              <code>{e.path}</code>: {e.message}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </div>
+  );
+}
+
+type InputProps = InputHTMLAttributes<HTMLInputElement> & { label: string; error?: string | undefined; hint?: string };
+
+/** A labelled input; an error from the API is tied to it with aria-describedby. */
+export function Field({ label, error, hint, ...input }: InputProps) {
+  const id = useId();
+  const describedBy = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <input id={id} aria-invalid={error ? true : undefined} aria-describedby={describedBy} {...input} />
+      {hint ? <small id={`${id}-hint`}>{hint}</small> : null}
+      {error ? <small id={`${id}-error`} class="field-error">{error}</small> : null}
+    </div>
+  );
+}
+
+export function Time({ at, empty = 'never' }: { at: string | null | undefined; empty?: string }) {
+  if (!at) return <span class="muted">{empty}</span>;
+  const date = new Date(at);
+  return <time dateTime={at} title={at}>{date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })}</time>;
+}
+
+/** Copies `text`; where the Clipboard API is missing (plain http on another host) selects it for Ctrl+C. */
+export function CopyButton({ text, label = 'Copy', target }: { text: string; label?: string; target?: () => HTMLInputElement | HTMLTextAreaElement | null }) {
+  const [state, setState] = useState<'idle' | 'copied' | 'select'>('idle');
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setState('copied');
+    } catch {
+      target?.()?.select();
+      setState('select');
+    }
+  };
+  return (
+    <span class="copy">
+      <button type="button" onClick={copy}>{label}</button>
+      <span role="status" class="muted">{state === 'copied' ? 'Copied' : state === 'select' ? 'Selected: press Ctrl+C' : ''}</span>
+    </span>
+  );
+}
+
+/**
+ * A modal confirmation (the native <dialog>: focus stays inside, Escape cancels). It says what
+ * the action stops, and runs it only on the explicit button.
+ */
+export function Confirm({ title, children, action, onConfirm, onCancel, busy, problem }: {
+  title: string;
+  children: ComponentChildren;
+  action: string;
+  onConfirm: () => void;
+  onCancel: () => void;
+  busy?: boolean;
+  problem?: ApiProblem | undefined;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const id = useId();
+  useEffect(() => {
+    const dialog = ref.current;
+    if (dialog && !dialog.open) dialog.showModal();
+    return () => dialog?.close();
+  }, []);
+  return (
+    <dialog ref={ref} aria-labelledby={`${id}-title`} onCancel={(e) => { e.preventDefault(); onCancel(); }}>
+      <h2 id={`${id}-title`}>{title}</h2>
+      <div class="dialog-body">{children}</div>
+      <ProblemMessage problem={problem} />
+      <div class="actions">
+        <button type="button" onClick={onCancel} autofocus>Cancel</button>
+        <button type="button" class="danger" onClick={onConfirm} disabled={busy}>{action}</button>
+      </div>
+    </dialog>
+  );
+}
+
+export function Loading({ what }: { what: string }) {
+  return <p class="muted" role="status">Loading {what}…</p>;
+}
+
+export function Page({ title, children, intro }: { title: string; intro?: ComponentChildren; children: ComponentChildren }) {
+  return (
+    <>
+      <h1>{title}</h1>
+      {intro ? <p class="intro">{intro}</p> : null}
+      {children}
+    </>
+  );
+}

@@ -1,0 +1,50 @@
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { ApiProblem } from './api/client';
+
+export interface Resource<T> {
+  data: T | undefined;
+  error: ApiProblem | undefined;
+  loading: boolean;
+  reload(): void;
+}
+
+/** Loads `load()` when `deps` change; `reload()` loads again (after a change the page made). */
+export function useResource<T>(load: () => Promise<T>, deps: unknown[]): Resource<T> {
+  const [state, setState] = useState<{ data?: T; error?: ApiProblem; loading: boolean }>({ loading: true });
+  const [generation, setGeneration] = useState(0);
+  useEffect(() => {
+    let current = true;
+    setState((s) => ({ ...s, loading: true }));
+    load().then(
+      (data) => current && setState({ data, loading: false }),
+      (error: unknown) => current && setState({ error: asProblem(error), loading: false }),
+    );
+    return () => {
+      current = false;
+    };
+  }, [...deps, generation]); // the caller names what the load depends on
+  const reload = useCallback(() => setGeneration((g) => g + 1), []);
+  return { data: state.data, error: state.error, loading: state.loading, reload };
+}
+
+export const asProblem = (error: unknown): ApiProblem =>
+  error instanceof ApiProblem ? error : new ApiProblem(0, 'error', 'Something went wrong', error instanceof Error ? error.message : String(error));
+
+/** Runs an action (a button's), keeping its error and whether it is under way. */
+export function useAction<A extends unknown[], T>(action: (...args: A) => Promise<T>) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ApiProblem | undefined>();
+  const run = async (...args: A): Promise<T | undefined> => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      return await action(...args);
+    } catch (e) {
+      setError(asProblem(e));
+      return undefined;
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { run, busy, error, clear: () => setError(undefined) };
+}

@@ -1,0 +1,72 @@
+import { useState } from 'preact/hooks';
+import { api, ok } from '../../api/client';
+import { Field, ProblemMessage } from '../../components/ui';
+import { useAction } from '../../hooks';
+import type { SessionInfo } from '../../session';
+
+/** Log in with an e-mail address and a password; the answer carries the session's CSRF token. */
+export function Login({ onSession }: { onSession: (session: SessionInfo) => void }) {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const login = useAction(async () => onSession(await ok(api.POST('/admin/v1/session', { body: { email, password } }), { loginAttempt: true })));
+  return (
+    <main class="narrow" id="main">
+      <h1>Log in to the risk console</h1>
+      <form onSubmit={(e) => { e.preventDefault(); void login.run(); }}>
+        <Field label="E-mail address" type="email" autocomplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} error={login.error?.field('email')} />
+        <Field label="Password" type="password" autocomplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} error={login.error?.field('password')} />
+        <ProblemMessage problem={login.error} />
+        <button type="submit" class="primary" disabled={login.busy}>Log in</button>
+      </form>
+      <p class="muted">No account yet? An operator makes one with <code>npm run admin -- create</code>.</p>
+    </main>
+  );
+}
+
+/** The first owner of a fresh install, from the one-time link a development start printed. */
+export function Setup({ token, onSession }: { token: string; onSession: (session: SessionInfo) => void }) {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const setup = useAction(async () => {
+    const session = await ok(api.POST('/admin/v1/setup', { body: { token, email, password } }), { loginAttempt: true });
+    history.replaceState(null, '', location.pathname);
+    onSession(session);
+  });
+  return (
+    <main class="narrow" id="main">
+      <h1>Create the first owner</h1>
+      <p>This one-time link makes the instance's first owner. It works once, for 24 hours, while no user exists.</p>
+      <form onSubmit={(e) => { e.preventDefault(); void setup.run(); }}>
+        <Field label="E-mail address" type="email" autocomplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} error={setup.error?.field('email')} />
+        <Field label="Password" type="password" autocomplete="new-password" required minLength={12} hint="12 to 256 characters, not your e-mail address." value={password} onInput={(e) => setPassword(e.currentTarget.value)} error={setup.error?.field('password')} />
+        <ProblemMessage problem={setup.error} />
+        <button type="submit" class="primary" disabled={setup.busy}>Create owner and log in</button>
+      </form>
+    </main>
+  );
+}
+
+/** A one-time password allows nothing else until it is changed. */
+export function ChangePassword({ onChanged, onLogout }: { onChanged: () => void; onLogout: () => void }) {
+  const [current, setCurrent] = useState('');
+  const [next, setNext] = useState('');
+  const change = useAction(async () => {
+    await ok(api.PUT('/admin/v1/session/password', { body: { current_password: current, new_password: next } }));
+    onChanged();
+  });
+  return (
+    <main class="narrow" id="main">
+      <h1>Choose your password</h1>
+      <p>You logged in with a one-time password. Choose your own to continue.</p>
+      <form onSubmit={(e) => { e.preventDefault(); void change.run(); }}>
+        <Field label="One-time password" type="password" autocomplete="current-password" required value={current} onInput={(e) => setCurrent(e.currentTarget.value)} error={change.error?.field('current_password')} />
+        <Field label="New password" type="password" autocomplete="new-password" required minLength={12} hint="12 to 256 characters, not your e-mail address." value={next} onInput={(e) => setNext(e.currentTarget.value)} error={change.error?.field('new_password')} />
+        <ProblemMessage problem={change.error} />
+        <div class="actions">
+          <button type="submit" class="primary" disabled={change.busy}>Save password</button>
+          <button type="button" onClick={onLogout}>Log out</button>
+        </div>
+      </form>
+    </main>
+  );
+}

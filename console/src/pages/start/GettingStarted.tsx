@@ -1,0 +1,190 @@
+import { useRef, useState } from 'preact/hooks';
+import { api, ok, type Answered } from '../../api/client';
+import { Confirm, CopyButton, Field, Loading, Page, ProblemMessage, Time } from '../../components/ui';
+import { useAction, useResource } from '../../hooks';
+import { href, navigate } from '../../router';
+import { useSession } from '../../session';
+
+type KeyInfo = Answered<'listKeys'>['keys'][number];
+type NewKey = { key: string; info: KeyInfo; replaced?: KeyInfo };
+
+/** The request the curl example sends: the documented example body, to this service's origin. */
+export const curlFor = (origin: string, key: string) =>
+  `curl -s ${origin}/v1/risk/evaluate \\\n  -H "Authorization: Bearer ${key}" \\\n  -H 'Content-Type: application/json' \\\n` +
+  `  -d '{"ip":"81.2.69.160","email":"jane.doe@example.com","event_type":"account_register"}'`;
+
+const keyName = (k: KeyInfo) => (k.prefix ? `${k.prefix}…` : k.id);
+
+/**
+ * The first-run screen (spec §5.3): how to call the service, and the account's API keys (at most
+ * two, both valid at once, so one can be replaced while the other serves).
+ */
+export function GettingStarted() {
+  const { account, owner } = useSession();
+  if (account === undefined) {
+    return (
+      <Page title="Getting started" intro="There is no account yet. An account holds API keys, rule sets and decisions; each customer or environment gets one.">
+        {owner ? <CreateAccount /> : <p>You are not a member of any account yet: ask an owner or an account admin to add you.</p>}
+      </Page>
+    );
+  }
+  return <Keys account={account} />;
+}
+
+function CreateAccount() {
+  const { refresh } = useSession();
+  const [id, setId] = useState('');
+  const [name, setName] = useState('');
+  const create = useAction(async () => {
+    const made = await ok(api.POST('/admin/v1/accounts', { body: { id, name: name || undefined } }));
+    await refresh();
+    navigate(href(made.id, 'start'));
+  });
+  return (
+    <form class="card" onSubmit={(e) => { e.preventDefault(); void create.run(); }}>
+      <h2>Create an account</h2>
+      <Field label="Account id" required value={id} onInput={(e) => setId(e.currentTarget.value)} hint="Lower-case letters, digits and dashes, e.g. acme." error={create.error?.field('id')} />
+      <Field label="Name (optional)" value={name} onInput={(e) => setName(e.currentTarget.value)} error={create.error?.field('name')} />
+      <ProblemMessage problem={create.error?.errors.length ? undefined : create.error} />
+      <button type="submit" class="primary" disabled={create.busy}>Create account</button>
+    </form>
+  );
+}
+
+function Keys({ account }: { account: string }) {
+  const { role } = useSession();
+  const admin = role === 'admin';
+  const keys = useResource(() => ok(api.GET('/admin/v1/accounts/{account}/keys', { params: { path: { account } } })), [account]);
+  const [shown, setShown] = useState<NewKey | undefined>();
+  const [confirm, setConfirm] = useState<{ kind: 'rotate' | 'revoke'; key: KeyInfo } | undefined>();
+  const path = { account };
+
+  const generate = useAction(async () => {
+    setShown(await ok(api.POST('/admin/v1/accounts/{account}/keys', { params: { path } })));
+    keys.reload();
+  });
+  const change = useAction(async (kind: 'rotate' | 'revoke', key: KeyInfo) => {
+    const params = { path: { account, key_id: key.id } };
+    if (kind === 'rotate') setShown(await ok(api.POST('/admin/v1/accounts/{account}/keys/{key_id}/rotate', { params })));
+    else {
+      await ok(api.DELETE('/admin/v1/accounts/{account}/keys/{key_id}', { params }));
+      setShown(undefined);
+    }
+    setConfirm(undefined);
+    keys.reload();
+  });
+
+  const list = keys.data;
+  const total = list ? list.keys.length + list.env_keys : 0;
+  const full = list !== undefined && total >= list.max_keys;
+  const example = shown?.key ?? '$RISK_API_KEY';
+
+  return (
+    <Page title="Getting started" intro="Your backend calls this service before it creates an account or lets a user log in, then approves, holds for review or blocks. Two steps:">
+      <section class="card" aria-labelledby="step-key">
+        <h2 id="step-key">1. Make an API key</h2>
+        <p>
+          An account has at most {list?.max_keys ?? 2} keys and both work at once: replace one while the other keeps serving. Keep keys in a
+          secrets manager or the environment of your backend, never in a page or an app.
+        </p>
+        {keys.loading && !list ? <Loading what="keys" /> : null}
+        <ProblemMessage problem={keys.error} />
+        {list ? (
+          <table>
+            <caption class="visually-hidden">API keys of {account}</caption>
+            <thead>
+              <tr><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Made by</th>{admin ? <th scope="col"><span class="visually-hidden">Actions</span></th> : null}</tr>
+            </thead>
+            <tbody>
+              {list.keys.map((k) => (
+                <tr key={k.id}>
+                  <td><code>{keyName(k)}</code> <span class="muted">{k.id}</span></td>
+                  <td><Time at={k.created_at} /></td>
+                  <td><Time at={k.last_used_at} /></td>
+                  <td>{k.created_by}</td>
+                  {admin ? (
+                    <td class="row-actions">
+                      <button type="button" onClick={() => setConfirm({ kind: 'rotate', key: k })} aria-label={`Rotate key ${keyName(k)}`}>Rotate</button>
+                      <button type="button" class="danger" onClick={() => setConfirm({ kind: 'revoke', key: k })} aria-label={`Revoke key ${keyName(k)}`}>Revoke</button>
+                    </td>
+                  ) : null}
+                </tr>
+              ))}
+              {list.keys.length === 0 ? <tr><td colSpan={admin ? 5 : 4} class="muted">No key in the store yet.</td></tr> : null}
+            </tbody>
+          </table>
+        ) : null}
+        {list && list.env_keys > 0 ? <p class="muted">{list.env_keys} more {list.env_keys === 1 ? 'key comes' : 'keys come'} from the API_KEYS environment variable; they count towards the limit and are managed there.</p> : null}
+        {admin ? (
+          <div class="actions">
+            <button type="button" class="primary" onClick={() => void generate.run()} disabled={generate.busy || full}>Generate a key</button>
+            {full ? <span class="muted">The account has {list?.max_keys} keys: rotate or revoke one to make another.</span> : null}
+          </div>
+        ) : (
+          <p class="muted">Your role in this account is analyst: keys are made, rotated and revoked by its admins.</p>
+        )}
+        <ProblemMessage problem={generate.error} />
+        {shown ? <ShownKey shown={shown} onDone={() => setShown(undefined)} /> : null}
+      </section>
+
+      <section class="card" aria-labelledby="step-call">
+        <h2 id="step-call">2. Evaluate an event from your backend</h2>
+        <p>Send the user's IP address and e-mail address with the event type; the answer has the score, the state (approve, review, decline) and why.</p>
+        <CommandBlock label="Evaluate with curl" text={curlFor(location.origin, example)} />
+        <p class="muted">
+          Optional: collect device data in your sign-up page with <code>{`<script src="${location.origin}/sdk/v1/device.js"></script>`}</code> and send what <code>RiskDevice.collect()</code> returns as <code>device_intelligence</code>.
+        </p>
+      </section>
+
+      {confirm ? (
+        <Confirm
+          title={confirm.kind === 'rotate' ? `Rotate key ${keyName(confirm.key)}?` : `Revoke key ${keyName(confirm.key)}?`}
+          action={confirm.kind === 'rotate' ? 'Rotate key' : 'Revoke key'}
+          busy={change.busy}
+          problem={change.error}
+          onCancel={() => { setConfirm(undefined); change.clear(); }}
+          onConfirm={() => void change.run(confirm.kind, confirm.key)}
+        >
+          <p>
+            <strong>Key {keyName(confirm.key)} stops working</strong> at once on this server and on every other replica within a few seconds
+            (RELOAD_INTERVAL_MS): every backend still sending it gets <code>401 Unauthorized</code> and no evaluation.
+          </p>
+          {confirm.kind === 'rotate' ? (
+            <p>A new key replaces it and is shown once. {total > 1 ? 'The other key keeps serving.' : ''} Put the new key in your backend before you rotate, or right after.</p>
+          ) : total <= 1 ? (
+            <p><strong>This is the account's last key:</strong> evaluations for {account} stop until you generate another.</p>
+          ) : (
+            <p>The other key keeps serving.</p>
+          )}
+        </Confirm>
+      ) : null}
+    </Page>
+  );
+}
+
+function ShownKey({ shown, onDone }: { shown: NewKey; onDone: () => void }) {
+  const input = useRef<HTMLInputElement>(null);
+  return (
+    <div class="new-key" role="region" aria-labelledby="new-key-title">
+      <h3 id="new-key-title">{shown.replaced ? `New key, replacing ${keyName(shown.replaced)}` : 'Your new key'}</h3>
+      <p><strong>Copy it now: it is shown this once.</strong> Only its prefix is kept; nobody can read it again.</p>
+      <div class="key-row">
+        <label for="new-key-value" class="visually-hidden">New API key</label>
+        <input id="new-key-value" ref={input} class="mono" readOnly value={shown.key} onFocus={(e) => e.currentTarget.select()} />
+        <CopyButton text={shown.key} label="Copy key" target={() => input.current} />
+      </div>
+      <button type="button" onClick={onDone}>I have stored it</button>
+    </div>
+  );
+}
+
+function CommandBlock({ label, text }: { label: string; text: string }) {
+  const area = useRef<HTMLTextAreaElement>(null);
+  return (
+    <div class="command">
+      <pre aria-label={label}><code>{text}</code></pre>
+      <CopyButton text={text} label="Copy command" target={() => area.current} />
+      <textarea ref={area} class="visually-hidden" tabIndex={-1} aria-hidden="true" readOnly value={text} />
+    </div>
+  );
+}

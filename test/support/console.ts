@@ -1,0 +1,70 @@
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { expect } from 'vitest';
+import type { Store } from '../../src/store/index.js';
+import { createUser, login, PASSWORD } from './admin.js';
+import { startTestApp } from './app.js';
+import { recordRequests } from './browser.js';
+
+/**
+ * The real service (production factory, SQLite in a temporary directory) on a real loopback port,
+ * for the browser tests of the web console: an owner, and an account `acme` made through the admin
+ * API as the console would.
+ */
+export interface ConsoleServer {
+  app: FastifyInstance;
+  store: Store;
+  origin: string;
+}
+
+export const OWNER = 'owner@console.test';
+
+/** A test clicks through several pages, each logging in (a scrypt hash): generous on a loaded 2-core runner. */
+export const BROWSER_TEST_TIMEOUT_MS = 60_000;
+
+export async function startConsoleServer(): Promise<ConsoleServer> {
+  const { app } = await startTestApp();
+  await createUser(app.store, OWNER, { owner: true });
+  const session = await login(app, OWNER);
+  const made = await app.inject({ method: 'POST', url: '/admin/v1/accounts', headers: session.write, payload: { id: 'acme', name: 'Acme Ltd' } });
+  expect(made.statusCode, made.body).toBe(201);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  return { app, store: app.store, origin: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
+}
+
+/** A page in a fresh profile, with every problem the page meets recorded: a test asserts there were none. */
+export interface ConsolePage {
+  context: BrowserContext;
+  page: Page;
+  /** Requests the page made (anything off loopback is refused). */
+  requests: string[];
+  /** Uncaught errors, console errors (a CSP refusal is one) and alert/confirm dialogs. */
+  troubles: string[];
+}
+
+export async function openConsole(browser: Browser, origin: string): Promise<ConsolePage> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+  const requests = await recordRequests(context);
+  const page = await context.newPage();
+  const troubles: string[] = [];
+  page.on('pageerror', (error) => troubles.push(`pageerror: ${error.message}`));
+  page.on('console', (message) => {
+    // An answer of 401 or 404 is logged by Chromium as a failed resource: the app handles those.
+    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) troubles.push(`console: ${message.text()}`);
+  });
+  page.on('dialog', (dialog) => {
+    troubles.push(`dialog: ${dialog.type()} ${dialog.message()}`);
+    void dialog.dismiss();
+  });
+  await page.goto(`${origin}/console/`);
+  return { context, page, requests, troubles };
+}
+
+export async function logIn(page: Page, email: string, password = PASSWORD): Promise<void> {
+  await page.getByLabel('E-mail address').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('button', { name: 'Log out' }).waitFor();
+}
