@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeFailure } from '../../src/store/errors.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -26,6 +27,9 @@ describe('the admin API with its store down', () => {
     t = await startTestApp({ DATABASE_URL: await postgres.createDatabase() });
     await createUser(t.app.store, 'owner@example.com', { owner: true });
     const session = await login(t.app, 'owner@example.com');
+    // The test server commits asynchronously (synchronous_commit=off) and stops as a crash does:
+    // without a checkpoint the session row just written could be lost with it, and the login with it.
+    await sql`checkpoint`.execute(t.app.store.engine.db);
     await postgres.stop();
     for (const response of [
       await t.app.inject({ method: 'GET', url: '/admin/v1/accounts', headers: session.read }),
