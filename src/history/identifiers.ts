@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, createSecretKey } from 'node:crypto';
 
 /**
  * History identifiers are keyed hashes (PRODUCT.md "Memory: the store"): HMAC-SHA-256 under a
@@ -16,5 +16,8 @@ export type Hasher = (account: string, kind: IdentifierKind, value: string) => B
 
 export function keyedHasher(secret: Buffer): Hasher {
   if (secret.length < SECRET_BYTES) throw new Error(`the history secret must be at least ${SECRET_BYTES} bytes`);
-  return (account, kind, value) => createHmac('sha256', secret).update(`${account}\u0000${kind}\u0000${value}`).digest().subarray(0, KEY_BYTES);
+  // A key object made once: given the bytes, createHmac checks and wraps them on every call, which
+  // cost three times the hash itself (12 µs against 4 on Node 24), four or five times an evaluation.
+  const key = createSecretKey(secret);
+  return (account, kind, value) => createHmac('sha256', key).update(`${account}\u0000${kind}\u0000${value}`).digest().subarray(0, KEY_BYTES);
 }
