@@ -90,8 +90,8 @@ function spawnNode(script: string[], env: Record<string, string>, log = '/dev/nu
   return spawn(process.execPath, script, { env: { PATH: process.env.PATH!, ...env }, stdio: ['ignore', sink, 'inherit', 'ipc'] });
 }
 
-/** The service from the built code, with the runtime probe preloaded (see bench/runtime-probe.mjs). */
-const SERVICE = ['--import', './bench/runtime-probe.mjs', 'dist/server.js'];
+/** The service from the built code, with the runtime probe preloaded (see bench/runtime-probe.mjs) and V8's flag as in production (Dockerfile). */
+const SERVICE = ['--optimize-for-size', '--import', './bench/runtime-probe.mjs', 'dist/server.js'];
 
 async function waitReady(url: string, child: ChildProcess, limitMs = 60_000): Promise<number> {
   const started = performance.now();

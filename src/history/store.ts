@@ -37,6 +37,8 @@ export interface HistoryStoreStats {
   /** SQLite: identifiers held in memory, and those with changes not yet written. */
   cached?: number;
   pending?: number;
+  /** SQLite: estimated bytes the identifiers in memory hold (bounded by its maxBytes). */
+  bytes?: number;
 }
 
 export const NO_ERASURE: ErasedHistory = { identifiers: 0, counters: 0, memberships: 0 };

@@ -424,7 +424,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       return total;
     },
 
-    stats: () => ({ failed, refused, pruned, cached: cache.size, pending: dirty.size }),
+    stats: () => ({ failed, refused, pruned, cached: cache.size, pending: dirty.size, bytes }),
 
     async close() {
       closed = true;

@@ -110,4 +110,13 @@ describe('Dockerfile', () => {
     expect(baseImage(unpinned[2]!, unpinned)).not.toMatch(PINNED_NODE_24);
     expect('node:20-bookworm-slim@sha256:' + 'a'.repeat(64)).not.toMatch(PINNED_NODE_24);
   });
+
+  it('starts the service with V8 sized for memory, as `npm start` does (README "Running in Docker")', () => {
+    const cmd = final.instructions.filter((i) => i.keyword === 'CMD').at(-1)!;
+    expect(JSON.parse(cmd.args)).toEqual(['node', '--optimize-for-size', 'dist/server.js']);
+    const scripts = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts;
+    expect(scripts.start).toBe('node --optimize-for-size dist/server.js');
+    // The soak measures the service as it runs in production.
+    expect(scripts.soak).toMatch(/^node --optimize-for-size /);
+  });
 });
