@@ -5,6 +5,7 @@ import { Loading, ProblemMessage } from './components/ui';
 import { asProblem } from './hooks';
 import { Audit } from './pages/audit/Audit';
 import { ChangePassword, Login, Setup } from './pages/login/Login';
+import { ThreatRules } from './pages/rules/ThreatRules';
 import { Sources } from './pages/sources/Sources';
 import { GettingStarted } from './pages/start/GettingStarted';
 import { Users } from './pages/users/Users';
@@ -21,6 +22,7 @@ interface Section {
 
 export const SECTIONS: Section[] = [
   { page: 'start', title: 'Getting started', component: GettingStarted },
+  { page: 'rules', title: 'Threat rules', component: ThreatRules },
   { page: 'users', title: 'Users', component: Users, role: 'admin' },
   { page: 'sources', title: 'Data sources', component: Sources },
   { page: 'audit', title: 'Audit log', component: Audit, role: 'admin' },
