@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADDRESS_RULE, USER_RULE } from '../../src/admin/routes/session.js';
+import { ADDRESS_RULE, PAIR_RULE, USER_RULE } from '../../src/admin/routes/session.js';
 import { hashSessionId } from '../../src/admin/session.js';
 import { readRuleFiles } from '../../src/rules/templates.js';
 import { bearer, KEY_A, startTestApp, type TestApp } from '../support/app.js';
@@ -8,8 +8,8 @@ import { ENGINES, freshDatabaseUrl, type EngineName } from '../support/store.js'
 
 /**
  * Console sessions through HTTP with the real app, on both store engines: the cookie's attributes,
- * CSRF on writes, logout, idle and absolute expiry (an injected clock), login throttling per user
- * and per address, one-time passwords, and API keys refused on /admin.
+ * CSRF on writes, logout, idle and absolute expiry (an injected clock), login throttling per user and
+ * address, per user and per address, one-time passwords, and API keys refused on /admin.
  */
 const MINUTE = 60_000;
 
@@ -123,17 +123,31 @@ describe.each(ENGINES)('console sessions on %s', (engine: EngineName) => {
     expectAdminProblem(await whoami(busy), 401, 'unauthenticated');
   });
 
-  it(`throttles logins per user: after ${USER_RULE.maxFailures} failures even the right password waits for the window`, async () => {
+  it(`throttles logins per user and address: after ${PAIR_RULE.maxFailures} failures from one address even the right password waits there, not elsewhere`, async () => {
     const { email } = await fresh();
-    for (let i = 0; i < USER_RULE.maxFailures; i++) {
-      // From different addresses: it is the user's count that stops them.
-      expectAdminProblem(await t.app.inject({ method: 'POST', url: '/admin/v1/session', payload: { email, password: `wrong ${i}` }, ...from(`192.0.2.${100 + i}`) }), 401, 'unauthenticated');
+    for (let i = 0; i < PAIR_RULE.maxFailures; i++) {
+      expectAdminProblem(await t.app.inject({ method: 'POST', url: '/admin/v1/session', payload: { email, password: `wrong ${i}` }, ...from('192.0.2.66') }), 401, 'unauthenticated');
     }
-    const throttled = await t.app.inject({ method: 'POST', url: '/admin/v1/session', payload: { email, password: PASSWORD }, ...from('192.0.2.200') });
+    const throttled = await t.app.inject({ method: 'POST', url: '/admin/v1/session', payload: { email, password: PASSWORD }, ...from('192.0.2.66') });
     expectAdminProblem(throttled, 429, 'too_many_attempts');
-    expect(Number(throttled.headers['retry-after'])).toBe(USER_RULE.windowMs / 1000);
+    expect(Number(throttled.headers['retry-after'])).toBe(PAIR_RULE.windowMs / 1000);
+    // Whoever guessed from there cannot keep the user out from where they are (the old lockout could).
+    expect((await t.app.inject({ method: 'POST', url: '/admin/v1/session', payload: { email, password: PASSWORD }, ...from('198.51.100.9') })).statusCode).toBe(200);
+    clock += PAIR_RULE.windowMs;
+    expect((await t.app.inject({ method: 'POST', url: '/admin/v1/session', payload: { email, password: PASSWORD }, ...from('192.0.2.66') })).statusCode).toBe(200);
+  });
+
+  it(`throttles logins per user from anywhere: ${USER_RULE.maxFailures} failures spread over addresses hold the user back everywhere for the window`, async () => {
+    const { email } = await fresh();
+    // Spread so that neither the pair's nor an address's count is reached: only the user's is.
+    const addresses = Math.ceil(USER_RULE.maxFailures / (PAIR_RULE.maxFailures - 1));
+    for (let i = 0; i < USER_RULE.maxFailures; i++) {
+      const attempt = await t.app.inject({ method: 'POST', url: '/admin/v1/session', payload: { email, password: `wrong ${i}` }, ...from(`203.0.113.${1 + (i % addresses)}`) });
+      expectAdminProblem(attempt, 401, 'unauthenticated');
+    }
+    expectAdminProblem(await t.app.inject({ method: 'POST', url: '/admin/v1/session', payload: { email, password: PASSWORD }, ...from('198.51.100.77') }), 429, 'too_many_attempts');
     clock += USER_RULE.windowMs;
-    expect((await t.app.inject({ method: 'POST', url: '/admin/v1/session', payload: { email, password: PASSWORD }, ...from('192.0.2.200') })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'POST', url: '/admin/v1/session', payload: { email, password: PASSWORD }, ...from('198.51.100.77') })).statusCode).toBe(200);
   });
 
   it(`throttles logins per address: ${ADDRESS_RULE.maxFailures} failures for any users, then nobody from there (an IPv6 /64 is one address)`, async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, evaluationBody, startTestApp, type TestApp } from '../support/app.js';
-import { USER_RULE } from '../../src/admin/routes/session.js';
+import { PAIR_RULE } from '../../src/admin/routes/session.js';
 import { bearerToken, createUser, expectAdminProblem, login, PASSWORD, problemShape, type Session } from '../support/admin.js';
 import { expectProblem } from '../support/contract.js';
 import { ENGINES, freshDatabaseUrl, type EngineName } from '../support/store.js';
@@ -152,7 +152,7 @@ describe('two replicas on one PostgreSQL', () => {
 
   it('count failed logins together: what failed on one replica throttles the other', async () => {
     await createUser(one.app.store, 'target@example.com', { roles: { alpha: 'analyst' } });
-    for (let i = 0; i < USER_RULE.maxFailures; i++) {
+    for (let i = 0; i < PAIR_RULE.maxFailures; i++) {
       const app = i % 2 === 0 ? one.app : two.app;
       expectAdminProblem(await app.inject({ method: 'POST', url: '/admin/v1/session', payload: { email: 'target@example.com', password: `guess ${i}` } }), 401, 'unauthenticated');
     }

@@ -198,7 +198,7 @@ export interface paths {
         put?: never;
         /**
          * Log in: sets the session cookie and returns the CSRF token
-         * @description The cookie (`risk_session`, HttpOnly, SameSite=Strict, Path=/admin/v1, Secure over TLS) authenticates later requests; every write made with it must send `X-CSRF-Token`. Failed logins are throttled per e-mail address (5 per 15 min) and per client address (20 per 15 min).
+         * @description The cookie (`risk_session`, HttpOnly, SameSite=Strict, Path=/admin/v1, Secure over TLS) authenticates later requests; every write made with it must send `X-CSRF-Token`. Failed logins are throttled per e-mail address and client address (5 per 15 min), per e-mail address from any addresses (50 per 15 min) and per client address (20 per 15 min).
          *
          *     **Who:** No credentials needed.
          */

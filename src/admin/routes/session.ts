@@ -15,13 +15,20 @@ import { useSetupToken } from '../setup.js';
 /**
  * Logging in and out, who am I, changing one's password, and the first owner's setup.
  *
- * Login throttling (in the store, so every replica counts the same failures): at most
- * `USER_RULE.maxFailures` wrong passwords per e-mail address, and `ADDRESS_RULE.maxFailures` per
- * client address (an IPv6 address counts by its /64), per window; then 429 with Retry-After until
- * the window ends. The check comes before the password is hashed, so a throttled guesser costs
- * one indexed read. A correct password clears its address's user count, not the address's count.
+ * Login throttling (in the store, so every replica counts the same failures), three counts per
+ * window: `PAIR_RULE.maxFailures` wrong passwords for one e-mail address from one client address,
+ * `USER_RULE.maxFailures` for one e-mail address from anywhere, and `ADDRESS_RULE.maxFailures` from
+ * one client address for any users (an IPv6 address counts by its /64); past any of them, 429 with
+ * Retry-After until the window ends. The check comes before the password is hashed, so a throttled
+ * guesser costs one indexed read. Why a pair and a user-wide count: with a lockout per e-mail
+ * address alone, anyone who knows an admin's address could keep them out with five wrong guesses a
+ * quarter-hour. Now locking a user out everywhere takes `USER_RULE.maxFailures` failures, which
+ * the address rule spreads over at least three client addresses, while a guesser still gets at
+ * most that many tries at one user per window. A correct password clears its pair's count, not the
+ * user's or the address's (one good password does not excuse a spray).
  */
-export const USER_RULE: ThrottleRule = { maxFailures: 5, windowMs: 15 * 60_000 };
+export const PAIR_RULE: ThrottleRule = { maxFailures: 5, windowMs: 15 * 60_000 };
+export const USER_RULE: ThrottleRule = { maxFailures: 50, windowMs: 15 * 60_000 };
 export const ADDRESS_RULE: ThrottleRule = { maxFailures: 20, windowMs: 15 * 60_000 };
 
 const userKey = (email: string) => `user:${hash('sha256', normaliseEmail(email), 'hex')}`;
@@ -31,6 +38,12 @@ function addressKey(ip: string): string {
   const words = ipv6ToWords(ip);
   return `ip:${words[0]!.toString(16)}:${words[1]!.toString(16)}::/64`;
 }
+/** The counts a login of `email` from `ip` is held to; the first is the pair's (cleared by a success). */
+const loginKeys = (email: string, ip: string) => [
+  { key: `${userKey(email)}|${addressKey(ip)}`, rule: PAIR_RULE },
+  { key: userKey(email), rule: USER_RULE },
+  { key: addressKey(ip), rule: ADDRESS_RULE },
+];
 
 const sessionInfo = z.object({
   kind: z.enum(['user', 'token']),
@@ -75,7 +88,7 @@ export const login = adminRoute({
   method: 'POST', url: '/session', tag: 'session', operationId: 'login',
   summary: 'Log in: sets the session cookie and returns the CSRF token',
   description: 'The cookie (`risk_session`, HttpOnly, SameSite=Strict, Path=/admin/v1, Secure over TLS) authenticates later requests; every write made with it must send `X-CSRF-Token`. ' +
-    `Failed logins are throttled per e-mail address (${USER_RULE.maxFailures} per ${USER_RULE.windowMs / 60_000} min) and per client address (${ADDRESS_RULE.maxFailures} per ${ADDRESS_RULE.windowMs / 60_000} min).`,
+    `Failed logins are throttled per e-mail address and client address (${PAIR_RULE.maxFailures} per ${PAIR_RULE.windowMs / 60_000} min), per e-mail address from any addresses (${USER_RULE.maxFailures} per ${USER_RULE.windowMs / 60_000} min) and per client address (${ADDRESS_RULE.maxFailures} per ${ADDRESS_RULE.windowMs / 60_000} min).`,
   access: { role: 'public' },
   body: z.object({ email: loginEmail, password }),
   example: { email: 'ops@example.com', password: 'correct horse battery staple' },
@@ -83,7 +96,7 @@ export const login = adminRoute({
   problems: { 401: 'Wrong e-mail address or password (the same answer for both, and for a disabled user)', 429: 'Too many failed logins for this user or address (`Retry-After`)' },
   handler: async ({ body, request, reply, services, now }) => {
     const { store } = services;
-    const keys = [{ key: userKey(body.email), rule: USER_RULE }, { key: addressKey(request.ip), rule: ADDRESS_RULE }];
+    const keys = loginKeys(body.email, request.ip);
     const wait = await store.loginThrottle.blockedFor(keys, now);
     if (wait > 0) throw problems.tooManyAttempts(Math.ceil(wait / 1000), 'Too many failed logins for this user or from this address');
     const credentials = await store.users.credentials(body.email);
@@ -138,11 +151,11 @@ export const changePassword = adminRoute({
   example: { current_password: 'Vh3kq9ZtYb2mL0xWcR4a', new_password: 'correct horse battery staple' },
   success: { status: 204, description: 'Changed' },
   problems: { 403: 'The current password is wrong', 429: 'Too many wrong passwords for this user (`Retry-After`)' },
-  handler: async ({ body, principal, services, now }) => {
+  handler: async ({ body, principal, request, services, now }) => {
     const problem = passwordProblem(body.new_password, principal.email);
     if (problem !== null) throw problems.invalidRequest([{ path: 'new_password', message: problem }]);
     // A stolen session must not become a way around the login throttle.
-    const keys = [{ key: userKey(principal.email!), rule: USER_RULE }];
+    const keys = loginKeys(principal.email!, request.ip).slice(0, 2);
     const wait = await services.store.loginThrottle.blockedFor(keys, now);
     if (wait > 0) throw problems.tooManyAttempts(Math.ceil(wait / 1000), 'Too many wrong passwords for this user');
     const stored = await services.store.users.passwordHash(principal.id);
