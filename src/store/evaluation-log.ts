@@ -57,6 +57,11 @@ export interface EvaluationLog {
   stats(): EvaluationLogStats;
   /** Writes what is queued now (tests, shutdown); resolves when done or failed. */
   flush(): Promise<void>;
+  /**
+   * Whether evaluation `id` is queued or being written by this replica: only then can a look-up
+   * that missed it find it after a `flush()`. (An unknown id must not force a write each time.)
+   */
+  holds(id: string): boolean;
   /** Prunes past retention now, in batches, until nothing is left to prune. */
   prune(): Promise<number>;
   /** The store is back: send what waited. */
@@ -78,6 +83,7 @@ export function createEvaluationLog(options: EvaluationLogOptions): EvaluationLo
   let bytes = 0;
   const counts = { written: 0, dropped: 0, failed: 0, pruned: 0 };
   let writing: Promise<void> | null = null;
+  let inFlight: LogRecord[] = [];
   let timer: NodeJS.Timeout | undefined;
   let pruning: Promise<number> | null = null;
   let closed = false;
@@ -98,6 +104,7 @@ export function createEvaluationLog(options: EvaluationLogOptions): EvaluationLo
         const batch = queue.length <= o.batchSize ? queue : queue.slice(0, o.batchSize);
         queue = batch === queue ? [] : queue.slice(o.batchSize);
         for (const record of batch) bytes -= recordSize(record);
+        inFlight = batch;
         try {
           await observed(observe, 'log_write', () => o.writer!.write(batch));
           counts.written += batch.length;
@@ -105,6 +112,8 @@ export function createEvaluationLog(options: EvaluationLogOptions): EvaluationLo
           counts.failed += batch.length;
           o.onWriteError(error as Error);
           break;
+        } finally {
+          inFlight = [];
         }
       }
     })().finally(() => {
@@ -172,6 +181,7 @@ export function createEvaluationLog(options: EvaluationLogOptions): EvaluationLo
       // Starts at once when idle: the batch is taken now, not after a tick.
       return writing === null ? writeBatches() : writing.then(writeBatches);
     },
+    holds: (id) => queue.some((r) => r.id === id) || inFlight.some((r) => r.id === id),
     prune,
     resume: () => {
       if (queue.length > 0) schedule();

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { readRuleFiles } from '../../src/rules/templates.js';
 import { bearer, KEY_A, type TestApp } from '../support/app.js';
 import { expectProblem } from '../support/contract.js';
@@ -163,6 +163,11 @@ describe.each(ENGINES)('behaviour history (%s)', (engine) => {
 
     expectProblem(await feedback(theirs.id, KEY_A, { label: 'fraud' }), 404, 'evaluation_not_found');
     expectProblem(await feedback('not-an-id', KEY_A, { label: 'fraud' }), 404, 'evaluation_not_found');
+    // An id this replica never queued is not worth a write of its log queue: a stream of made-up ids must not force one each.
+    const flush = vi.spyOn(t.app.store.log, 'flush');
+    expectProblem(await feedback('019ab8c0-0000-7000-8000-000000000000', KEY_A, { label: 'fraud' }), 404, 'evaluation_not_found');
+    expect(flush).not.toHaveBeenCalled();
+    flush.mockRestore();
     expect(await t.app.store.labels.get('globex', theirs.id)).toBeUndefined();
     const bad = await feedback(mine.id, KEY_A, { label: 'maybe' });
     expect(bad.statusCode).toBe(400);

@@ -193,7 +193,8 @@ async function explain(record: DecisionRecord, store: Store): Promise<Pick<z.out
 /** Looks the evaluation up; one made a moment ago may still be in this replica's log queue: written, then looked up again. */
 async function findDecision(services: AdminServices, account: string, id: string): Promise<DecisionRecord> {
   const decisions = services.store.decisions;
-  const found = (await decisions.get(account, id)) ?? (await services.store.log.flush(), await decisions.get(account, id));
+  const queued = services.store.log.holds(id); // asked first: after a miss it may have been written since
+  const found = (await decisions.get(account, id)) ?? (queued ? (await services.store.log.flush(), await decisions.get(account, id)) : undefined);
   if (found === undefined) throw problems.resourceNotFound(`account "${account}" has no evaluation ${id} in its log (kept RETENTION_DAYS)`);
   return found;
 }

@@ -36,11 +36,13 @@ export function registerFeedbackRoute(scope: FastifyInstance, store: Store): voi
     if (!store.health.available) throw problems.storeUnavailable();
     const account = request.account!;
     const label = async () => store.labels.set(account.id, id, parsed.data.label, parsed.data.reason ?? null, { actor: `api:${account.id}` });
+    // Asked before the look-up: once that misses, the record may already have been written since.
+    const queued = store.log.holds(id);
     let row;
     try {
       row = await label().catch(async (error) => {
         // Evaluated a moment ago: still in this replica's log queue. Written now, then looked up again.
-        if (!(error instanceof StoreRequestError) || error.code !== 'not_found') throw error;
+        if (!(error instanceof StoreRequestError) || error.code !== 'not_found' || !queued) throw error;
         await store.log.flush();
         return label();
       });
