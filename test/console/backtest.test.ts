@@ -1,0 +1,128 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createUser, type Session } from '../support/admin.js';
+import { ADDED_RULE, EVENTS, seedBacktest, type BacktestSeed } from '../support/backtest-seed.js';
+import { launchChromium } from '../support/browser.js';
+import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer, type ConsoleServer } from '../support/console.js';
+
+/**
+ * The backtest view in Debian's Chromium, against the real service on a loopback port: evaluations
+ * of `acme` made through the public API with a key made through the admin API (three from
+ * example.org, three not), two of them labelled, and a draft that adds a rule firing on
+ * example.org. An owner starts a backtest of the draft over the last day from the page, follows it
+ * to its end and reads the report: the transitions, the rule's hits, the changed decisions linked
+ * to the decisions page and the confusion matrix are what the API reports and what was seeded.
+ * An analyst reads but has no start form and no cancel.
+ */
+vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS });
+
+const ANALYST = 'analyst@backtest.test';
+
+let server: ConsoleServer;
+let browser: Browser;
+let owner: Session;
+let made: BacktestSeed['made'];
+
+beforeAll(async () => {
+  server = await startConsoleServer();
+  await createUser(server.store, ANALYST, { roles: { acme: 'analyst' } });
+  ({ owner, made } = await seedBacktest(server, OWNER));
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.app.close();
+});
+
+/** The text of each cell of a table's body rows (row headers included). */
+const cells = (page: Page, table: string) =>
+  page.locator(`${table} tbody tr`).evaluateAll((rows) => rows.map((row) => [...row.children].map((cell) => (cell as unknown as { innerText: string }).innerText.trim())));
+
+describe('a backtest of a draft, as an owner', () => {
+  it('starts from the page, follows it to its end, and shows the report the API gives', async () => {
+    const { context, page, requests, troubles } = await openConsole(browser, server.origin);
+    try {
+      await logIn(page, OWNER);
+      await page.goto(`${server.origin}/console/#/acme/rules/account_register/backtest`);
+      await page.getByRole('heading', { level: 1, name: 'Backtests: account_register' }).waitFor();
+      await page.getByText('No backtest of account_register yet.').waitFor();
+      const form = page.getByRole('region', { name: 'Start a backtest' });
+      const versions = form.getByLabel('Rules to test');
+      await versions.locator('option', { hasText: 'draft' }).waitFor({ state: 'attached' });
+      await expect(versions.locator('option:checked').innerText()).resolves.toMatch(/^Version \d+ \(draft\): Decline example\.org$/);
+      await expect(form.getByLabel('Time range').inputValue()).resolves.toBe('24h');
+      await form.getByRole('button', { name: 'Start backtest' }).click();
+
+      await page.waitForURL(/#\/acme\/rules\/account_register\/backtest\/bt_[0-9a-f]{16}$/);
+      const id = /bt_[0-9a-f]{16}$/.exec(page.url())![0];
+      await page.getByRole('heading', { level: 1, name: `Backtest ${id}` }).waitFor();
+      await page.getByRole('status').filter({ hasText: 'Done' }).waitFor({ timeout: 30_000 });
+      const api = (await server.app.inject({ url: `${EVENTS}/backtests/${id}`, headers: owner.read })).json();
+      expect(api).toMatchObject({ status: 'done', progress: { evaluations: 6, replayed: 6, skipped: 0 } });
+
+      // The transitions: the three sign-ups from example.org go from approve to decline, the rest stay.
+      const matrix = await cells(page, 'table.matrix');
+      expect(matrix).toEqual([['approve', '3', '0', '3'], ['review', '0', '0', '0'], ['decline', '0', '0', '0']]);
+      expect(matrix.map(([_state, ...counts]) => counts.map(Number))).toEqual(['approve', 'review', 'decline'].map((s) => ['approve', 'review', 'decline'].map((c) => api.report.transitions[s][c])));
+      await expect(page.locator('table.matrix td.changed').allInnerTexts()).resolves.toEqual(['3']);
+
+      // The added rule: no hit live, one per example.org sign-up with the draft, 40 points each.
+      const rule = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: ADDED_RULE.name, exact: true }) });
+      await expect(rule.locator('td').allInnerTexts()).resolves.toEqual(['0', '3', '+3', '0', '120']);
+      expect(api.report.rules.find((r: { rule_name: string }) => r.rule_name === ADDED_RULE.name)).toEqual({ rule_name: ADDED_RULE.name, live: { hits: 0, dry_run_hits: 0, score: 0 }, candidate: { hits: 3, dry_run_hits: 0, score: 120 } });
+      await expect(page.locator('table.rule-hits tbody tr.changed').count()).resolves.toBe(1);
+
+      // The changed decisions: exactly the example.org evaluations, each linked to its decision.
+      const links = page.locator('table.changed-decisions tbody a');
+      await expect(links.allInnerTexts()).resolves.toEqual(made.org);
+      await expect(links.first().getAttribute('href')).resolves.toBe(`#/acme/decisions/${made.org[0]}`);
+      await expect(page.locator('table.changed-decisions tbody tr').first().innerText()).resolves.toMatch(/approve \(0\)\s+decline \(40\)\s+\+ Sign-up from example\.org\s+fraud/);
+
+      // The labels: the fraud one (example.org) declined by the draft, not live; the legit one approved by both.
+      await expect(cells(page, 'table.confusion')).resolves.toEqual([
+        ['Live', '0', '0', '1', '1', '–', '0.0 %'],
+        ['Candidate', '1', '0', '0', '1', '100.0 %', '100.0 %'],
+      ]);
+      expect(api.report.labels).toMatchObject({ labelled: 2, candidate: { confusion: { true_positive: 1, false_positive: 0, false_negative: 0, true_negative: 1 }, precision: 1, recall: 1 } });
+
+      // The chart: uPlot's canvas, labelled with its numbers.
+      await page.locator('.state-chart canvas').waitFor();
+      await expect(page.getByRole('img', { name: /Live: 6 approve, 0 review, 0 decline\. candidate: 3 approve, 0 review, 3 decline\./ }).count()).resolves.toBe(1);
+
+      // Finished: nothing to cancel. The list shows it.
+      await expect(page.getByRole('button', { name: 'Cancel backtest' }).count()).resolves.toBe(0);
+      await page.getByRole('link', { name: '← Backtests of account_register' }).click();
+      const row = page.getByRole('row').filter({ hasText: id });
+      await row.waitFor();
+      await expect(row.innerText()).resolves.toMatch(/done\s+version \d+[\s\S]*6 \/ 6/);
+
+      expect(requests.filter((url) => !url.startsWith(server.origin))).toEqual([]);
+      expect(troubles).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe('an analyst', () => {
+  it('reads backtests and their reports, but has no start form and no cancel', async () => {
+    const { context, page, requests, troubles } = await openConsole(browser, server.origin);
+    try {
+      const started = await server.app.inject({ method: 'POST', url: `${EVENTS}/backtests`, headers: owner.write, payload: { version: 1, since: '24h' } });
+      expect(started.statusCode, started.body).toBe(202);
+      await logIn(page, ANALYST);
+      await page.goto(`${server.origin}/console/#/acme/rules/account_register/backtest`);
+      await page.getByText('Only the account\'s admins start backtests; you can read them.').waitFor();
+      await expect(page.getByRole('button', { name: 'Start backtest' }).count()).resolves.toBe(0);
+      await page.getByRole('link', { name: started.json().id }).click();
+      await page.getByRole('status').filter({ hasText: 'Done' }).waitFor();
+      await page.locator('table.matrix').waitFor();
+      await expect(page.getByRole('button', { name: 'Cancel backtest' }).count()).resolves.toBe(0);
+      expect(requests.filter((url) => !url.startsWith(server.origin))).toEqual([]);
+      expect(troubles).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});

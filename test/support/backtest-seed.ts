@@ -1,0 +1,46 @@
+import { expect } from 'vitest';
+import { login, type Session } from './admin.js';
+import { evaluationBody } from './app.js';
+import type { ConsoleServer } from './console.js';
+
+/**
+ * What a backtest of `acme`'s account_register needs, made as a user would: a key through the
+ * admin API, six sign-ups through the public API with it (three from example.org, three from
+ * example.com; all approved live), the first of each labelled (fraud, legit), and a draft that
+ * adds ADDED_RULE (example.org: 40 points, a decline) through the admin API.
+ */
+export const ADDED_RULE = { id: 'example_org', name: 'Sign-up from example.org', score: 40, when: { field: 'email.domain', equals: 'example.org' } };
+export const EVENTS = '/admin/v1/accounts/acme/rule-sets/account_register';
+
+export interface BacktestSeed {
+  owner: Session;
+  /** Evaluation ids by e-mail domain, oldest first. */
+  made: { org: string[]; com: string[] };
+}
+
+export async function seedBacktest(server: ConsoleServer, ownerEmail: string): Promise<BacktestSeed> {
+  const owner = await login(server.app, ownerEmail);
+  const key = await server.app.inject({ method: 'POST', url: '/admin/v1/accounts/acme/keys', headers: owner.write });
+  expect(key.statusCode, key.body).toBe(201);
+  const made: BacktestSeed['made'] = { org: [], com: [] };
+  for (let n = 0; n < 6; n += 1) {
+    const domain = n % 2 === 0 ? 'org' : 'com';
+    const answer = await fetch(`${server.origin}/v1/risk/evaluate`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key.json().key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(evaluationBody({ ip: `203.0.113.${n + 1}`, email: `user${n}@example.${domain}` })),
+    });
+    expect(answer.status).toBe(200);
+    const body = (await answer.json()) as { id: string; score: { state: string } };
+    expect(body.score.state).toBe('approve');
+    made[domain].push(body.id);
+  }
+  await server.store.log.flush();
+  for (const [id, label] of [[made.org[0]!, 'fraud'], [made.com[0]!, 'legit']] as const) {
+    const labelled = await server.app.inject({ method: 'PUT', url: `/admin/v1/accounts/acme/decisions/${id}/label`, headers: owner.write, payload: { label } });
+    expect(labelled.statusCode, labelled.body).toBe(200);
+  }
+  const draft = await server.app.inject({ method: 'POST', url: `${EVENTS}/draft/rules`, headers: owner.write, payload: { rule: ADDED_RULE, comment: 'Decline example.org' } });
+  expect(draft.statusCode, draft.body).toBe(201);
+  return { owner, made };
+}
