@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createUser, type Session } from '../support/admin.js';
-import { ADDED_RULE, EVENTS, seedBacktest, type BacktestSeed } from '../support/backtest-seed.js';
+import { ADDED_RULE, EVENTS, fillLog, seedBacktest, type BacktestSeed } from '../support/backtest-seed.js';
 import { launchChromium } from '../support/browser.js';
 import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer, type ConsoleServer } from '../support/console.js';
 
@@ -97,6 +97,43 @@ describe('a backtest of a draft, as an owner', () => {
       await row.waitFor();
       await expect(row.innerText()).resolves.toMatch(/done\s+version \d+[\s\S]*6 \/ 6/);
 
+      expect(requests.filter((url) => !url.startsWith(server.origin))).toEqual([]);
+      expect(troubles).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe('cancel', () => {
+  /** Long enough that the replay (thousands of evaluations a second) still runs when the user confirms. */
+  const ROWS = 50_000;
+
+  it('stops a running backtest after a confirmation, and says it was cancelled', async () => {
+    const account = await server.app.inject({ method: 'POST', url: '/admin/v1/accounts', headers: owner.write, payload: { id: 'bulk', name: 'Bulk' } });
+    expect(account.statusCode, account.body).toBe(201);
+    fillLog(server, 'bulk', made.com[1]!, ROWS);
+    const { context, page, requests, troubles } = await openConsole(browser, server.origin);
+    try {
+      await logIn(page, OWNER);
+      await page.goto(`${server.origin}/console/#/bulk/rules/account_register/backtest`);
+      const form = page.getByRole('region', { name: 'Start a backtest' });
+      await form.getByLabel('Rules to test').locator('option', { hasText: 'live' }).waitFor({ state: 'attached' });
+      await form.getByRole('button', { name: 'Start backtest' }).click();
+      await page.getByRole('status').filter({ hasText: 'Running' }).waitFor();
+      const id = /bt_[0-9a-f]{16}$/.exec(page.url())![0];
+
+      await page.getByRole('button', { name: 'Cancel backtest' }).click();
+      const dialog = page.getByRole('dialog', { name: `Cancel backtest ${id}?` });
+      await expect(dialog.innerText()).resolves.toContain('no report is kept');
+      await dialog.getByRole('button', { name: 'Cancel backtest' }).click();
+      await page.getByRole('status').filter({ hasText: 'Cancelled: no report.' }).waitFor();
+      await expect(page.getByRole('button', { name: 'Cancel backtest' }).count()).resolves.toBe(0);
+      await expect(page.locator('table.matrix').count()).resolves.toBe(0);
+
+      const api = (await server.app.inject({ url: `/admin/v1/accounts/bulk/rule-sets/account_register/backtests/${id}`, headers: owner.read })).json();
+      expect(api).toMatchObject({ status: 'cancelled', report: null });
+      expect(api.progress.evaluations).toBeLessThan(ROWS);
       expect(requests.filter((url) => !url.startsWith(server.origin))).toEqual([]);
       expect(troubles).toEqual([]);
     } finally {

@@ -1,4 +1,6 @@
+import Sqlite from 'better-sqlite3';
 import { expect } from 'vitest';
+import { firstIdAt } from '../../src/store/log-record.js';
 import { login, type Session } from './admin.js';
 import { evaluationBody } from './app.js';
 import type { ConsoleServer } from './console.js';
@@ -43,4 +45,30 @@ export async function seedBacktest(server: ConsoleServer, ownerEmail: string): P
   const draft = await server.app.inject({ method: 'POST', url: `${EVENTS}/draft/rules`, headers: owner.write, payload: { rule: ADDED_RULE, comment: 'Decline example.org' } });
   expect(draft.statusCode, draft.body).toBe(201);
   return { owner, made };
+}
+
+/**
+ * `rows` copies of one logged evaluation (`template`, of any account) into `account`'s log, over
+ * the last hour, by bulk insert into the SQLite file the service uses (as bench/backtest.ts fills
+ * it): a log long enough that a backtest of it is still running when a user cancels it.
+ */
+export function fillLog(server: ConsoleServer, account: string, template: string, rows: number): void {
+  const { database } = server.store.engine;
+  if (database.engine !== 'sqlite') throw new Error('fillLog writes a SQLite file');
+  const db = new Sqlite(database.path);
+  try {
+    const row = db.prepare('select * from evaluations where id = ?').get(template) as Record<string, unknown>;
+    const columns = Object.keys(row);
+    const insert = db.prepare(`insert into evaluations (${columns.join(', ')}) values (${columns.map((c) => `@${c}`).join(', ')})`);
+    const now = Date.now();
+    db.transaction(() => {
+      for (let i = 0; i < rows; i += 1) {
+        const at = now - 3_600_000 + Math.floor((i / rows) * 3_000_000);
+        const id = `${firstIdAt(at).slice(0, 14)}7${(i & 0xfff).toString(16).padStart(3, '0')}-8${((i >>> 12) & 0xfff).toString(16).padStart(3, '0')}-${i.toString(16).padStart(12, '0')}`;
+        insert.run({ ...row, id, account_id: account, evaluated_at: at });
+      }
+    })();
+  } finally {
+    db.close();
+  }
 }
