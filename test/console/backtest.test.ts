@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createUser, type Session } from '../support/admin.js';
-import { ADDED_RULE, EVENTS, fillLog, seedBacktest, type BacktestSeed } from '../support/backtest-seed.js';
+import { ADDED_RULE, evaluate, EVENTS, fillLog, seedBacktest, type BacktestSeed } from '../support/backtest-seed.js';
 import { launchChromium } from '../support/browser.js';
 import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer, type ConsoleServer } from '../support/console.js';
 
@@ -12,7 +12,8 @@ import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer,
  * example.org. An owner starts a backtest of the draft over the last day from the page, follows it
  * to its end and reads the report: the transitions, the rule's hits, the changed decisions linked
  * to the decisions page and the confusion matrix are what the API reports and what was seeded.
- * An analyst reads but has no start form and no cancel.
+ * A running backtest is cancelled from its page. The draft runs in shadow, is compared with live
+ * over the sign-ups since and stopped. An analyst reads but starts and cancels nothing.
  */
 vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS });
 
@@ -21,12 +22,13 @@ const ANALYST = 'analyst@backtest.test';
 let server: ConsoleServer;
 let browser: Browser;
 let owner: Session;
+let key: string;
 let made: BacktestSeed['made'];
 
 beforeAll(async () => {
   server = await startConsoleServer();
   await createUser(server.store, ANALYST, { roles: { acme: 'analyst' } });
-  ({ owner, made } = await seedBacktest(server, OWNER));
+  ({ owner, key, made } = await seedBacktest(server, OWNER));
   browser = await launchChromium();
 });
 
@@ -142,8 +144,48 @@ describe('cancel', () => {
   });
 });
 
+describe('shadow', () => {
+  it('runs the draft in shadow, compares it with live over the sign-ups since, and stops it after a confirmation', async () => {
+    const { context, page, requests, troubles } = await openConsole(browser, server.origin);
+    try {
+      await logIn(page, OWNER);
+      await page.goto(`${server.origin}/console/#/acme/rules/account_register/backtest`);
+      const shadow = page.getByRole('region', { name: 'Shadow' });
+      await shadow.getByText('No version runs in shadow.').waitFor();
+      const versions = shadow.getByLabel('Version to run in shadow');
+      await versions.locator('option', { hasText: 'draft' }).waitFor({ state: 'attached' });
+      const draft = Number(await versions.inputValue());
+      await shadow.getByRole('button', { name: 'Run in shadow' }).click();
+      await shadow.getByText(`Version ${draft} runs in shadow since`).waitFor();
+
+      // Three sign-ups scored beside live by the draft: the two from example.org decline in shadow.
+      const ids = [await evaluate(server, key, 10, 'shadow0@example.org'), await evaluate(server, key, 11, 'shadow1@example.com'), await evaluate(server, key, 12, 'shadow2@example.org')];
+      await shadow.getByRole('button', { name: 'Compare' }).click();
+      await shadow.locator('table.matrix').waitFor();
+      const api = (await server.app.inject({ url: `${EVENTS}/shadow/comparison?since=24h`, headers: owner.read })).json();
+      expect(api).toMatchObject({ evaluations: 3, transitions: { approve: { approve: 1, decline: 2 } }, shadow_versions: [{ version: draft, evaluations: 3 }], truncated: false });
+      await expect(cells(page, 'table.matrix')).resolves.toEqual([['approve', '1', '0', '2'], ['review', '0', '0', '0'], ['decline', '0', '0', '0']]);
+      const rule = shadow.getByRole('row').filter({ has: page.getByRole('rowheader', { name: ADDED_RULE.name, exact: true }) });
+      await expect(rule.locator('td').allInnerTexts()).resolves.toEqual(['0', '2', '+2', '0', '80']);
+      await expect(shadow.locator('table.changed-decisions tbody a').allInnerTexts()).resolves.toEqual([ids[0], ids[2]]);
+      await expect(shadow.getByText(`Shadow versions compared: version ${draft} (3).`).count()).resolves.toBe(1);
+      await expect(shadow.getByText('No labels in range').count()).resolves.toBe(1);
+
+      await shadow.getByRole('button', { name: 'Stop shadow' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Stop the shadow of account_register?' });
+      await dialog.getByRole('button', { name: 'Stop shadow' }).click();
+      await shadow.getByText('No version runs in shadow.').waitFor();
+      expect((await server.app.inject({ url: `${EVENTS}/shadow`, headers: owner.read })).statusCode).toBe(404);
+      expect(requests.filter((url) => !url.startsWith(server.origin))).toEqual([]);
+      expect(troubles).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
 describe('an analyst', () => {
-  it('reads backtests and their reports, but has no start form and no cancel', async () => {
+  it('reads backtests, their reports and the shadow, but has no start form, no cancel and no shadow controls', async () => {
     const { context, page, requests, troubles } = await openConsole(browser, server.origin);
     try {
       const started = await server.app.inject({ method: 'POST', url: `${EVENTS}/backtests`, headers: owner.write, payload: { version: 1, since: '24h' } });
@@ -152,6 +194,10 @@ describe('an analyst', () => {
       await page.goto(`${server.origin}/console/#/acme/rules/account_register/backtest`);
       await page.getByText('Only the account\'s admins start backtests; you can read them.').waitFor();
       await expect(page.getByRole('button', { name: 'Start backtest' }).count()).resolves.toBe(0);
+      const shadow = page.getByRole('region', { name: 'Shadow' });
+      await shadow.getByText('No version runs in shadow.').waitFor();
+      await expect(shadow.getByRole('button', { name: 'Run in shadow' }).count()).resolves.toBe(0);
+      await expect(shadow.getByRole('button', { name: 'Compare' }).count()).resolves.toBe(1);
       await page.getByRole('link', { name: started.json().id }).click();
       await page.getByRole('status').filter({ hasText: 'Done' }).waitFor();
       await page.locator('table.matrix').waitFor();

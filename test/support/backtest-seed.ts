@@ -16,6 +16,8 @@ export const EVENTS = '/admin/v1/accounts/acme/rule-sets/account_register';
 
 export interface BacktestSeed {
   owner: Session;
+  /** The API key of `acme`. */
+  key: string;
   /** Evaluation ids by e-mail domain, oldest first. */
   made: { org: string[]; com: string[] };
 }
@@ -27,24 +29,29 @@ export async function seedBacktest(server: ConsoleServer, ownerEmail: string): P
   const made: BacktestSeed['made'] = { org: [], com: [] };
   for (let n = 0; n < 6; n += 1) {
     const domain = n % 2 === 0 ? 'org' : 'com';
-    const answer = await fetch(`${server.origin}/v1/risk/evaluate`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key.json().key}`, 'content-type': 'application/json' },
-      body: JSON.stringify(evaluationBody({ ip: `203.0.113.${n + 1}`, email: `user${n}@example.${domain}` })),
-    });
-    expect(answer.status).toBe(200);
-    const body = (await answer.json()) as { id: string; score: { state: string } };
-    expect(body.score.state).toBe('approve');
-    made[domain].push(body.id);
+    made[domain].push(await evaluate(server, key.json().key, n, `user${n}@example.${domain}`));
   }
-  await server.store.log.flush();
   for (const [id, label] of [[made.org[0]!, 'fraud'], [made.com[0]!, 'legit']] as const) {
     const labelled = await server.app.inject({ method: 'PUT', url: `/admin/v1/accounts/acme/decisions/${id}/label`, headers: owner.write, payload: { label } });
     expect(labelled.statusCode, labelled.body).toBe(200);
   }
   const draft = await server.app.inject({ method: 'POST', url: `${EVENTS}/draft/rules`, headers: owner.write, payload: { rule: ADDED_RULE, comment: 'Decline example.org' } });
   expect(draft.statusCode, draft.body).toBe(201);
-  return { owner, made };
+  return { owner, key: key.json().key, made };
+}
+
+/** A sign-up of `email` from address 203.0.113.<n + 1> through the public API, approved live, and logged; its evaluation id. */
+export async function evaluate(server: ConsoleServer, key: string, n: number, email: string): Promise<string> {
+  const answer = await fetch(`${server.origin}/v1/risk/evaluate`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(evaluationBody({ ip: `203.0.113.${n + 1}`, email })),
+  });
+  expect(answer.status).toBe(200);
+  const body = (await answer.json()) as { id: string; score: { state: string } };
+  expect(body.score.state).toBe('approve');
+  await server.store.log.flush();
+  return body.id;
 }
 
 /**
