@@ -124,6 +124,7 @@ describe('cancel', () => {
       await form.getByRole('button', { name: 'Start backtest' }).click();
       await page.getByRole('status').filter({ hasText: 'Running' }).waitFor();
       const id = /bt_[0-9a-f]{16}$/.exec(page.url())![0];
+      await expect(page.getByRole('progressbar', { name: 'Replaying' }).count()).resolves.toBe(1);
 
       await page.getByRole('button', { name: 'Cancel backtest' }).click();
       const dialog = page.getByRole('dialog', { name: `Cancel backtest ${id}?` });
@@ -131,6 +132,7 @@ describe('cancel', () => {
       await dialog.getByRole('button', { name: 'Cancel backtest' }).click();
       await page.getByRole('status').filter({ hasText: 'Cancelled: no report.' }).waitFor();
       await expect(page.getByRole('button', { name: 'Cancel backtest' }).count()).resolves.toBe(0);
+      await expect(page.getByRole('progressbar').count()).resolves.toBe(0);
       await expect(page.locator('table.matrix').count()).resolves.toBe(0);
 
       const api = (await server.app.inject({ url: `/admin/v1/accounts/bulk/rule-sets/account_register/backtests/${id}`, headers: owner.read })).json();

@@ -15,6 +15,8 @@ type Summary = Answered<'listBacktests'>['backtests'][number];
 /** How often a running backtest is read again, and for how long at most (the service stops one after 10 minutes). */
 const POLL_MS = 1_000;
 const MAX_POLLS = 15 * 60;
+/** How often the list is read again while a backtest in it runs. */
+const LIST_POLL_MS = 2_000;
 
 /** Backtests of an event type's drafts: start one, follow it, read its report; and its shadow. */
 export function BacktestView({ eventType, backtestId }: { eventType: string; backtestId?: string | undefined }) {
@@ -29,6 +31,13 @@ const backtestPath = '/admin/v1/accounts/{account}/rule-sets/{event_type}/backte
 function Backtests({ account, eventType }: { account: string; eventType: string }) {
   const { role } = useSession();
   const list = useResource(() => ok(api.GET(backtestsPath, { params: { path: { account, event_type: eventType } } })), [account, eventType]);
+  // While one runs, its progress is read again (the loop ends when none runs or the page goes away).
+  const running = list.data?.backtests.some((b) => b.status === 'running') ?? false;
+  useEffect(() => {
+    if (!running || list.loading) return;
+    const timer = setTimeout(list.reload, LIST_POLL_MS);
+    return () => clearTimeout(timer);
+  }, [running, list.loading]);
   return (
     <Page title={`Backtests: ${eventType}`} intro="Replay the evaluations logged in a time range through a version of the rules (the draft, say), with the facts as they were, and see which decisions it would change before it goes live.">
       <p><a href={href(account, 'rules', eventType)}>← The {eventType} rule set</a></p>
@@ -52,7 +61,7 @@ function BacktestTable({ account, eventType, backtests }: { account: string; eve
   return (
     <table>
       <thead>
-        <tr><th scope="col">Backtest</th><th scope="col">Status</th><th scope="col">Rules tested</th><th scope="col">Range</th><th scope="col">Started</th><th scope="col" class="num">Replayed</th></tr>
+        <tr><th scope="col">Backtest</th><th scope="col">Status</th><th scope="col">Rules tested</th><th scope="col">Range</th><th scope="col">Started</th><th scope="col" class="num">Replayed / read</th></tr>
       </thead>
       <tbody>
         {backtests.map((b) => (
@@ -180,7 +189,8 @@ function BacktestStatus({ account, eventType, backtest }: { account: string; eve
       </dd>
       <dt>Progress</dt>
       <dd>
-        {backtest.status === 'running' ? <progress max={Math.max(1, progress.evaluations)} value={progress.replayed + progress.skipped} aria-label="Evaluations read" /> : null}{' '}
+        {/* The count in range is not known before the end: an indeterminate bar beside the counts so far. */}
+        {backtest.status === 'running' ? <><progress aria-label="Replaying" />{' '}</> : null}
         {progress.replayed} replayed, {progress.skipped} skipped, {progress.evaluations} read
       </dd>
       {backtest.report ? null : (

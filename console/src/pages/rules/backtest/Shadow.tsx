@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, ok, type Answered } from '../../../api/client';
+import { api, ApiProblem, ok, type Answered } from '../../../api/client';
 import { Confirm, Loading, ProblemMessage, Time } from '../../../components/ui';
 import { useAction, useResource } from '../../../hooks';
 import { useSession } from '../../../session';
@@ -23,7 +23,7 @@ export function Shadow({ account, eventType }: { account: string; eventType: str
     try {
       return await ok(api.GET(shadowPath, { params: { path } }));
     } catch (error) {
-      if ((error as { status?: number }).status === 404) return null;
+      if (error instanceof ApiProblem && error.status === 404) return null;
       throw error;
     }
   }, [account, eventType]);
