@@ -13,7 +13,8 @@ import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer,
  * to its end and reads the report: the transitions, the rule's hits, the changed decisions linked
  * to the decisions page and the confusion matrix are what the API reports and what was seeded.
  * A running backtest is cancelled from its page. The draft runs in shadow, is compared with live
- * over the sign-ups since and stopped. An analyst reads but starts and cancels nothing.
+ * over the sign-ups since and stopped. An analyst reads but starts and cancels nothing. A backtest
+ * of a draft discarded since says so and still shows the file it tested.
  */
 vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS });
 
@@ -204,6 +205,29 @@ describe('an analyst', () => {
       await page.getByRole('status').filter({ hasText: 'Done' }).waitFor();
       await page.locator('table.matrix').waitFor();
       await expect(page.getByRole('button', { name: 'Cancel backtest' }).count()).resolves.toBe(0);
+      expect(requests.filter((url) => !url.startsWith(server.origin))).toEqual([]);
+      expect(troubles).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe('a backtest whose version is gone', () => {
+  it('says the draft it tested is no longer stored, and still shows the rule file it tested', async () => {
+    const draft = (await server.app.inject({ url: EVENTS, headers: owner.read })).json().draft.version as number;
+    const started = await server.app.inject({ method: 'POST', url: `${EVENTS}/backtests`, headers: owner.write, payload: { version: draft, since: '24h' } });
+    expect(started.statusCode, started.body).toBe(202);
+    expect((await server.app.inject({ method: 'DELETE', url: `${EVENTS}/draft`, headers: owner.write })).statusCode).toBe(204);
+    const { context, page, requests, troubles } = await openConsole(browser, server.origin);
+    try {
+      await logIn(page, OWNER);
+      await page.goto(`${server.origin}/console/#/acme/rules/account_register/backtest/${started.json().id}`);
+      await page.getByRole('status').filter({ hasText: 'Done' }).waitFor();
+      await page.getByText(`${draft}: no longer stored (a discarded draft, say); the rule file it tested is kept below.`).waitFor();
+      await page.getByText('The rule file tested').click();
+      await expect(page.locator('details pre').innerText()).resolves.toContain('id: example_org');
+      await page.locator('table.matrix').waitFor();
       expect(requests.filter((url) => !url.startsWith(server.origin))).toEqual([]);
       expect(troubles).toEqual([]);
     } finally {
