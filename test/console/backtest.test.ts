@@ -55,6 +55,15 @@ describe('a backtest of a draft, as an owner', () => {
       await versions.locator('option', { hasText: 'draft' }).waitFor({ state: 'attached' });
       await expect(versions.locator('option:checked').innerText()).resolves.toMatch(/^Version \d+ \(draft\): Decline example\.org$/);
       await expect(form.getByLabel('Time range').inputValue()).resolves.toBe('24h');
+
+      // A range of local times that ends before it starts: the API's problem, shown at the field it names.
+      await form.getByLabel('Time range').selectOption('custom');
+      await form.getByLabel('From', { exact: true }).fill('2026-11-20T12:00');
+      await form.getByLabel('To', { exact: true }).fill('2026-11-19T12:00');
+      await form.getByRole('button', { name: 'Start backtest' }).click();
+      await form.getByText('must be after since').waitFor();
+      await expect(form.getByLabel('To', { exact: true }).getAttribute('aria-invalid')).resolves.toBe('true');
+      await form.getByLabel('Time range').selectOption('24h');
       await form.getByRole('button', { name: 'Start backtest' }).click();
 
       await page.waitForURL(/#\/acme\/rules\/account_register\/backtest\/bt_[0-9a-f]{16}$/);
