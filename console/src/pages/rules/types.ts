@@ -1,0 +1,29 @@
+import type { Answered, Schemas } from '../../api/client';
+
+/** The rule-set shapes the admin API answers, named for the rules pages. */
+export type RuleSetDetail = Answered<'getRuleSet'>;
+export type Version = NonNullable<RuleSetDetail['published']>;
+export type VersionInfo = Answered<'listRuleSetVersions'>['versions'][number];
+/** A rule as it takes effect (defaults filled in). */
+export type EffectiveRule = Version['rules'][number];
+/** A rule as written in the file (what the draft routes take). */
+export type WrittenRule = Schemas['rule'];
+export type Condition = Schemas['condition'];
+export type LibraryRule = Answered<'getRuleLibrary'>['rules'][number];
+export type RuleField = Answered<'getRuleFields'>['fields'][number];
+export type Operator = RuleField['operators'][number];
+export type Mode = EffectiveRule['mode'];
+
+export const MODES: { value: Mode; label: string }[] = [
+  { value: 'live', label: 'live' },
+  { value: 'dry_run', label: 'dry run' },
+  { value: 'off', label: 'off' },
+];
+
+export const modeLabel = (mode: Mode) => MODES.find((m) => m.value === mode)?.label ?? mode;
+
+/** The registration rules the spec names (§1.6): listed first in the library. */
+export const SPEC_RULES = ['email_undeliverable', 'email_disposable', 'ip_proxy', 'ip_datacenter', 'ip_tor'];
+
+/** The registration card first (spec §1.5), then the others by name. */
+export const byCardOrder = (a: string, b: string) => (a === 'account_register' ? -1 : b === 'account_register' ? 1 : a.localeCompare(b));
