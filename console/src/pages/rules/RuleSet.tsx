@@ -158,6 +158,12 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
         <p class="muted">No draft: the first change below starts one from the live version. The live rules change only when it is published.</p>
       )}
       {draft ? <Problems version={draft} /> : null}
+      <div class="actions">
+        <button type="button" aria-expanded={adding === 'library'} onClick={() => setAdding(adding === 'library' ? undefined : 'library')}>Add from the library</button>
+        <button type="button" aria-expanded={adding === 'custom'} onClick={() => setAdding(adding === 'custom' ? undefined : 'custom')}>Write a custom rule</button>
+      </div>
+      {adding === 'library' ? <LibraryPicker eventType={eventType} present={(base?.rules ?? []).map((r) => r.id)} onAdded={changed} onClose={() => setAdding(undefined)} /> : null}
+      {adding === 'custom' ? <CustomRuleEditor eventType={eventType} onAdded={changed} onClose={() => setAdding(undefined)} /> : null}
       {base ? (
         <>
           <ThresholdsForm key={`${base.yaml_sha256}`} eventType={eventType} version={base} onChanged={reload} />
@@ -165,12 +171,6 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
           <DraftRulesTable account={account!} eventType={eventType} draft={base} onChanged={reload} />
         </>
       ) : null}
-      <div class="actions">
-        <button type="button" aria-expanded={adding === 'library'} onClick={() => setAdding(adding === 'library' ? undefined : 'library')}>Add from the library</button>
-        <button type="button" aria-expanded={adding === 'custom'} onClick={() => setAdding(adding === 'custom' ? undefined : 'custom')}>Write a custom rule</button>
-      </div>
-      {adding === 'library' ? <LibraryPicker eventType={eventType} present={(base?.rules ?? []).map((r) => r.id)} onAdded={changed} onClose={() => setAdding(undefined)} /> : null}
-      {adding === 'custom' ? <CustomRuleEditor eventType={eventType} onAdded={changed} onClose={() => setAdding(undefined)} /> : null}
       {draft ? <DraftDiff eventType={eventType} draft={draft} /> : null}
 
       {confirm === 'publish' && draft ? (

@@ -22,14 +22,13 @@ export function RulesTable({ rules, caption }: { rules: EffectiveRule[]; caption
   return (
     <table class="rules">
       <caption class="visually-hidden">{caption}</caption>
-      <thead><tr><th scope="col">Rule</th><th scope="col">Name</th><th scope="col" class="num">Score</th><th scope="col">Mode</th></tr></thead>
+      <thead><tr><th scope="col">Rule</th><th scope="col" class="num">Score</th><th scope="col">Mode</th></tr></thead>
       <tbody>
         {rules.map((rule) => (
           <tr key={rule.id} class={rule.mode === 'off' ? 'rule-off' : undefined}>
-            <td><code>{rule.id}</code> <span class="muted">{ruleKind(rule)}</span></td>
-            <td>{rule.name}</td>
+            <td>{rule.name}<small class="block"><code>{rule.id}</code> <span class="muted">{ruleKind(rule)}</span></small></td>
             <td class="num">{rule.score}</td>
-            <td>{modeLabel(rule.mode)}</td>
+            <td class="nowrap">{modeLabel(rule.mode)}</td>
           </tr>
         ))}
       </tbody>
@@ -49,7 +48,7 @@ export function DraftRulesTable({ account, eventType, draft, onChanged }: { acco
   return (
     <table class="rules">
       <caption class="visually-hidden">Rules of the draft of {eventType}</caption>
-      <thead><tr><th scope="col">Rule</th><th scope="col">Name</th><th scope="col">Score</th><th scope="col">Mode</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+      <thead><tr><th scope="col">Rule</th><th scope="col">Score</th><th scope="col">Mode</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
       <tbody>
         {draft.rules.map((rule) => (
           <DraftRuleRow key={`${draft.yaml_sha256}/${rule.id}`} account={account} eventType={eventType} rule={rule}
@@ -85,10 +84,11 @@ function DraftRuleRow({ account, eventType, rule, written, onChanged }: {
   const problem = unplaced(save.error, (p) => p === 'rule.score' || p === 'rule.mode') ?? remove.error;
   return (
     <tr class={rule.mode === 'off' ? 'rule-off' : undefined}>
-      <td><code>{rule.id}</code> <span class="muted">{ruleKind(rule)}</span></td>
       <td>
         {rule.name}
-        {rule.default_score !== null && rule.default_score !== rule.score ? <small class="muted block">library score {rule.default_score}</small> : null}
+        <small class="block">
+          <code>{rule.id}</code> <span class="muted">{ruleKind(rule)}{rule.default_score !== null && rule.default_score !== rule.score ? `, library score ${rule.default_score}` : ''}</span>
+        </small>
         <ProblemMessage problem={problem} />
       </td>
       <td>
