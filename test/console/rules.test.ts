@@ -89,6 +89,14 @@ describe('as an admin', () => {
       await page.getByRole('tab', { name: 'Draft (v2)' }).waitFor();
       await page.getByRole('listitem').filter({ hasText: 'Added email_free_provider' }).waitFor();
 
+      // The draft in shadow beside the live version, then stopped.
+      await page.getByRole('button', { name: 'Run the draft in shadow' }).click();
+      await page.getByText('In shadow: version 2 is scored beside the live version').waitFor();
+      expect((await adminApi<{ version: number }>('/rule-sets/account_register/shadow')).version).toBe(2);
+      await page.getByRole('button', { name: 'Stop the shadow' }).click();
+      await page.getByText('No version runs in shadow.').waitFor();
+      expect((await server.app.inject({ url: '/admin/v1/accounts/acme/rule-sets/account_register/shadow', headers: owner.read })).statusCode).toBe(404);
+
       // The comment is required: the API says so next to the field, and nothing is published.
       await page.getByRole('button', { name: 'Publish…' }).click();
       await page.getByRole('dialog').getByRole('button', { name: 'Publish', exact: true }).click();
@@ -232,14 +240,17 @@ describe('as an analyst', () => {
       // An admin's draft in progress: the analyst reads it and its diff.
       const drafted = await server.app.inject({ method: 'POST', url: '/admin/v1/accounts/acme/rule-sets/account_update/draft/rules', headers: owner.write, payload: { rule: { library: 'ip_vpn' } } });
       expect(drafted.statusCode, drafted.body).toBe(201);
+      const shadowed = await server.app.inject({ method: 'POST', url: '/admin/v1/accounts/acme/rule-sets/account_update/shadow', headers: owner.write, payload: {} });
+      expect(shadowed.statusCode, shadowed.body).toBe(200);
       await openRuleSet(page, 'account_update');
       await page.getByRole('tab', { name: /^Draft \(v2\)/, selected: true }).waitFor();
       await page.getByRole('tabpanel').getByRole('cell', { name: 'ip_vpn' }).waitFor();
       await page.getByRole('listitem').filter({ hasText: 'Added ip_vpn' }).waitFor();
+      await page.getByText('In shadow: version 2').waitFor();
       for (const tab of ['Draft', 'History', 'Live']) {
         await page.getByRole('tab', { name: new RegExp(`^${tab}`) }).click();
         await page.getByRole('tabpanel').waitFor();
-        for (const name of ['Add from the library', 'Write a custom rule', 'Publish…', 'Discard draft…', 'Save thresholds', /^Roll back/, /^Save /, /^Remove /]) {
+        for (const name of ['Add from the library', 'Write a custom rule', 'Publish…', 'Discard draft…', 'Save thresholds', /shadow/, /^Roll back/, /^Save /, /^Remove /]) {
           await expect(page.getByRole('button', { name }).count(), `${tab}: ${String(name)}`).resolves.toBe(0);
         }
       }

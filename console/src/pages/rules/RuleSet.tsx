@@ -11,6 +11,7 @@ import { History } from './History';
 import { LibraryPicker } from './LibraryPicker';
 import { unplaced } from './problems';
 import { DraftRulesTable, RulesTable, Thresholds } from './RulesTable';
+import { Shadow } from './Shadow';
 import type { RuleSetDetail, Version } from './types';
 
 type Tab = 'draft' | 'live' | 'dry-run' | 'history';
@@ -137,6 +138,7 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
       <section aria-label="Draft">
         <VersionLine version={draft} what="Draft:" />
         <Problems version={draft} />
+        <Shadow eventType={eventType} admin={false} draftVersion={draft.version} />
         <Thresholds thresholds={draft.thresholds} />
         <RulesTable rules={draft.rules} caption={`Rules of the draft of ${eventType}`} />
         <DraftDiff eventType={eventType} draft={draft} />
@@ -158,6 +160,7 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
         <p class="muted">No draft: the first change below starts one from the live version. The live rules change only when it is published.</p>
       )}
       {draft ? <Problems version={draft} /> : null}
+      <Shadow eventType={eventType} admin draftVersion={draft?.version} />
       <div class="actions">
         <button type="button" aria-expanded={adding === 'library'} onClick={() => setAdding(adding === 'library' ? undefined : 'library')}>Add from the library</button>
         <button type="button" aria-expanded={adding === 'custom'} onClick={() => setAdding(adding === 'custom' ? undefined : 'custom')}>Write a custom rule</button>
