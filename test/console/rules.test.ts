@@ -124,7 +124,7 @@ describe('as an admin', () => {
     }
   });
 
-  it('adds a custom rule (a bad regular expression named next to the value), changes thresholds, shows the diff, publishes, and rolls back', async () => {
+  it('adds a custom rule (a bad regular expression named next to the value), changes thresholds, shows the diff, publishes, rolls back, and saves again a draft a rollback overtook', async () => {
     const opened = await openConsole(browser, server.origin);
     const { page } = opened;
     try {
@@ -199,13 +199,30 @@ describe('as an admin', () => {
       expect(after.published.version).toBe(3);
       expect(after.published.comment).toBe('rollback to version 1');
       expect(after.published.yaml).toBe(first.yaml);
+
+      // A version published over a draft (a rollback through the API): publishing the draft as it
+      // is would undo it, so the page says so and saves it again first.
+      await page.getByRole('tab', { name: 'Draft' }).click();
+      await page.getByRole('button', { name: 'Remove ip_tor' }).click();
+      await page.getByRole('tab', { name: /^Draft \(v\d+\)$/ }).waitFor();
+      const rolledBack = await server.app.inject({ method: 'POST', url: '/admin/v1/accounts/acme/rule-sets/account_login/rollback', headers: owner.write, payload: { version: 2 } });
+      expect(rolledBack.statusCode, rolledBack.body).toBe(200);
+      const rollback = (rolledBack.json() as { version: number }).version;
+      await page.reload();
+      await page.getByText(`Version ${rollback} was published after this draft was started`).waitFor();
+      await page.getByRole('button', { name: 'Save the draft again' }).click();
+      await page.getByRole('tab', { name: `Draft (v${rollback + 1})` }).waitFor();
+      await publish(page, 'Without the Tor rule');
+      const republished = await adminApi<{ published: { version: number; rules: Array<{ id: string }> } }>('/rule-sets/account_login');
+      expect(republished.published.version).toBe(rollback + 1);
+      expect(republished.published.rules.map((r) => r.id)).not.toContain('ip_tor');
       clean(opened);
     } finally {
       await opened.context.close();
     }
   });
 
-  it('adds an event type, starting from a copy of another', async () => {
+  it('adds an event type from a copy of another, and discards a draft of it', async () => {
     const opened = await openConsole(browser, server.origin);
     const { page } = opened;
     try {
@@ -220,6 +237,19 @@ describe('as an admin', () => {
       await page.getByRole('button', { name: 'Add event type' }).click();
       await page.getByRole('heading', { level: 1, name: 'Threat rules: checkout' }).waitFor();
       await page.getByRole('cell', { name: 'email_disposable' }).waitFor();
+
+      // A draft, discarded after a confirmation: the live version stays.
+      await page.getByRole('tab', { name: 'Draft' }).click();
+      await page.getByRole('button', { name: 'Remove email_disposable' }).click();
+      await page.getByRole('tab', { name: 'Draft (v2)' }).waitFor();
+      await page.getByRole('button', { name: 'Discard draft…' }).click();
+      await expect(page.getByRole('dialog').innerText()).resolves.toContain('The live version is untouched');
+      await page.getByRole('dialog').getByRole('button', { name: 'Discard draft' }).click();
+      await page.getByText('No draft: the first change below starts one').waitFor();
+      const checkout = await adminApi<{ draft: unknown; published: { version: number; rules: Array<{ id: string }> } }>('/rule-sets/checkout');
+      expect(checkout.draft).toBeNull();
+      expect(checkout.published.version).toBe(1);
+      expect(checkout.published.rules.map((r) => r.id)).toContain('email_disposable');
       clean(opened);
     } finally {
       await opened.context.close();

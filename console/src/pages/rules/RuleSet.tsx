@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, ok } from '../../api/client';
 import { Confirm, Field, Loading, Page, ProblemMessage, Time } from '../../components/ui';
-import { useAction, useResource } from '../../hooks';
+import { asProblem, useAction, useResource } from '../../hooks';
 import { href } from '../../router';
 import { useSession } from '../../session';
 import { CustomRuleEditor } from './CustomRuleEditor';
@@ -115,11 +115,24 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
   const [comment, setComment] = useState('');
   const path = { account: account!, event_type: eventType };
   const publish = useAction(async () => {
-    await ok(api.POST('/admin/v1/accounts/{account}/rule-sets/{event_type}/publish', { params: { path }, body: { comment, yaml_sha256: draft!.yaml_sha256 } }));
+    try {
+      await ok(api.POST('/admin/v1/accounts/{account}/rule-sets/{event_type}/publish', { params: { path }, body: { comment, yaml_sha256: draft!.yaml_sha256 } }));
+    } catch (error) {
+      // 409: the draft changed, or a version was published over it: show what is stored now.
+      if (asProblem(error).status === 409) reload();
+      throw error;
+    }
     setConfirm(undefined);
     setComment('');
     onPublished();
   });
+  const saveAgain = useAction(async () => {
+    await ok(api.PUT('/admin/v1/accounts/{account}/rule-sets/{event_type}/draft', { params: { path }, body: { yaml: draft!.yaml } }));
+    reload();
+  });
+  // A version published after the draft was started (a rollback, an import): publishing it
+  // would silently undo that one, so the API wants it saved again, after a look at the diff.
+  const overtaken = draft && set.published && draft.version < set.published.version;
   const discard = useAction(async () => {
     await ok(api.DELETE('/admin/v1/accounts/{account}/rule-sets/{event_type}/draft', { params: { path } }));
     setConfirm(undefined);
@@ -160,6 +173,13 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
         <p class="muted">No draft: the first change below starts one from the live version. The live rules change only when it is published.</p>
       )}
       {draft ? <Problems version={draft} /> : null}
+      {overtaken ? (
+        <div class="problem" role="status">
+          <p>Version {set.published!.version} was published after this draft was started. Check the changes against live below, then save the draft again to make it publishable as the next version.</p>
+          <button type="button" onClick={() => void saveAgain.run()} disabled={saveAgain.busy}>Save the draft again</button>
+          <ProblemMessage problem={saveAgain.error} />
+        </div>
+      ) : null}
       <Shadow eventType={eventType} admin draftVersion={draft?.version} />
       <div class="actions">
         <button type="button" aria-expanded={adding === 'library'} onClick={() => setAdding(adding === 'library' ? undefined : 'library')}>Add from the library</button>
@@ -169,7 +189,7 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
       {adding === 'custom' ? <CustomRuleEditor eventType={eventType} onAdded={changed} onClose={() => setAdding(undefined)} /> : null}
       {base ? (
         <>
-          <ThresholdsForm key={`${base.yaml_sha256}`} eventType={eventType} version={base} onChanged={reload} />
+          <ThresholdsForm key={base.yaml_sha256} eventType={eventType} version={base} onChanged={reload} />
           <h2>Rules</h2>
           <DraftRulesTable account={account!} eventType={eventType} draft={base} onChanged={reload} />
         </>

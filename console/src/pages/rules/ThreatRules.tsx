@@ -15,7 +15,9 @@ import { byCardOrder } from './types';
  * `rules/<event_type>/backtest[/<backtest_id>]` (backtests of its drafts).
  */
 export function ThreatRules({ rest }: { rest: string[] }) {
+  const { account } = useSession();
   const [eventType, view, id] = rest;
+  if (account === undefined) return <Page title="Threat rules"><p>There is no account yet: rules belong to an account. Create one in Getting started.</p></Page>;
   if (eventType && view === 'backtest') return <BacktestView eventType={eventType} backtestId={id} />;
   if (eventType) return <RuleSetPage key={eventType} eventType={eventType} />;
   return <Overview />;
