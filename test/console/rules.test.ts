@@ -185,7 +185,8 @@ describe('as an admin', () => {
 
       await page.getByRole('tab', { name: 'History' }).click();
       const history = page.getByRole('tabpanel');
-      await history.getByRole('row').filter({ hasText: 'Corporate domains, tighter bands' }).filter({ hasText: 'live' }).waitFor();
+      // Who published: the author's e-mail address, not the stored user id.
+      await history.getByRole('row').filter({ hasText: 'Corporate domains, tighter bands' }).filter({ hasText: 'live' }).filter({ hasText: OWNER }).waitFor();
       await history.getByRole('row').filter({ hasText: 'seeded from RULES_DIR' }).waitFor();
       await history.getByRole('button', { name: 'Roll back to version 1' }).click();
       const dialog = page.getByRole('dialog');

@@ -3,6 +3,7 @@ import { api, ok } from '../../api/client';
 import { Confirm, Loading, ProblemMessage, Time } from '../../components/ui';
 import { useAction, useResource } from '../../hooks';
 import { useSession } from '../../session';
+import { Author } from './authors';
 import type { VersionInfo } from './types';
 
 /** Every version, newest first, with who made it, when and why; admins roll back to an earlier one. */
@@ -32,7 +33,7 @@ export function History({ eventType, admin, live, onRolledBack }: { eventType: s
               <tr key={v.version}>
                 <td class="num">{v.version}</td>
                 <td>{v.version === live ? <strong>live</strong> : v.status}</td>
-                <td class="mono wrap">{v.author}</td>
+                <td class="wrap"><Author id={v.author} /></td>
                 <td><Time at={v.created_at} /></td>
                 <td><Time at={v.published_at} empty="–" /></td>
                 <td class="wrap">{v.comment ?? <span class="muted">none</span>}</td>

@@ -4,6 +4,7 @@ import { Confirm, Field, Loading, Page, ProblemMessage, Time } from '../../compo
 import { asProblem, useAction, useResource } from '../../hooks';
 import { href } from '../../router';
 import { useSession } from '../../session';
+import { Author } from './authors';
 import { CustomRuleEditor } from './CustomRuleEditor';
 import { DraftDiff } from './DraftDiff';
 import { DryRun } from './DryRun';
@@ -78,7 +79,7 @@ function VersionLine({ version, what }: { version: Version; what: string }) {
   return (
     <p class="version-line">
       {what} <strong>version {version.version}</strong>, {version.published_at ? <>published <Time at={version.published_at} /></> : <>changed <Time at={version.created_at} /></>}{' '}
-      by <span class="mono">{version.author}</span>
+      by <Author id={version.author} />
       {version.comment ? <>: <q>{version.comment}</q></> : null}
     </p>
   );

@@ -2,6 +2,7 @@ import { api, ApiProblem, ok } from '../../api/client';
 import { ProblemMessage, Time } from '../../components/ui';
 import { useAction, useResource } from '../../hooks';
 import { useSession } from '../../session';
+import { Author } from './authors';
 
 /**
  * The event type's shadow: a version scored beside the live one on every evaluation, logged and
@@ -33,7 +34,7 @@ export function Shadow({ eventType, admin, draftVersion }: { eventType: string; 
       <ProblemMessage problem={shadow.error ?? start.error ?? stop.error} />
       {running ? (
         <p>
-          <strong>In shadow:</strong> version {running.version} is scored beside the live version on every evaluation (logged, never answered) since <Time at={running.started_at} /> by <span class="mono">{running.started_by}</span>.
+          <strong>In shadow:</strong> version {running.version} is scored beside the live version on every evaluation (logged, never answered) since <Time at={running.started_at} /> by <Author id={running.started_by} />.
         </p>
       ) : shadow.data === null ? <p class="muted">No version runs in shadow.</p> : null}
       {admin && shadow.data !== undefined ? (

@@ -4,6 +4,7 @@ import { Field, Loading, Page, ProblemMessage, Time } from '../../components/ui'
 import { useAction, useResource } from '../../hooks';
 import { href, navigate } from '../../router';
 import { useSession } from '../../session';
+import { Author, AuthorNames } from './authors';
 import { BacktestView } from './Backtest';
 import { unplaced } from './problems';
 import { RuleSetPage } from './RuleSet';
@@ -19,8 +20,7 @@ export function ThreatRules({ rest }: { rest: string[] }) {
   const [eventType, view, id] = rest;
   if (account === undefined) return <Page title="Threat rules"><p>There is no account yet: rules belong to an account. Create one in Getting started.</p></Page>;
   if (eventType && view === 'backtest') return <BacktestView eventType={eventType} backtestId={id} />;
-  if (eventType) return <RuleSetPage key={eventType} eventType={eventType} />;
-  return <Overview />;
+  return <AuthorNames>{eventType ? <RuleSetPage key={eventType} eventType={eventType} /> : <Overview />}</AuthorNames>;
 }
 
 function Overview() {
@@ -56,7 +56,7 @@ function RuleSetCard({ account, eventType }: { account: string; eventType: strin
       {live ? (
         <>
           <p class="version-line">
-            Live: <strong>version {live.version}</strong>, published <Time at={live.published_at} /> by <span class="mono">{live.author}</span>
+            Live: <strong>version {live.version}</strong>, published <Time at={live.published_at} /> by <Author id={live.author} />
             {live.comment ? <>: <q>{live.comment}</q></> : null}
           </p>
           <Thresholds thresholds={live.thresholds} />
@@ -65,7 +65,7 @@ function RuleSetCard({ account, eventType }: { account: string; eventType: strin
       ) : null}
       {draft ? (
         <p class="draft-note">
-          Draft version {draft.version} in progress, changed <Time at={draft.created_at} /> by <span class="mono">{draft.author}</span>.
+          Draft version {draft.version} in progress, changed <Time at={draft.created_at} /> by <Author id={draft.author} />.
         </p>
       ) : set.data ? <p class="muted">No draft.</p> : null}
       <a class="button-link" href={href(account, 'rules', eventType)}>Open {eventType}</a>
