@@ -171,7 +171,10 @@ describe('as an admin', () => {
       await page.locator('.diff-add', { hasText: 'id: corporate_domain' }).waitFor();
       await page.locator('.diff-add', { hasText: 'review: 25' }).waitFor();
 
-      // A score change in place, then the mode.
+      // A score change in place (out of range first: the API's message next to it), then the mode.
+      await page.getByLabel('Score of corporate_domain').fill('150');
+      await page.getByRole('button', { name: 'Save corporate_domain' }).click();
+      await invalid(page.getByLabel('Score of corporate_domain'));
       await page.getByLabel('Score of corporate_domain').fill('20');
       await page.getByLabel('Mode of corporate_domain').selectOption('dry_run');
       await page.getByRole('button', { name: 'Save corporate_domain' }).click();

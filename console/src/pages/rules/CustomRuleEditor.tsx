@@ -4,7 +4,7 @@ import { Field, Loading, ProblemMessage } from '../../components/ui';
 import { useAction, useResource } from '../../hooks';
 import { useSession } from '../../session';
 import { unplaced } from './problems';
-import { MODES, type Condition, type Mode, type Operator, type RuleField } from './types';
+import { MODES, typedNumber, type Condition, type Mode, type Operator, type RuleField } from './types';
 
 const OPERATOR_LABELS: Record<Operator, string> = {
   equals: 'equals',
@@ -67,13 +67,13 @@ export function CustomRuleEditor({ eventType, onAdded, onClose }: { eventType: s
   const op = field && field.operators.includes(operator) ? operator : field?.operators[0] ?? 'equals';
 
   const add = useAction(async () => {
-    const rule = { id, name, score: score.trim() === '' ? Number.NaN : Number(score), mode, when: conditionOf(field!, op, value) };
+    const rule = { id, name, score: typedNumber(score), mode, when: conditionOf(field!, op, value) };
     await ok(api.POST('/admin/v1/accounts/{account}/rule-sets/{event_type}/draft/rules', { params: { path: { account: account!, event_type: eventType } }, body: { rule } }));
     onAdded();
   });
   const error = add.error;
   const valueError = error?.errors.filter((e) => e.path.startsWith('rule.when.') && e.path !== 'rule.when.field').map((e) => e.message).join(' ') || undefined;
-  const shown = (path: string) => ['rule.id', 'rule.name', 'rule.score', 'rule.mode', 'rule.when.field'].includes(path) || path.startsWith('rule.when.');
+  const shown = (path: string) => ['rule.id', 'rule.name', 'rule.score', 'rule.when.field'].includes(path) || path.startsWith('rule.when.');
   const groups = [...new Set(fields.map((f) => f.path.split('.')[0]!))];
 
   return (

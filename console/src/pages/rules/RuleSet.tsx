@@ -13,7 +13,7 @@ import { LibraryPicker } from './LibraryPicker';
 import { unplaced } from './problems';
 import { DraftRulesTable, RulesTable, Thresholds } from './RulesTable';
 import { Shadow } from './Shadow';
-import type { RuleSetDetail, Version } from './types';
+import { typedNumber, type RuleSetDetail, type Version } from './types';
 
 type Tab = 'draft' | 'live' | 'dry-run' | 'history';
 const TABS: { id: Tab; label: string }[] = [
@@ -218,11 +218,10 @@ function ThresholdsForm({ eventType, version, onChanged }: { eventType: string; 
   const { account } = useSession();
   const [review, setReview] = useState(String(version.thresholds?.review ?? ''));
   const [decline, setDecline] = useState(String(version.thresholds?.decline ?? ''));
-  const number = (text: string) => (text.trim() === '' ? Number.NaN : Number(text));
   const save = useAction(async () => {
     await ok(api.PUT('/admin/v1/accounts/{account}/rule-sets/{event_type}/draft/thresholds', {
       params: { path: { account: account!, event_type: eventType } },
-      body: { review: number(review), decline: number(decline) },
+      body: { review: typedNumber(review), decline: typedNumber(decline) },
     }));
     onChanged();
   });

@@ -3,7 +3,7 @@ import { api, ok } from '../../api/client';
 import { ProblemMessage } from '../../components/ui';
 import { useAction } from '../../hooks';
 import { unplaced } from './problems';
-import { MODES, modeLabel, type EffectiveRule, type Mode, type Version, type WrittenRule } from './types';
+import { MODES, modeLabel, typedNumber, type EffectiveRule, type Mode, type Version, type WrittenRule } from './types';
 
 export function Thresholds({ thresholds }: { thresholds: Version['thresholds'] }) {
   if (!thresholds) return <p class="muted">Thresholds: none in effect (the text does not validate).</p>;
@@ -70,7 +70,7 @@ function DraftRuleRow({ account, eventType, rule, written, onChanged }: {
   const [mode, setMode] = useState<Mode>(rule.mode);
   const path = { account, event_type: eventType, rule_id: rule.id };
   const save = useAction(async () => {
-    const next = { ...written!, score: score.trim() === '' ? Number.NaN : Number(score), mode };
+    const next = { ...written!, score: typedNumber(score), mode };
     await ok(api.PUT('/admin/v1/accounts/{account}/rule-sets/{event_type}/draft/rules/{rule_id}', { params: { path }, body: { rule: next } }));
     onChanged();
   });

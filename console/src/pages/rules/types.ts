@@ -22,6 +22,12 @@ export const MODES: { value: Mode; label: string }[] = [
 
 export const modeLabel = (mode: Mode) => MODES.find((m) => m.value === mode)?.label ?? mode;
 
+/**
+ * A number typed in an input. Empty is not 0: it goes as NaN (null in JSON), so the API's
+ * message says a number is expected rather than a silent 0 being saved.
+ */
+export const typedNumber = (text: string) => (text.trim() === '' ? Number.NaN : Number(text));
+
 /** The registration rules the spec names (§1.6): listed first in the library. */
 export const SPEC_RULES = ['email_undeliverable', 'email_disposable', 'ip_proxy', 'ip_datacenter', 'ip_tor'];
 
