@@ -8,8 +8,9 @@ import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer,
 /**
  * The Threat rules pages in Debian's Chromium against the real service: the cards, a draft edited
  * with a library rule, a custom rule (the API's message for a bad regular expression next to the
- * value), thresholds, the diff, publish (and the next evaluation through the public API fires the
- * rule), history and rollback (checked through the admin API), and an analyst's read-only view.
+ * value), thresholds, the diff, shadow and dry run, publish (and the next evaluation through the
+ * public API fires the rule), history and rollback (checked through the admin API), a new event
+ * type, discarding a draft, and an analyst's read-only view.
  */
 vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS * 2 });
 
@@ -58,7 +59,7 @@ async function publish(page: Page, comment: string) {
 }
 
 describe('as an admin', () => {
-  it('shows account_register first, adds a library rule, publishes it, and the next evaluation fires it', async () => {
+  it('shows account_register first, adds a library rule, runs it in shadow and in a dry run, publishes it, and the next evaluation fires it', async () => {
     const opened = await openConsole(browser, server.origin);
     const { page } = opened;
     try {
@@ -96,6 +97,16 @@ describe('as an admin', () => {
       await page.getByRole('button', { name: 'Stop the shadow' }).click();
       await page.getByText('No version runs in shadow.').waitFor();
       expect((await server.app.inject({ url: '/admin/v1/accounts/acme/rule-sets/account_register/shadow', headers: owner.read })).statusCode).toBe(404);
+
+      // A dry run of the draft: the rule fires for a free mailbox; the live version's score beside it.
+      await page.getByRole('tab', { name: 'Dry run' }).click();
+      await page.getByLabel('Score with').selectOption('draft');
+      await page.getByLabel('Sample request (JSON)').fill(JSON.stringify({ ip: '81.2.69.160', email: 'jane.doe@gmail.com' }));
+      await page.getByRole('button', { name: 'Run' }).click();
+      const result = page.getByRole('region', { name: 'Dry run result' });
+      await result.getByText('Rules fired: email_free_provider').waitFor();
+      await expect(result.innerText()).resolves.toMatch(/Score 5: approve with version 2 \(draft\); the live version 1 gives 0 \(approve\)/);
+      await page.getByRole('tab', { name: 'Draft' }).click();
 
       // The comment is required: the API says so next to the field, and nothing is published.
       await page.getByRole('button', { name: 'Publish…' }).click();
