@@ -243,12 +243,12 @@ describe('as an admin', () => {
     try {
       await logIn(page, OWNER);
       await page.goto(`${server.origin}/console/#/acme/rules`);
-      await page.getByLabel('Event type').fill('bad type!');
+      await page.getByLabel('Event type', { exact: true }).fill('bad type!');
       await page.getByRole('button', { name: 'Add event type' }).click();
-      await invalid(page.getByLabel('Event type'));
-      await page.getByLabel('Event type').fill('checkout');
-      await page.getByLabel('Start from').selectOption('copy');
-      await page.getByLabel('Copy of').selectOption('account_register');
+      await invalid(page.getByLabel('Event type', { exact: true }));
+      await page.getByLabel('Event type', { exact: true }).fill('checkout');
+      await page.getByLabel('Start with').selectOption('copy');
+      await page.getByLabel('From event type').selectOption('account_register');
       await page.getByRole('button', { name: 'Add event type' }).click();
       await page.getByRole('heading', { level: 1, name: 'Threat rules: checkout' }).waitFor();
       await page.getByRole('cell', { name: 'email_disposable' }).waitFor();
@@ -265,6 +265,15 @@ describe('as an admin', () => {
       expect(checkout.draft).toBeNull();
       expect(checkout.published.version).toBe(1);
       expect(checkout.published.rules.map((r) => r.id)).toContain('email_disposable');
+
+      // Rules are shipped for the built-in event types only: the API's message, next to the choice, lists them.
+      await page.goto(`${server.origin}/console/#/acme/rules`);
+      await page.getByLabel('Event type', { exact: true }).fill('refund');
+      await page.getByLabel('Start with').selectOption('default');
+      await page.getByLabel('From event type').selectOption('checkout');
+      await page.getByRole('button', { name: 'Add event type' }).click();
+      await invalid(page.getByLabel('From event type'));
+      await page.getByText('no shipped rule set "checkout"; one of: account_login, account_register').waitFor();
       clean(opened);
     } finally {
       await opened.context.close();

@@ -73,39 +73,44 @@ function RuleSetCard({ account, eventType }: { account: string; eventType: strin
   );
 }
 
-/** Admins add an event type: from the shipped default, a copy of another, or empty. */
+/**
+ * Admins add an event type: a copy of another's live rules, the rules shipped for one (RULES_DIR:
+ * the API's message lists them when the one chosen has none), or no rules.
+ */
 function NewEventType({ account, existing }: { account: string; existing: string[] }) {
   const [eventType, setEventType] = useState('');
-  const [from, setFrom] = useState<'default' | 'copy' | 'empty'>('default');
-  const [copyOf, setCopyOf] = useState(existing[0] ?? '');
+  const [from, setFrom] = useState<'copy' | 'default' | 'empty'>('copy');
+  const [source, setSource] = useState(existing[0] ?? '');
   const create = useAction(async () => {
-    const source = from === 'copy' ? { kind: 'copy' as const, event_type: copyOf } : { kind: from };
-    const made = await ok(api.POST('/admin/v1/accounts/{account}/rule-sets', { params: { path: { account } }, body: { event_type: eventType, from: source } }));
+    const start = from === 'empty' ? { kind: from } : { kind: from, event_type: source };
+    const made = await ok(api.POST('/admin/v1/accounts/{account}/rule-sets', { params: { path: { account } }, body: { event_type: eventType, from: start } }));
     navigate(href(account, 'rules', made.event_type));
   });
-  const placed = ['event_type', 'from.event_type'];
+  const sourceError = create.error?.field('from.event_type');
+  const placed = from === 'empty' ? ['event_type'] : ['event_type', 'from.event_type'];
   return (
     <form class="card inline-form" onSubmit={(e) => { e.preventDefault(); void create.run(); }}>
       <h2>Add an event type</h2>
       <p class="muted form-note">Version 1 is published at once: the evaluate endpoint accepts the new event type from its next request.</p>
       <Field label="Event type" required value={eventType} onInput={(e) => setEventType(e.currentTarget.value)} hint="Letters, digits, _ and -, e.g. checkout." error={create.error?.field('event_type')} />
       <div class="field">
-        <label for="new-set-from">Start from</label>
+        <label for="new-set-from">Start with</label>
         <select id="new-set-from" value={from} onChange={(e) => setFrom(e.currentTarget.value as typeof from)}>
-          <option value="default">the shipped default rules</option>
-          <option value="copy">a copy of another event type</option>
+          <option value="copy">a copy of the live rules of</option>
+          <option value="default">the rules shipped for</option>
           <option value="empty">no rules</option>
         </select>
       </div>
-      {from === 'copy' ? (
+      {from === 'empty' ? null : (
         <div class="field">
-          <label for="new-set-copy">Copy of</label>
-          <select id="new-set-copy" value={copyOf} onChange={(e) => setCopyOf(e.currentTarget.value)}>
+          <label for="new-set-source">From event type</label>
+          <select id="new-set-source" value={source} onChange={(e) => setSource(e.currentTarget.value)}
+            aria-invalid={sourceError ? true : undefined} aria-describedby={sourceError ? 'new-set-source-error' : undefined}>
             {existing.map((t) => <option key={t} value={t}>{t}</option>)}
           </select>
-          {create.error?.field('from.event_type') ? <small class="field-error">{create.error.field('from.event_type')}</small> : null}
+          {sourceError ? <small id="new-set-source-error" class="field-error">{sourceError}</small> : null}
         </div>
-      ) : null}
+      )}
       <button type="submit" class="primary" disabled={create.busy}>Add event type</button>
       <ProblemMessage problem={unplaced(create.error, (path) => placed.includes(path))} />
     </form>
