@@ -167,6 +167,7 @@ describe('as an admin', () => {
       await page.getByLabel('Score of corporate_domain').waitFor();
       // A rule's name is user input: shown as text.
       await page.getByRole('cell', { name: 'Corporate <b>domain</b>' }).waitFor();
+      await page.getByText('when email.domain matches the regular expression "^example\\.(com|org)$"').waitFor();
       await expect(page.locator('main b').count()).resolves.toBe(0);
 
       // Thresholds: the API's refusal next to the field, then a change.

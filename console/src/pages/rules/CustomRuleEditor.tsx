@@ -4,22 +4,7 @@ import { Field, Loading, ProblemMessage } from '../../components/ui';
 import { useAction, useResource } from '../../hooks';
 import { useSession } from '../../session';
 import { unplaced } from './problems';
-import { MODES, typedNumber, type Condition, type Mode, type Operator, type RuleField } from './types';
-
-const OPERATOR_LABELS: Record<Operator, string> = {
-  equals: 'equals',
-  not_equals: 'does not equal',
-  in: 'is one of',
-  not_in: 'is none of',
-  gt: 'is greater than',
-  gte: 'is at least',
-  lt: 'is less than',
-  lte: 'is at most',
-  exists: 'is present',
-  ends_with: 'ends with',
-  cidr: 'is in the range (CIDR)',
-  matches: 'matches the regular expression',
-};
+import { MODES, OPERATOR_LABELS, typedNumber, type Condition, type Mode, type Operator, type RuleField } from './types';
 
 /** Operators whose value is a list typed as "a, b, c". */
 const LISTS: Operator[] = ['in', 'not_in', 'ends_with', 'cidr'];

@@ -3,7 +3,7 @@ import { api, ok } from '../../api/client';
 import { ProblemMessage } from '../../components/ui';
 import { useAction } from '../../hooks';
 import { unplaced } from './problems';
-import { MODES, modeLabel, typedNumber, type EffectiveRule, type Mode, type Version, type WrittenRule } from './types';
+import { conditionText, MODES, modeLabel, typedNumber, type EffectiveRule, type Mode, type Version, type WrittenRule } from './types';
 
 export function Thresholds({ thresholds }: { thresholds: Version['thresholds'] }) {
   if (!thresholds) return <p class="muted">Thresholds: none in effect (the text does not validate).</p>;
@@ -16,6 +16,11 @@ export function Thresholds({ thresholds }: { thresholds: Version['thresholds'] }
 
 const ruleKind = (rule: EffectiveRule) => (rule.kind === 'library' ? 'library' : 'custom');
 
+/** A custom rule's condition, as text (its values are user input). */
+function When({ rule }: { rule: EffectiveRule }) {
+  return rule.when ? <small class="block when">when <code>{conditionText(rule.when)}</code></small> : null;
+}
+
 /** A version's rules as they take effect, read-only. */
 export function RulesTable({ rules, caption }: { rules: EffectiveRule[]; caption: string }) {
   if (rules.length === 0) return <p class="muted">No rules: every event scores 0 and is approved.</p>;
@@ -26,7 +31,7 @@ export function RulesTable({ rules, caption }: { rules: EffectiveRule[]; caption
       <tbody>
         {rules.map((rule) => (
           <tr key={rule.id} class={rule.mode === 'off' ? 'rule-off' : undefined}>
-            <td>{rule.name}<small class="block"><code>{rule.id}</code> <span class="muted">{ruleKind(rule)}</span></small></td>
+            <td>{rule.name}<small class="block"><code>{rule.id}</code> <span class="muted">{ruleKind(rule)}</span></small><When rule={rule} /></td>
             <td class="num">{rule.score}</td>
             <td class="nowrap">{modeLabel(rule.mode)}</td>
           </tr>
@@ -89,6 +94,7 @@ function DraftRuleRow({ account, eventType, rule, written, onChanged }: {
         <small class="block">
           <code>{rule.id}</code> <span class="muted">{ruleKind(rule)}{rule.default_score !== null && rule.default_score !== rule.score ? `, library score ${rule.default_score}` : ''}</span>
         </small>
+        <When rule={rule} />
         <ProblemMessage problem={problem} />
       </td>
       <td>

@@ -33,3 +33,33 @@ export const SPEC_RULES = ['email_undeliverable', 'email_disposable', 'ip_proxy'
 
 /** The registration card first (spec §1.5), then the others by name. */
 export const byCardOrder = (a: string, b: string) => (a === 'account_register' ? -1 : b === 'account_register' ? 1 : a.localeCompare(b));
+
+export const OPERATOR_LABELS: Record<Operator, string> = {
+  equals: 'equals',
+  not_equals: 'does not equal',
+  in: 'is one of',
+  not_in: 'is none of',
+  gt: 'is greater than',
+  gte: 'is at least',
+  lt: 'is less than',
+  lte: 'is at most',
+  exists: 'is present',
+  ends_with: 'ends with',
+  cidr: 'is in the range (CIDR)',
+  matches: 'matches the regular expression',
+};
+
+/** A custom rule's condition as one line of text: `email.domain ends with ".test" and not (…)`. */
+export function conditionText(condition: Condition): string {
+  if (condition.all) return condition.all.map((c) => `(${conditionText(c)})`).join(' and ');
+  if (condition.any) return condition.any.map((c) => `(${conditionText(c)})`).join(' or ');
+  if (condition.not) return `not (${conditionText(condition.not)})`;
+  const operator = (Object.keys(OPERATOR_LABELS) as Operator[]).find((o) => o in condition);
+  if (!operator) return JSON.stringify(condition);
+  if (operator === 'exists') return `${condition.field} ${condition.exists ? 'is present' : 'is absent'}`;
+  return `${condition.field} ${OPERATOR_LABELS[operator]} ${valueText(condition[operator])}`;
+}
+
+/** Strings quoted as typed (a regular expression keeps its single backslashes), lists in brackets. */
+const valueText = (value: unknown): string =>
+  Array.isArray(value) ? `[${value.map(valueText).join(', ')}]` : typeof value === 'string' ? `"${value}"` : String(value);
