@@ -118,6 +118,8 @@ describe('as an admin', () => {
       await publish(page, 'Weigh free mailboxes');
       await page.getByRole('tab', { name: 'Live (v2)', selected: true }).waitFor();
       await expect(page.getByRole('tabpanel').innerText()).resolves.toContain('Weigh free mailboxes');
+      await page.getByText('The rule file of version 2 (YAML)').click();
+      await page.getByRole('tabpanel').locator('pre', { hasText: '- library: email_free_provider' }).waitFor();
 
       const made = await server.app.inject({ method: 'POST', url: '/admin/v1/accounts/acme/keys', headers: owner.write });
       expect(made.statusCode, made.body).toBe(201);

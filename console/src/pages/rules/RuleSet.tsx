@@ -95,6 +95,16 @@ function Problems({ version }: { version: Version }) {
   );
 }
 
+/** The rule file as stored (what `npm run rules` exports, comments included). */
+function RuleFile({ version }: { version: Version }) {
+  return (
+    <details class="rule-file">
+      <summary>The rule file of version {version.version} (YAML)</summary>
+      <pre>{version.yaml}</pre>
+    </details>
+  );
+}
+
 function Live({ set }: { set: RuleSetDetail }) {
   const live = set.published;
   if (!live) return <p class="muted">Nothing published yet.</p>;
@@ -104,6 +114,7 @@ function Live({ set }: { set: RuleSetDetail }) {
       <Problems version={live} />
       <Thresholds thresholds={live.thresholds} />
       <RulesTable rules={live.rules} caption={`Live rules of ${set.event_type}`} />
+      <RuleFile version={live} />
     </section>
   );
 }
@@ -155,6 +166,7 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
         <Shadow eventType={eventType} admin={false} draftVersion={draft.version} />
         <Thresholds thresholds={draft.thresholds} />
         <RulesTable rules={draft.rules} caption={`Rules of the draft of ${eventType}`} />
+        <RuleFile version={draft} />
         <DraftDiff eventType={eventType} draft={draft} />
       </section>
     );
@@ -193,6 +205,7 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
           <ThresholdsForm key={base.yaml_sha256} eventType={eventType} version={base} onChanged={reload} />
           <h2>Rules</h2>
           <DraftRulesTable account={account!} eventType={eventType} draft={base} onChanged={reload} />
+          <RuleFile version={base} />
         </>
       ) : null}
       {draft ? <DraftDiff eventType={eventType} draft={draft} /> : null}
