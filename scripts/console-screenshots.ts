@@ -36,6 +36,26 @@ try {
     while ((await loading.count()) > 0) await loading.first().waitFor({ state: 'detached' });
     await shoot(name);
   }
+  // Threat rules: the cards, then account_register with a draft and the library picker open.
+  await page.goto(`${server.origin}/console/#/acme/rules`);
+  await page.locator('.rule-card').nth(3).getByRole('table').waitFor();
+  await shoot('threat-rules');
+  await page.goto(`${server.origin}/console/#/acme/rules/account_register`);
+  await page.getByRole('tab', { name: 'Draft' }).click();
+  await page.getByRole('button', { name: 'Add from the library' }).click();
+  await page.getByRole('button', { name: 'Add email_free_provider' }).click();
+  await page.getByRole('tab', { name: 'Draft (v2)' }).waitFor();
+  // The custom-rule editor with the API's refusal of a regular expression next to the value.
+  await page.getByRole('button', { name: 'Write a custom rule' }).click();
+  await page.getByLabel('Rule id').fill('corporate_domain');
+  await page.getByLabel('Name').fill('Corporate domain');
+  await page.getByLabel('Operator').selectOption('matches');
+  await page.getByLabel('Value', { exact: true }).fill('^(example\\.com');
+  await page.getByRole('button', { name: 'Add to the draft' }).click();
+  await page.getByText(/not a valid RE2 regular expression/).waitFor();
+  // The click scrolled the button into view: back to the top. (This script's types have no DOM.)
+  await page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));
+  await shoot('rule-set');
   // A finished backtest of a draft that adds a rule (the whole report: the page is taller than the window).
   await seedBacktest(server, OWNER);
   await page.goto(`${server.origin}/console/#/acme/rules/account_register/backtest`);

@@ -1,0 +1,49 @@
+import { api, ok } from '../../api/client';
+import { Loading, ProblemMessage } from '../../components/ui';
+import { useResource } from '../../hooks';
+import { useSession } from '../../session';
+import type { Version } from './types';
+
+const shown = (value: unknown) => (value === undefined ? 'none' : JSON.stringify(value));
+
+const lineClass = (line: string) =>
+  line.startsWith('+++') || line.startsWith('---') ? 'diff-file' : line.startsWith('+') ? 'diff-add' : line.startsWith('-') ? 'diff-del' : line.startsWith('@@') ? 'diff-hunk' : undefined;
+
+/** What publishing the draft would change: the rules added, removed and changed, the thresholds, and the YAML's diff. */
+export function DraftDiff({ eventType, draft }: { eventType: string; draft: Version }) {
+  const { account } = useSession();
+  const diff = useResource(
+    () => ok(api.GET('/admin/v1/accounts/{account}/rule-sets/{event_type}/diff', { params: { path: { account: account!, event_type: eventType } } })),
+    [account, eventType, draft.yaml_sha256],
+  );
+  const d = diff.data;
+  const rules = d?.rules;
+  const nothing = d && !d.thresholds && rules!.added.length + rules!.removed.length + rules!.changed.length === 0 && !rules!.reordered;
+  return (
+    <section class="card diff-card" aria-labelledby="diff-title">
+      <h2 id="diff-title">Changes against live</h2>
+      {diff.loading && !d ? <Loading what="the changes" /> : null}
+      <ProblemMessage problem={diff.error} />
+      {d ? (
+        <>
+          <p class="muted">Version {d.from.version} ({d.from.status}) to version {d.to.version} ({d.to.status}).</p>
+          {nothing ? <p>No change to the rules or thresholds{d.text ? ' (the text differs in layout or comments only)' : ''}.</p> : null}
+          <ul class="changes">
+            {d.thresholds ? <li>Thresholds: review {d.thresholds.from.review} → {d.thresholds.to.review}, decline {d.thresholds.from.decline} → {d.thresholds.to.decline}</li> : null}
+            {rules!.added.map((r) => <li key={`+${r.id}`}>Added <code>{r.id}</code> ({r.name}), score {r.score}</li>)}
+            {rules!.removed.map((r) => <li key={`-${r.id}`}>Removed <code>{r.id}</code> ({r.name})</li>)}
+            {rules!.changed.map((r) => (
+              <li key={`~${r.id}`}>Changed <code>{r.id}</code>: {r.changes.map((c) => `${c.property} ${shown(c.from)} → ${shown(c.to)}`).join('; ')}</li>
+            ))}
+            {rules!.reordered ? <li>Rules reordered</li> : null}
+          </ul>
+          {d.text ? (
+            <pre class="diff-text" aria-label={`Diff of the YAML of ${eventType}`}>
+              {d.text.split('\n').filter((line) => !line.startsWith('====')).map((line, i) => <span key={i} class={lineClass(line)}>{line}{'\n'}</span>)}
+            </pre>
+          ) : null}
+        </>
+      ) : null}
+    </section>
+  );
+}

@@ -1,0 +1,121 @@
+import { useState } from 'preact/hooks';
+import { api, ok } from '../../api/client';
+import { ProblemMessage } from '../../components/ui';
+import { useAction } from '../../hooks';
+import { unplaced } from './problems';
+import { conditionText, MODES, modeLabel, typedNumber, type EffectiveRule, type Mode, type Version, type WrittenRule } from './types';
+
+export function Thresholds({ thresholds }: { thresholds: Version['thresholds'] }) {
+  if (!thresholds) return <p class="muted">Thresholds: none in effect (the text does not validate).</p>;
+  return (
+    <p class="thresholds">
+      Approve below <strong>{thresholds.review}</strong>, review from <strong>{thresholds.review}</strong>, decline from <strong>{thresholds.decline}</strong>.
+    </p>
+  );
+}
+
+const ruleKind = (rule: EffectiveRule) => (rule.kind === 'library' ? 'library' : 'custom');
+
+/** A custom rule's condition, as text (its values are user input). */
+function When({ rule }: { rule: EffectiveRule }) {
+  return rule.when ? <small class="block when">when <code>{conditionText(rule.when)}</code></small> : null;
+}
+
+/** A version's rules as they take effect, read-only. */
+export function RulesTable({ rules, caption }: { rules: EffectiveRule[]; caption: string }) {
+  if (rules.length === 0) return <p class="muted">No rules: every event scores 0 and is approved.</p>;
+  return (
+    <table class="rules">
+      <caption class="visually-hidden">{caption}</caption>
+      <thead><tr><th scope="col">Rule</th><th scope="col" class="num">Score</th><th scope="col">Mode</th></tr></thead>
+      <tbody>
+        {rules.map((rule) => (
+          <tr key={rule.id} class={rule.mode === 'off' ? 'rule-off' : undefined}>
+            <td>{rule.name}<small class="block"><code>{rule.id}</code> <span class="muted">{ruleKind(rule)}</span></small><When rule={rule} /></td>
+            <td class="num">{rule.score}</td>
+            <td class="nowrap">{modeLabel(rule.mode)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+const writtenId = (rule: WrittenRule) => rule.library ?? rule.id;
+
+/**
+ * The draft's rules with a score, a mode and a remove button each (admins). A change is sent as
+ * the rule as written with the new score and mode, so a library rule keeps its params.
+ */
+export function DraftRulesTable({ account, eventType, draft, onChanged }: { account: string; eventType: string; draft: Version; onChanged: () => void }) {
+  if (draft.rules.length === 0) return <p class="muted">No rules yet: add one from the library or write a custom rule.</p>;
+  const written = draft.rule_set?.rules ?? [];
+  return (
+    <table class="rules">
+      <caption class="visually-hidden">Rules of the draft of {eventType}</caption>
+      <thead><tr><th scope="col">Rule</th><th scope="col">Score</th><th scope="col">Mode</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+      <tbody>
+        {draft.rules.map((rule) => (
+          <DraftRuleRow key={`${draft.yaml_sha256}/${rule.id}`} account={account} eventType={eventType} rule={rule}
+            written={written.find((w) => writtenId(w) === rule.id)} onChanged={onChanged} />
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function DraftRuleRow({ account, eventType, rule, written, onChanged }: {
+  account: string;
+  eventType: string;
+  rule: EffectiveRule;
+  written: WrittenRule | undefined;
+  onChanged: () => void;
+}) {
+  const [score, setScore] = useState(String(rule.score));
+  const [mode, setMode] = useState<Mode>(rule.mode);
+  const path = { account, event_type: eventType, rule_id: rule.id };
+  const save = useAction(async () => {
+    const next = { ...written!, score: typedNumber(score), mode };
+    await ok(api.PUT('/admin/v1/accounts/{account}/rule-sets/{event_type}/draft/rules/{rule_id}', { params: { path }, body: { rule: next } }));
+    onChanged();
+  });
+  const remove = useAction(async () => {
+    await ok(api.DELETE('/admin/v1/accounts/{account}/rule-sets/{event_type}/draft/rules/{rule_id}', { params: { path } }));
+    onChanged();
+  });
+  const changed = score !== String(rule.score) || mode !== rule.mode;
+  const scoreError = save.error?.field('rule.score');
+  const modeError = save.error?.field('rule.mode');
+  const problem = unplaced(save.error, (p) => p === 'rule.score' || p === 'rule.mode') ?? remove.error;
+  return (
+    <tr class={rule.mode === 'off' ? 'rule-off' : undefined}>
+      <td>
+        {rule.name}
+        <small class="block">
+          <code>{rule.id}</code> <span class="muted">{ruleKind(rule)}{rule.default_score !== null && rule.default_score !== rule.score ? `, library score ${rule.default_score}` : ''}</span>
+        </small>
+        <When rule={rule} />
+        <ProblemMessage problem={problem} />
+      </td>
+      <td>
+        <label class="visually-hidden" for={`score-${rule.id}`}>Score of {rule.id}</label>
+        <input id={`score-${rule.id}`} class="score-input" type="number" min={-100} max={100} step={1} value={score} disabled={!written}
+          aria-invalid={scoreError ? true : undefined} aria-describedby={scoreError ? `score-${rule.id}-error` : undefined}
+          onInput={(e) => setScore(e.currentTarget.value)} />
+        {scoreError ? <small id={`score-${rule.id}-error`} class="field-error block">{scoreError}</small> : null}
+      </td>
+      <td>
+        <label class="visually-hidden" for={`mode-${rule.id}`}>Mode of {rule.id}</label>
+        <select id={`mode-${rule.id}`} value={mode} disabled={!written} onChange={(e) => setMode(e.currentTarget.value as Mode)}
+          aria-invalid={modeError ? true : undefined}>
+          {MODES.map((m) => <option key={m.value} value={m.value}>{m.label}</option>)}
+        </select>
+        {modeError ? <small class="field-error block">{modeError}</small> : null}
+      </td>
+      <td class="row-actions">
+        <button type="button" onClick={() => void save.run()} disabled={!changed || save.busy} aria-label={`Save ${rule.id}`}>Save</button>
+        <button type="button" class="danger" onClick={() => void remove.run()} disabled={remove.busy} aria-label={`Remove ${rule.id}`}>Remove</button>
+      </td>
+    </tr>
+  );
+}
