@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { buildConsoleIfStale } from './build-console.js';
 import { createUser } from '../test/support/admin.js';
+import { seedBacktest } from '../test/support/backtest-seed.js';
 import { launchChromium } from '../test/support/browser.js';
 import { logIn, openConsole, OWNER, startConsoleServer } from '../test/support/console.js';
 
@@ -35,6 +36,15 @@ try {
     while ((await loading.count()) > 0) await loading.first().waitFor({ state: 'detached' });
     await shoot(name);
   }
+  // A finished backtest of a draft that adds a rule (the whole report: the page is taller than the window).
+  await seedBacktest(server, OWNER);
+  await page.goto(`${server.origin}/console/#/acme/rules/account_register/backtest`);
+  await page.getByRole('region', { name: 'Start a backtest' }).getByLabel('Rules to test').locator('option', { hasText: 'draft' }).waitFor({ state: 'attached' });
+  await page.getByRole('button', { name: 'Start backtest' }).click();
+  await page.getByRole('status').filter({ hasText: 'Done' }).waitFor();
+  await page.locator('.state-chart canvas').waitFor();
+  await page.screenshot({ path: new URL('backtest.png', OUT).pathname, fullPage: true });
+  console.log('docs/console/backtest.png');
   if (troubles.length > 0) throw new Error(`the pages met problems: ${troubles.join('; ')}`);
   await context.close();
 } finally {
