@@ -199,12 +199,12 @@ function Position({ latitude, longitude, radius }: { latitude: number; longitude
     const element = box.current;
     if (!element) return;
     const plot = new uPlot({
-      width: 360, height: 180,
+      width: 400, height: 200,
       legend: { show: false }, cursor: { show: false },
       scales: { x: { time: false, range: [-180, 180] }, y: { range: [-90, 90] } },
       axes: [
         { splits: () => [-180, -120, -60, 0, 60, 120, 180], values: (_u, splits) => splits.map((v) => `${v}°`), size: 28 },
-        { splits: () => [-90, -45, 0, 45, 90], values: (_u, splits) => splits.map((v) => `${v}°`), size: 40 },
+        { splits: () => [-90, -45, 0, 45, 90], values: (_u, splits) => splits.map((v) => `${v}°`), size: 44 },
       ],
       series: [{}, { stroke: '#b91c1c', fill: '#b91c1c', paths: () => null, points: { show: true, size: 10, fill: '#b91c1c' } }],
     }, [[longitude], [latitude]], element);

@@ -61,7 +61,7 @@ export function Lists() {
               <tr key={e.id}>
                 <td><span class={e.list === 'block' ? 'state bad' : 'state ok'}>{e.list}</span></td>
                 <td>{kindName(e.kind)}</td>
-                <td class="wrap"><code>{e.value}</code></td>
+                <td class="wrap list-value"><code>{e.value}</code></td>
                 <td class="wrap">{e.reason}</td>
                 <td><Time at={e.created_at} /> <span class="muted">by <code>{e.author}</code></span></td>
                 <td><Time at={e.expires_at} empty="never" /></td>
