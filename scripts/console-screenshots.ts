@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { buildConsoleIfStale } from './build-console.js';
 import { createUser } from '../test/support/admin.js';
+import { evaluationBody } from '../test/support/app.js';
 import { seedBacktest } from '../test/support/backtest-seed.js';
 import { launchChromium } from '../test/support/browser.js';
 import { logIn, openConsole, OWNER, startConsoleServer } from '../test/support/console.js';
@@ -57,7 +58,7 @@ try {
   await page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));
   await shoot('rule-set');
   // A finished backtest of a draft that adds a rule (the whole report: the page is taller than the window).
-  await seedBacktest(server, OWNER);
+  const seed = await seedBacktest(server, OWNER);
   await page.goto(`${server.origin}/console/#/acme/rules/account_register/backtest`);
   await page.getByRole('region', { name: 'Start a backtest' }).getByLabel('Rules to test').locator('option', { hasText: 'draft' }).waitFor({ state: 'attached' });
   await page.getByRole('button', { name: 'Start backtest' }).click();
@@ -65,6 +66,28 @@ try {
   await page.locator('.state-chart canvas').waitFor();
   await page.screenshot({ path: new URL('backtest.png', OUT).pathname, fullPage: true });
   console.log('docs/console/backtest.png');
+  // Decisions: a few more evaluations, one declined (a disposable mailbox), one list entry.
+  for (const [email, ip] of [['jane.doe@mailinator.com', '81.2.69.160'], ['sam@example.net', '198.51.100.4'], ['li.wei@example.com', '192.0.2.77']]) {
+    await fetch(`${server.origin}/v1/risk/evaluate`, {
+      method: 'POST', headers: { authorization: `Bearer ${seed.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(evaluationBody({ email, ip, user: { user_id: `u-${ip!.split('.').pop()}` } })),
+    });
+  }
+  await server.store.log.flush();
+  await server.app.inject({ method: 'POST', url: '/admin/v1/accounts/acme/lists', headers: seed.owner.write, payload: { list: 'block', kind: 'domain', value: 'mailinator.com', reason: 'Disposable mailboxes used in the October card-testing wave' } });
+  await server.app.inject({ method: 'POST', url: '/admin/v1/accounts/acme/lists', headers: seed.owner.write, payload: { list: 'allow', kind: 'ip', value: '192.0.2.0/28', reason: 'Office network', expires_at: new Date(Date.now() + 30 * 86_400_000).toISOString() } });
+  await page.goto(`${server.origin}/console/#/acme/decisions`);
+  await page.locator('.states-over-time canvas').waitFor();
+  await page.locator('table.decisions tbody tr').nth(5).waitFor();
+  await shoot('decisions');
+  await page.locator('table.decisions tbody tr', { hasText: 'mailinator.com' }).getByRole('link').click();
+  await page.getByRole('region', { name: 'Why this score' }).locator('tr.fired').first().waitFor();
+  await page.locator('.position canvas').waitFor();
+  await page.screenshot({ path: new URL('decision-detail.png', OUT).pathname, fullPage: true });
+  console.log('docs/console/decision-detail.png');
+  await page.goto(`${server.origin}/console/#/acme/lists`);
+  await page.getByRole('cell', { name: 'mailinator.com', exact: true }).waitFor();
+  await shoot('lists');
   if (troubles.length > 0) throw new Error(`the pages met problems: ${troubles.join('; ')}`);
   await context.close();
 } finally {

@@ -5,6 +5,8 @@ import { Loading, ProblemMessage } from './components/ui';
 import { asProblem } from './hooks';
 import { Audit } from './pages/audit/Audit';
 import { ChangePassword, Login, Setup } from './pages/login/Login';
+import { Decisions } from './pages/decisions/Decisions';
+import { Lists } from './pages/lists/Lists';
 import { ThreatRules } from './pages/rules/ThreatRules';
 import { Sources } from './pages/sources/Sources';
 import { GettingStarted } from './pages/start/GettingStarted';
@@ -22,7 +24,9 @@ interface Section {
 
 export const SECTIONS: Section[] = [
   { page: 'start', title: 'Getting started', component: GettingStarted },
+  { page: 'decisions', title: 'Decisions', component: Decisions },
   { page: 'rules', title: 'Threat rules', component: ThreatRules },
+  { page: 'lists', title: 'Lists', component: Lists },
   { page: 'users', title: 'Users', component: Users, role: 'admin' },
   { page: 'sources', title: 'Data sources', component: Sources },
   { page: 'audit', title: 'Audit log', component: Audit, role: 'admin' },

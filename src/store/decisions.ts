@@ -68,6 +68,33 @@ export class Decisions {
 
   /** Up to `limit` summaries with ids below `beforeId`, newest first. */
   async search(account: string, filter: DecisionFilter, page: { beforeId?: string; limit: number }): Promise<DecisionSummary[]> {
+    const { id, query: filtered } = this.filtered(account, filter);
+    let query = filtered.select(['e.id', 'e.evaluated_at', 'e.event_type', 'e.state', 'e.fraud_score', 'e.email', 'e.ip_key', 'e.user_id', 'e.device_hash', 'l.label']);
+    if (page.beforeId !== undefined) query = query.where(id, '<', page.beforeId);
+    const rows = await query.orderBy(id, 'desc').limit(Math.min(page.limit, MAX_PAGE)).execute();
+    const fired = await this.firedRules(account, rows.map((r) => r.id));
+    return rows.map((r) => ({
+      id: r.id, evaluated_at: Number(r.evaluated_at), event_type: r.event_type, state: r.state, fraud_score: r.fraud_score,
+      email: r.email, ip: addressOfKey(r.ip_key), user_id: r.user_id, device_hash: r.device_hash,
+      rules: fired.get(r.id) ?? [], label: r.label ?? null,
+    }));
+  }
+
+  /**
+   * How many evaluations the filter matches, per state, in each bucket of `bucketMs` milliseconds
+   * (buckets start at multiples of it from the epoch; empty ones are left out), oldest first. The
+   * same index range as the search, read to its end: the caller bounds the range.
+   */
+  async countByState(account: string, filter: DecisionFilter, bucketMs: number): Promise<Array<{ start: number; state: string; count: number }>> {
+    const { query } = this.filtered(account, filter);
+    const bucket = sql<number>`${sql.ref('e.evaluated_at')} / ${sql.lit(bucketMs)}`;
+    const rows = await query.select([bucket.as('bucket'), 'e.state', (eb) => eb.fn.countAll<number>().as('count')])
+      .groupBy([bucket, 'e.state']).orderBy(bucket).execute();
+    return rows.map((r) => ({ start: Math.floor(Number(r.bucket)) * bucketMs, state: r.state, count: Number(r.count) }));
+  }
+
+  /** The account's evaluations the filter matches, joined to their labels; `id` is the column the page's order and ranges use. */
+  private filtered(account: string, filter: DecisionFilter) {
     const db = this.engine.db;
     const byRule = filter.rule !== undefined;
     const labelled = filter.label === 'fraud' || filter.label === 'legit';
@@ -82,11 +109,9 @@ export class Decisions {
       : withLabels)
       .$if(byRule, (q) => q.innerJoin('evaluation_rules as r', (join) => join.onRef('r.evaluation_id', '=', 'e.id'))
         .where('r.account_id', '=', account).where('r.rule_id', '=', filter.rule!))
-      .select(['e.id', 'e.evaluated_at', 'e.event_type', 'e.state', 'e.fraud_score', 'e.email', 'e.ip_key', 'e.user_id', 'e.device_hash', 'l.label'])
       .where('e.account_id', '=', account);
     if (filter.from !== undefined) query = query.where(id, '>=', firstIdAt(filter.from));
     if (filter.to !== undefined) query = query.where(id, '<', firstIdAt(filter.to));
-    if (page.beforeId !== undefined) query = query.where(id, '<', page.beforeId);
     if (filter.state !== undefined) query = query.where('e.state', '=', filter.state);
     if (filter.eventType !== undefined) query = query.where('e.event_type', '=', filter.eventType);
     if (filter.email !== undefined) query = query.where('e.email', '=', filter.email);
@@ -98,13 +123,7 @@ export class Decisions {
     if (filter.userId !== undefined) query = query.where('e.user_id', '=', filter.userId);
     if (filter.deviceHash !== undefined) query = query.where('e.device_hash', '=', filter.deviceHash);
     if (filter.label === 'none') query = query.where('l.label', 'is', null);
-    const rows = await query.orderBy(id, 'desc').limit(Math.min(page.limit, MAX_PAGE)).execute();
-    const fired = await this.firedRules(account, rows.map((r) => r.id));
-    return rows.map((r) => ({
-      id: r.id, evaluated_at: Number(r.evaluated_at), event_type: r.event_type, state: r.state, fraud_score: r.fraud_score,
-      email: r.email, ip: addressOfKey(r.ip_key), user_id: r.user_id, device_hash: r.device_hash,
-      rules: fired.get(r.id) ?? [], label: r.label ?? null,
-    }));
+    return { id, query };
   }
 
   /** One evaluation of the account, whole; undefined when the log holds no such evaluation of this account. */

@@ -178,6 +178,48 @@ describe.each(ENGINES)('decisions, labels and lists through the admin API on %s'
     expectAdminProblem(await t.app.inject({ method: 'PUT', url, headers: analyst.read, payload: { label: 'fraud' } }), 403, 'csrf_failed');
   });
 
+  it('counts decisions per state in every bucket of a range, zeros included, with the search\'s filters', async () => {
+    type Stats = { from: string; to: string; bucket: string; buckets: Array<{ start: string; approve: number; review: number; decline: number }> };
+    const stats = async (query: string, session: Session = analyst) => {
+      const response = await t.app.inject({ method: 'GET', url: `/admin/v1/accounts/default/decisions/stats?${query}`, headers: session.read });
+      expect(response.statusCode, response.body).toBe(200);
+      return response.json() as Stats;
+    };
+    const totals = (answer: Stats) => answer.buckets.reduce((sum, b) => ({ approve: sum.approve + b.approve, review: sum.review + b.review, decline: sum.decline + b.decline }), { approve: 0, review: 0, decline: 0 });
+    const byState = async (query: string) => ({
+      approve: (await ids(`state=approve&${query}`)).length, review: (await ids(`state=review&${query}`)).length, decline: (await ids(`state=decline&${query}`)).length,
+    });
+
+    // The default range is the last 24 hours, in hours (24 or 25 buckets: the first and last partial), oldest first and contiguous.
+    const day = await stats('');
+    expect(day.bucket).toBe('hour');
+    expect(day.buckets.length).toBeGreaterThanOrEqual(24);
+    expect(day.buckets.length).toBeLessThanOrEqual(25);
+    day.buckets.forEach((b, i) => expect(Date.parse(b.start)).toBe(Date.parse(day.buckets[0]!.start) + i * 3_600_000));
+    expect(totals(day)).toEqual(await byState(''));
+    expect(Object.values(totals(day)).reduce((a, b) => a + b)).toBe(all.length);
+
+    // A range of minutes, filtered as the search filters.
+    const from = new Date(Date.now() - 10 * 60_000).toISOString();
+    const minutes = await stats(`from=${from}`);
+    expect(minutes.bucket).toBe('minute');
+    expect(totals(minutes)).toEqual(await byState(''));
+    expect(totals(await stats(`from=${from}&event_type=account_login`))).toEqual(await byState('event_type=account_login'));
+    expect(Object.values(totals(await stats('user_id=u-1'))).reduce((a, b) => a + b)).toBe(2);
+    expect(totals(await stats('rule=email_disposable'))).toEqual(await byState('rule=email_disposable'));
+    // A member of another account counts nothing of this one.
+    expect(Object.values(totals((await t.app.inject({ method: 'GET', url: '/admin/v1/accounts/beta/decisions/stats', headers: stranger.read })).json() as Stats)).reduce((a, b) => a + b)).toBe(0);
+    expectAdminProblem(await t.app.inject({ method: 'GET', url: '/admin/v1/accounts/default/decisions/stats', headers: stranger.read }), 404, 'resource_not_found');
+
+    // Bounded: at most 400 buckets, or a problem naming what to change.
+    const refused = async (query: string) => expectAdminProblem(await t.app.inject({ method: 'GET', url: `/admin/v1/accounts/default/decisions/stats?${query}`, headers: analyst.read }), 400, 'invalid_request').errors!.map((e) => e.path);
+    expect(await refused('bucket=minute&from=2026-01-01T00:00:00Z')).toEqual(['bucket']);
+    expect(await refused('from=2020-01-01T00:00:00Z')).toEqual(['from']);
+    expect(await refused('from=2026-11-21T00:00:00Z&to=2026-11-20T00:00:00Z')).toEqual(['from']);
+    expect(await refused('bucket=week')).toEqual(['bucket']);
+    expect((await stats('bucket=day&from=2026-01-01T00:00:00Z')).bucket).toBe('day');
+  });
+
   it('refuses a filter it cannot read, naming it', async () => {
     for (const [query, field] of [['ip=203.0.113.0/33', 'ip'], ['email=nobody', 'email'], ['cursor=bm90IGFuIGlk', 'cursor'], ['limit=201', 'limit'], ['label=spam', 'label'], ['from=yesterday', 'from']]) {
       const response = await t.app.inject({ method: 'GET', url: `/admin/v1/accounts/default/decisions?${query}`, headers: analyst.read });

@@ -1,4 +1,7 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { expect } from 'vitest';
@@ -6,6 +9,7 @@ import type { Store } from '../../src/store/index.js';
 import { createUser, login, PASSWORD } from './admin.js';
 import { startTestApp } from './app.js';
 import { recordRequests } from './browser.js';
+import { cityDatabase, cityRecord } from './mmdb.js';
 
 /**
  * The real service (production factory, SQLite in a temporary directory) on a real loopback port,
@@ -24,7 +28,13 @@ export const OWNER = 'owner@console.test';
 export const BROWSER_TEST_TIMEOUT_MS = 60_000;
 
 export async function startConsoleServer(): Promise<ConsoleServer> {
-  const { app } = await startTestApp();
+  // A City database (a real .mmdb) that places 81.2.69.0/24 in London: a decision's page shows its position.
+  const dataDir = mkdtempSync(join(tmpdir(), 'risk-data-'));
+  writeFileSync(join(dataDir, 'GeoLite2-City.mmdb'), cityDatabase(6, [{
+    network: '81.2.69.0/24',
+    data: cityRecord({ countryCode: 'GB', country: 'United Kingdom', city: 'London', latitude: 51.5142, longitude: -0.0931, accuracyRadius: 20, timeZone: 'Europe/London' }),
+  }]));
+  const { app } = await startTestApp({ DATA_DIR: dataDir });
   await createUser(app.store, OWNER, { owner: true });
   const session = await login(app, OWNER);
   const made = await app.inject({ method: 'POST', url: '/admin/v1/accounts', headers: session.write, payload: { id: 'acme', name: 'Acme Ltd' } });

@@ -1057,6 +1057,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/accounts/{account}/decisions/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How many decisions of each state, per minute, hour or day: the console's chart
+         * @description The same filters as the search. `from` defaults to 24 hours before `to`, `to` to now. Buckets are aligned to the minute, hour or UTC day and every bucket of the range is listed, oldest first, zeros included; at most 400 (`bucket=auto`, the default, picks the narrowest width that fits). It counts every matching evaluation of the range, so its cost grows with the range: a day of a busy account is a few hundred thousand index rows.
+         *
+         *     **Who:** The `analyst` or `admin` role in the account (instance owners too). A caller who is not a member gets 404, as for an account that does not exist.
+         */
+        get: operations["decisionStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/accounts/{account}/decisions/{id}": {
         parameters: {
             query?: never;
@@ -10920,6 +10942,158 @@ export interface operations {
                 };
             };
             /** @description A field is missing or invalid (`errors` names each one) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a caller without the role; a user who must change their one-time password first */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one in an account the caller is not a member of (the same answer) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    decisionStats: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+                state?: "approve" | "review" | "decline";
+                event_type?: string;
+                email?: string;
+                domain?: string;
+                ip?: string;
+                user_id?: string;
+                device_hash?: string;
+                rule?: string;
+                label?: "fraud" | "legit" | "none";
+                bucket?: "auto" | "minute" | "hour" | "day";
+            };
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                account: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Counts per bucket */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "from": "2026-11-21T00:00:00.000Z",
+                     *       "to": "2026-11-21T02:00:00.000Z",
+                     *       "bucket": "hour",
+                     *       "buckets": [
+                     *         {
+                     *           "start": "2026-11-21T00:00:00.000Z",
+                     *           "approve": 412,
+                     *           "review": 31,
+                     *           "decline": 9
+                     *         },
+                     *         {
+                     *           "start": "2026-11-21T01:00:00.000Z",
+                     *           "approve": 388,
+                     *           "review": 27,
+                     *           "decline": 14
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T12:00:00.000Z
+                         */
+                        from: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T12:00:00.000Z
+                         */
+                        to: string;
+                        /** @enum {string} */
+                        bucket: "minute" | "hour" | "day";
+                        buckets: {
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T12:00:00.000Z
+                             */
+                            start: string;
+                            approve: number;
+                            review: number;
+                            decline: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description A range of more than 400 buckets of the width asked for, or `from` not before `to` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];

@@ -62,6 +62,13 @@ const searchQuery = z.object({
   limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(50),
 });
 
+type FilterQuery = Omit<z.output<typeof searchQuery>, 'cursor' | 'limit'>;
+const filterOf = (q: FilterQuery): DecisionFilter => ({
+  from: q.from === undefined ? undefined : Date.parse(q.from), to: q.to === undefined ? undefined : Date.parse(q.to),
+  state: q.state, eventType: q.event_type, email: q.email, domain: q.domain, ipKeys: q.ip, userId: q.user_id,
+  deviceHash: q.device_hash, rule: q.rule, label: q.label,
+});
+
 const summary = z.object({
   id: z.string(),
   evaluated_at: time,
@@ -97,15 +104,62 @@ export const searchDecisions = adminRoute({
     example: { decisions: [summaryExample], next_cursor: 'MDE5YTRmNmUtOGMxYi03ZDJlLTlmM2EtMWIyYzNkNGU1ZjYw' },
   },
   handler: async ({ account, query: q, services }) => {
-    const filter: DecisionFilter = {
-      from: q.from === undefined ? undefined : Date.parse(q.from), to: q.to === undefined ? undefined : Date.parse(q.to),
-      state: q.state, eventType: q.event_type, email: q.email, domain: q.domain, ipKeys: q.ip, userId: q.user_id,
-      deviceHash: q.device_hash, rule: q.rule, label: q.label,
-    };
+    const filter = filterOf(q);
     // One more than asked: a full page says whether there is a next one without an empty last page.
     const rows = await services.store.decisions.search(account.id, filter, { beforeId: q.cursor === undefined ? undefined : decodeCursor(q.cursor), limit: q.limit + 1 });
     const page = rows.slice(0, q.limit);
     return { decisions: page.map(summaryOf), next_cursor: rows.length > q.limit ? encodeCursor(page.at(-1)!.id) : null };
+  },
+});
+
+/** Bucket widths a chart of decisions over time uses; `auto` picks the narrowest that fits the range in MAX_BUCKETS. */
+const BUCKETS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
+type BucketName = keyof typeof BUCKETS;
+export const MAX_BUCKETS = 400;
+const DEFAULT_STATS_RANGE_MS = BUCKETS.day;
+const bucketCount = (from: number, to: number, width: number) => Math.ceil(to / width) - Math.floor(from / width);
+
+export const decisionStats = adminRoute({
+  method: 'GET', url: '/accounts/:account/decisions/stats', tag: 'decisions', operationId: 'decisionStats',
+  summary: 'How many decisions of each state, per minute, hour or day: the console\'s chart',
+  description: `The same filters as the search. \`from\` defaults to 24 hours before \`to\`, \`to\` to now. Buckets are aligned to the minute, hour or UTC day and `
+    + `every bucket of the range is listed, oldest first, zeros included; at most ${MAX_BUCKETS} (\`bucket=auto\`, the default, picks the narrowest width that fits). `
+    + 'It counts every matching evaluation of the range, so its cost grows with the range: a day of a busy account is a few hundred thousand index rows.',
+  access: { role: 'analyst', account: true },
+  params: accountParams,
+  query: searchQuery.omit({ cursor: true, limit: true }).extend({
+    bucket: z.enum(['auto', 'minute', 'hour', 'day']).default('auto').describe(`Bucket width; \`auto\`: the narrowest with at most ${MAX_BUCKETS} buckets`),
+  }),
+  success: {
+    status: 200, description: 'Counts per bucket',
+    schema: z.object({
+      from: time, to: time,
+      bucket: z.enum(['minute', 'hour', 'day']),
+      buckets: z.array(z.object({ start: time, approve: z.number().int(), review: z.number().int(), decline: z.number().int() })),
+    }),
+    example: { from: '2026-11-21T00:00:00.000Z', to: '2026-11-21T02:00:00.000Z', bucket: 'hour' as const, buckets: [
+      { start: '2026-11-21T00:00:00.000Z', approve: 412, review: 31, decline: 9 }, { start: '2026-11-21T01:00:00.000Z', approve: 388, review: 27, decline: 14 },
+    ] },
+  },
+  problems: { 400: `A range of more than ${MAX_BUCKETS} buckets of the width asked for, or \`from\` not before \`to\`` },
+  handler: async ({ account, query: q, services, now }) => {
+    const to = q.to === undefined ? now : Date.parse(q.to);
+    const from = q.from === undefined ? to - DEFAULT_STATS_RANGE_MS : Date.parse(q.from);
+    if (from >= to) throw problems.invalidRequest([{ path: 'from', message: 'must be before to' }]);
+    const bucket: BucketName | undefined = q.bucket === 'auto'
+      ? (Object.keys(BUCKETS) as BucketName[]).find((name) => bucketCount(from, to, BUCKETS[name]) <= MAX_BUCKETS)
+      : q.bucket;
+    if (bucket === undefined || bucketCount(from, to, BUCKETS[bucket]) > MAX_BUCKETS) {
+      throw problems.invalidRequest([{ path: q.bucket === 'auto' ? 'from' : 'bucket', message: `the range needs more than ${MAX_BUCKETS} buckets${q.bucket === 'auto' ? ' of a day' : ''}: narrow it${q.bucket === 'auto' ? '' : ' or widen the bucket'}` }]);
+    }
+    const width = BUCKETS[bucket];
+    const first = Math.floor(from / width) * width;
+    const buckets = Array.from({ length: bucketCount(from, to, width) }, (_, i) => ({ start: first + i * width, approve: 0, review: 0, decline: 0 }));
+    for (const row of await services.store.decisions.countByState(account.id, { ...filterOf(q), from, to }, width)) {
+      const slot = buckets[(row.start - first) / width];
+      if (slot && (row.state === 'approve' || row.state === 'review' || row.state === 'decline')) slot[row.state] += row.count;
+    }
+    return { from: iso(from), to: iso(to), bucket, buckets: buckets.map((b) => ({ ...b, start: iso(b.start) })) };
   },
 });
 
@@ -273,4 +327,4 @@ export const removeLabel = adminRoute({
   },
 });
 
-export const decisionRoutes = [searchDecisions, getDecision, setLabel, removeLabel];
+export const decisionRoutes = [searchDecisions, decisionStats, getDecision, setLabel, removeLabel];

@@ -163,7 +163,7 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
       <section aria-label="Draft">
         <VersionLine version={draft} what="Draft:" />
         <Problems version={draft} />
-        <Shadow eventType={eventType} admin={false} draftVersion={draft.version} />
+        <Shadow eventType={eventType} />
         <Thresholds thresholds={draft.thresholds} />
         <RulesTable rules={draft.rules} caption={`Rules of the draft of ${eventType}`} />
         <RuleFile version={draft} />
@@ -193,7 +193,7 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
           <ProblemMessage problem={saveAgain.error} />
         </div>
       ) : null}
-      <Shadow eventType={eventType} admin draftVersion={draft?.version} />
+      <Shadow eventType={eventType} />
       <div class="actions">
         <button type="button" aria-expanded={adding === 'library'} onClick={() => setAdding(adding === 'library' ? undefined : 'library')}>Add from the library</button>
         <button type="button" aria-expanded={adding === 'custom'} onClick={() => setAdding(adding === 'custom' ? undefined : 'custom')}>Write a custom rule</button>

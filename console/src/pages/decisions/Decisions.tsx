@@ -1,0 +1,124 @@
+import { useEffect, useId, useState } from 'preact/hooks';
+import { api, ok, type Answered } from '../../api/client';
+import { Field, Loading, Page, ProblemMessage, Time } from '../../components/ui';
+import { useAction, useResource } from '../../hooks';
+import { href, navigate } from '../../router';
+import { useSession } from '../../session';
+import { DecisionDetail } from './DecisionDetail';
+import { filterSegment, parseFilters, searchQuery, type Filters } from './filters';
+import { StatesOverTime } from './StatesOverTime';
+
+type Summary = Answered<'searchDecisions'>['decisions'][number];
+
+const PAGE_SIZE = 50;
+
+/**
+ * Decisions: the account's evaluation log searched (`decisions/?filters`) and one decision
+ * explained (`decisions/<id>`). Analysts and admins alike: both may read and label.
+ */
+export function Decisions({ rest }: { rest: string[] }) {
+  const [first] = rest;
+  if (first && !first.startsWith('?')) return <DecisionDetail id={first} />;
+  return <DecisionLog filters={parseFilters(first)} />;
+}
+
+export function StateBadge({ state }: { state: string }) {
+  return <span class={`state ${state === 'approve' ? 'ok' : state === 'review' ? 'warn' : 'bad'}`}>{state}</span>;
+}
+
+function DecisionLog({ filters }: { filters: Filters }) {
+  const { account } = useSession();
+  const key = filterSegment(filters);
+  const [rows, setRows] = useState<Summary[]>([]);
+  const [next, setNext] = useState<string | null>(null);
+  const load = useAction(async (cursor?: string) => {
+    const page = await ok(api.GET('/admin/v1/accounts/{account}/decisions', { params: { path: { account: account! }, query: { ...searchQuery(filters), limit: PAGE_SIZE, cursor } } }));
+    setRows((shown) => (cursor === undefined ? page.decisions : [...shown, ...page.decisions]));
+    setNext(page.next_cursor);
+  });
+  useEffect(() => {
+    setRows([]);
+    setNext(null);
+    void load.run();
+  }, [account, key]);
+  const stats = useResource(() => ok(api.GET('/admin/v1/accounts/{account}/decisions/stats', { params: { path: { account: account! }, query: searchQuery(filters) } })), [account, key]);
+
+  return (
+    <Page title="Decisions" intro="Every evaluation this account made, newest first (kept RETENTION_DAYS). Filter, open one to see why it scored what it did, and label it fraud or legit.">
+      <FilterForm key={key} filters={filters} problem={load.error} />
+      {stats.data ? <StatesOverTime stats={stats.data} /> : null}
+      {stats.error && !load.error ? <ProblemMessage problem={stats.error} /> : null}
+      {load.error && load.error.errors.length === 0 ? <ProblemMessage problem={load.error} /> : null}
+      <table class="decisions">
+        <caption class="visually-hidden">Decisions, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">When</th><th scope="col">Event</th><th scope="col">E-mail address</th><th scope="col">IP address</th><th scope="col">User</th>
+            <th scope="col" class="num">Score</th><th scope="col">State</th><th scope="col">Rules fired</th><th scope="col">Label</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((d) => (
+            <tr key={d.id}>
+              <td class="nowrap"><a href={href(account!, 'decisions', d.id)} aria-label={`Decision ${d.id}`}><Time at={d.evaluated_at} /></a></td>
+              <td><code>{d.event_type}</code></td>
+              <td class="wrap">{d.email}</td>
+              <td class="wrap"><code>{d.ip}</code></td>
+              <td class="wrap">{d.user_id ?? <span class="muted">–</span>}</td>
+              <td class="num">{d.score}</td>
+              <td><StateBadge state={d.state} /></td>
+              <td>{d.rules.length > 0 ? d.rules.map((r) => <code key={r} class="chip">{r}</code>) : <span class="muted">none</span>}</td>
+              <td>{d.label ? <span class={d.label === 'fraud' ? 'state bad' : 'state ok'}>{d.label}</span> : <span class="muted">–</span>}</td>
+            </tr>
+          ))}
+          {rows.length === 0 && !load.busy ? <tr><td colSpan={9} class="muted">No decision matches these filters.</td></tr> : null}
+        </tbody>
+      </table>
+      {load.busy ? <Loading what="decisions" /> : null}
+      {next && !load.busy ? <button type="button" onClick={() => void load.run(next)}>Older decisions</button> : null}
+    </Page>
+  );
+}
+
+function Select({ label, value, options, onChange }: { label: string; value: string; options: Array<[string, string]>; onChange: (value: string) => void }) {
+  const id = useId();
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <select id={id} value={value} onChange={(e) => onChange(e.currentTarget.value)}>
+        {options.map(([v, text]) => <option key={v} value={v}>{text}</option>)}
+      </select>
+    </div>
+  );
+}
+
+/** The filters as a form; applying it changes the URL, which loads the matching decisions. */
+function FilterForm({ filters, problem }: { filters: Filters; problem: ReturnType<typeof useAction>['error'] }) {
+  const { account } = useSession();
+  const [form, setForm] = useState<Filters>(filters);
+  const set = (name: keyof Filters) => (value: string) => setForm((f) => ({ ...f, [name]: value }));
+  const input = (name: keyof Filters, label: string, extra: Record<string, unknown> = {}) => (
+    <Field label={label} value={form[name] ?? ''} onInput={(e) => set(name)(e.currentTarget.value)} error={problem?.field(name)} {...extra} />
+  );
+  const apply = (next: Filters) => navigate(href(account!, 'decisions', filterSegment(next)).replace(/\/$/, ''));
+  return (
+    <form class="card filters" aria-label="Filters" onSubmit={(e) => { e.preventDefault(); apply(form); }}>
+      <div class="filter-grid">
+        <Select label="State" value={form.state ?? ''} onChange={set('state')} options={[['', 'any'], ['approve', 'approve'], ['review', 'review'], ['decline', 'decline']]} />
+        {input('event_type', 'Event type', { placeholder: 'account_register' })}
+        {input('from', 'From', { type: 'datetime-local' })}
+        {input('to', 'To', { type: 'datetime-local' })}
+        {input('email', 'E-mail address', { type: 'text', autoComplete: 'off' })}
+        {input('ip', 'IP address or CIDR', { placeholder: '203.0.113.0/24' })}
+        {input('user_id', 'User id')}
+        {input('device_hash', 'Device hash')}
+        {input('rule', 'Rule fired', { placeholder: 'email_disposable' })}
+        <Select label="Label" value={form.label ?? ''} onChange={set('label')} options={[['', 'any'], ['fraud', 'fraud'], ['legit', 'legit'], ['none', 'not labelled']]} />
+      </div>
+      <div class="actions">
+        <button type="submit" class="primary">Search</button>
+        <button type="button" onClick={() => { setForm({}); apply({}); }}>Clear filters</button>
+      </div>
+    </form>
+  );
+}
