@@ -87,6 +87,7 @@ try {
   console.log('docs/console/decision-detail.png');
   await page.goto(`${server.origin}/console/#/acme/lists`);
   await page.getByRole('cell', { name: 'mailinator.com', exact: true }).waitFor();
+  await page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));
   await shoot('lists');
   if (troubles.length > 0) throw new Error(`the pages met problems: ${troubles.join('; ')}`);
   await context.close();
