@@ -2,9 +2,18 @@ import type { Engine } from './engine.js';
 
 /**
  * Failed logins counted in the store, so every replica sees the same counts: a fixed window per
- * key (`user:<hash>`, `ip:<address>`). A check is one indexed read of at most two rows; a failure
- * one upsert per key. Rows whose window has ended are deleted at most once a minute per replica.
+ * key (`user:<hash>`, `ip:<address>`, the two joined for a user from an address). A check is one
+ * indexed read of at most three rows; a failure one upsert per key. Rows whose window has ended
+ * are deleted at most once a minute per replica.
+ *
+ * A successful login is remembered per user and address (`ok:` + the pair's key) for
+ * KNOWN_PAIR_MS, so a user logging in from where they did before can be spared the count an
+ * attacker spread over many addresses (src/admin/routes/session.ts); one row per pair that logged
+ * in, deleted when it is older than that.
  */
+export const KNOWN_PAIR_MS = 30 * 86_400_000;
+const KNOWN = 'ok:';
+
 export interface ThrottleRule {
   /** Failures allowed in a window; the next attempt is refused until the window ends. */
   maxFailures: number;
@@ -42,12 +51,23 @@ export class LoginThrottle {
     if (at - this.prunedAt > 60_000) {
       this.prunedAt = at;
       const longest = Math.max(...keys.map((k) => k.rule.windowMs));
-      await this.engine.db.deleteFrom('login_throttle').where('window_started_at', '<=', at - longest).execute();
+      await this.engine.db.deleteFrom('login_throttle').where('window_started_at', '<=', at - longest).where('key', 'not like', `${KNOWN}%`).execute();
+      await this.engine.db.deleteFrom('login_throttle').where('window_started_at', '<=', at - KNOWN_PAIR_MS).where('key', 'like', `${KNOWN}%`).execute();
     }
   }
 
-  /** A successful login clears its user's count (not its address's: one good password does not excuse a spray). */
-  async clear(key: string): Promise<void> {
-    await this.engine.db.deleteFrom('login_throttle').where('key', '=', key).execute();
+  /** A successful login: clears its pair's count (not the user's or the address's: one good password does not excuse a spray) and remembers the pair. */
+  async succeeded(pairKey: string, at: number): Promise<void> {
+    await this.engine.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('login_throttle').where('key', '=', pairKey).execute();
+      await trx.insertInto('login_throttle').values({ key: KNOWN + pairKey, failures: 0, window_started_at: at })
+        .onConflict((oc) => oc.column('key').doUpdateSet({ window_started_at: at })).execute();
+    });
+  }
+
+  /** Whether this user logged in successfully from this address in the last KNOWN_PAIR_MS. */
+  async known(pairKey: string, at: number): Promise<boolean> {
+    const row = await this.engine.db.selectFrom('login_throttle').select('window_started_at').where('key', '=', KNOWN + pairKey).executeTakeFirst();
+    return row !== undefined && Number(row.window_started_at) > at - KNOWN_PAIR_MS;
   }
 }

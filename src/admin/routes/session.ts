@@ -22,10 +22,12 @@ import { useSetupToken } from '../setup.js';
  * Retry-After until the window ends. The check comes before the password is hashed, so a throttled
  * guesser costs one indexed read. Why a pair and a user-wide count: with a lockout per e-mail
  * address alone, anyone who knows an admin's address could keep them out with five wrong guesses a
- * quarter-hour. Now locking a user out everywhere takes `USER_RULE.maxFailures` failures, which
- * the address rule spreads over at least three client addresses, while a guesser still gets at
- * most that many tries at one user per window. A correct password clears its pair's count, not the
- * user's or the address's (one good password does not excuse a spray).
+ * quarter-hour. The user-wide count stops guessing spread over many addresses (at most
+ * `USER_RULE.maxFailures` tries at one user a window), and it does not hold back a user logging in
+ * from an address they logged in from successfully in the last 30 days (KNOWN_PAIR_MS): an attacker
+ * with many addresses can keep a user out only of places they have never logged in from. A correct
+ * password clears its pair's count, not the user's or the address's (one good password does not
+ * excuse a spray).
  */
 export const PAIR_RULE: ThrottleRule = { maxFailures: 5, windowMs: 15 * 60_000 };
 export const USER_RULE: ThrottleRule = { maxFailures: 50, windowMs: 15 * 60_000 };
@@ -97,7 +99,9 @@ export const login = adminRoute({
   handler: async ({ body, request, reply, services, now }) => {
     const { store } = services;
     const keys = loginKeys(body.email, request.ip);
-    const wait = await store.loginThrottle.blockedFor(keys, now);
+    const [pair, , address] = keys;
+    const known = await store.loginThrottle.known(pair!.key, now);
+    const wait = await store.loginThrottle.blockedFor(known ? [pair!, address!] : keys, now);
     if (wait > 0) throw problems.tooManyAttempts(Math.ceil(wait / 1000), 'Too many failed logins for this user or from this address');
     const credentials = await store.users.credentials(body.email);
     const matches = await verifyPassword(body.password, credentials?.password_hash ?? (await decoyHash()));
@@ -105,7 +109,7 @@ export const login = adminRoute({
       await store.loginThrottle.recordFailure(keys, now);
       throw problems.unauthenticated('Wrong e-mail address or password');
     }
-    await store.loginThrottle.clear(keys[0]!.key);
+    await store.loginThrottle.succeeded(pair!.key, now);
     await store.sessions.prune(now - services.sessions.maxAgeMs, now - services.sessions.idleTimeoutMs);
     const sessionId = newSessionId();
     await store.sessions.create(hashSessionId(sessionId), credentials.id, now);
