@@ -83,7 +83,8 @@ export function createEvaluationLog(options: EvaluationLogOptions): EvaluationLo
   let bytes = 0;
   const counts = { written: 0, dropped: 0, failed: 0, pruned: 0 };
   let writing: Promise<void> | null = null;
-  let inFlight: LogRecord[] = [];
+  /** Ids queued or in the batch being written: what `holds` answers from, without scanning the queue. */
+  const held = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   let pruning: Promise<number> | null = null;
   let closed = false;
@@ -104,7 +105,6 @@ export function createEvaluationLog(options: EvaluationLogOptions): EvaluationLo
         const batch = queue.length <= o.batchSize ? queue : queue.slice(0, o.batchSize);
         queue = batch === queue ? [] : queue.slice(o.batchSize);
         for (const record of batch) bytes -= recordSize(record);
-        inFlight = batch;
         try {
           await observed(observe, 'log_write', () => o.writer!.write(batch));
           counts.written += batch.length;
@@ -113,7 +113,7 @@ export function createEvaluationLog(options: EvaluationLogOptions): EvaluationLo
           o.onWriteError(error as Error);
           break;
         } finally {
-          inFlight = [];
+          for (const record of batch) held.delete(record.id);
         }
       }
     })().finally(() => {
@@ -166,6 +166,7 @@ export function createEvaluationLog(options: EvaluationLogOptions): EvaluationLo
         return;
       }
       queue.push(record);
+      held.add(record.id);
       bytes += size;
       if (queue.length >= o.batchSize && writing === null) {
         clearTimeout(timer);
@@ -181,7 +182,7 @@ export function createEvaluationLog(options: EvaluationLogOptions): EvaluationLo
       // Starts at once when idle: the batch is taken now, not after a tick.
       return writing === null ? writeBatches() : writing.then(writeBatches);
     },
-    holds: (id) => queue.some((r) => r.id === id) || inFlight.some((r) => r.id === id),
+    holds: (id) => held.has(id),
     prune,
     resume: () => {
       if (queue.length > 0) schedule();
@@ -202,6 +203,7 @@ export function createEvaluationLog(options: EvaluationLogOptions): EvaluationLo
         await writeBatches();
         counts.dropped += queue.length;
         queue = [];
+        held.clear();
         bytes = 0;
         report();
       }
