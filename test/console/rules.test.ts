@@ -69,7 +69,7 @@ describe('as an admin', () => {
       await page.locator('.rule-card').nth(3).getByRole('table').waitFor();
       expect(await page.locator('.rule-card h2').allInnerTexts()).toEqual(['account_register', 'account_login', 'account_update', 'password_reset']);
       const card = page.locator('.rule-card').first();
-      await expect(card.innerText()).resolves.toMatch(/Live: version 1, published[\s\S]*seeded from RULES_DIR/);
+      await expect.poll(() => card.innerText()).toMatch(/Live: version 1, published[\s\S]*seeded from RULES_DIR/);
       await card.getByRole('cell', { name: 'email_disposable' }).waitFor();
 
       await card.getByRole('link', { name: 'Open account_register' }).click();
@@ -300,16 +300,19 @@ describe('as an analyst', () => {
       await page.getByRole('tabpanel').getByRole('cell', { name: 'ip_vpn' }).waitFor();
       await page.getByRole('listitem').filter({ hasText: 'Added ip_vpn' }).waitFor();
       await page.getByText('In shadow: version 2').waitFor();
+      // Each tab once its content is in (a control absent from a panel still loading would prove nothing).
+      const loaded: Record<string, () => Promise<void>> = {
+        Draft: () => page.getByRole('tabpanel').getByRole('cell', { name: 'ip_vpn' }).waitFor(),
+        History: () => page.getByRole('row').filter({ hasText: 'seeded from RULES_DIR' }).waitFor(),
+        Live: () => page.getByRole('tabpanel').getByRole('cell', { name: 'ip_tor' }).first().waitFor(),
+      };
       for (const tab of ['Draft', 'History', 'Live']) {
         await page.getByRole('tab', { name: new RegExp(`^${tab}`) }).click();
-        await page.getByRole('tabpanel').waitFor();
+        await loaded[tab]!();
         for (const name of ['Add from the library', 'Write a custom rule', 'Publish…', 'Discard draft…', 'Save thresholds', /shadow/, /^Roll back/, /^Save /, /^Remove /]) {
           await expect(page.getByRole('button', { name }).count(), `${tab}: ${String(name)}`).resolves.toBe(0);
         }
       }
-      await page.getByRole('tab', { name: 'History' }).click();
-      await page.getByRole('row').filter({ hasText: 'seeded from RULES_DIR' }).waitFor();
-
       await page.getByRole('tab', { name: 'Dry run' }).click();
       const request = page.getByLabel('Sample request (JSON)');
       await request.fill('{"ip": ');

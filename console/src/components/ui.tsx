@@ -111,3 +111,21 @@ export function Page({ title, children, intro }: { title: string; intro?: Compon
     </>
   );
 }
+
+/** A decision's state as coloured text (the colour is never the only cue: the word is there). */
+export function StateBadge({ state }: { state: string }) {
+  return <span class={`state ${state === 'approve' ? 'ok' : state === 'review' ? 'warn' : 'bad'}`}>{state}</span>;
+}
+
+/** A labelled select of `[value, text]` options. */
+export function SelectField({ label, value, options, onChange }: { label: string; value: string; options: Array<[string, string]>; onChange: (value: string) => void }) {
+  const id = useId();
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <select id={id} value={value} onChange={(e) => onChange(e.currentTarget.value)}>
+        {options.map(([v, text]) => <option key={v} value={v}>{text}</option>)}
+      </select>
+    </div>
+  );
+}

@@ -2,11 +2,10 @@ import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { api, ok, type Answered } from '../../api/client';
-import { Field, Loading, Page, ProblemMessage, Time } from '../../components/ui';
+import { Field, Loading, Page, ProblemMessage, StateBadge, Time } from '../../components/ui';
 import { useAction, useResource } from '../../hooks';
 import { href } from '../../router';
 import { useSession } from '../../session';
-import { StateBadge } from './Decisions';
 
 type Detail = Answered<'getDecision'>;
 type Outcome = NonNullable<Detail['rule_outcomes']>[number];

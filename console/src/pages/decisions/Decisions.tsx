@@ -1,10 +1,11 @@
-import { useEffect, useId, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ok, type Answered } from '../../api/client';
-import { Field, Loading, Page, ProblemMessage, Time } from '../../components/ui';
+import { Field, Loading, Page, ProblemMessage, SelectField, StateBadge, Time } from '../../components/ui';
 import { useAction, useResource } from '../../hooks';
 import { href, navigate } from '../../router';
 import { useSession } from '../../session';
 import { DecisionDetail } from './DecisionDetail';
+import { isoToLocal, localToIso } from '../../time';
 import { filterSegment, parseFilters, searchQuery, type Filters } from './filters';
 import { StatesOverTime } from './StatesOverTime';
 
@@ -18,12 +19,8 @@ const PAGE_SIZE = 50;
  */
 export function Decisions({ rest }: { rest: string[] }) {
   const [first] = rest;
-  if (first && !first.startsWith('?')) return <DecisionDetail id={first} />;
+  if (first && !first.startsWith('?')) return <DecisionDetail key={first} id={first} />;
   return <DecisionLog filters={parseFilters(first)} />;
-}
-
-export function StateBadge({ state }: { state: string }) {
-  return <span class={`state ${state === 'approve' ? 'ok' : state === 'review' ? 'warn' : 'bad'}`}>{state}</span>;
 }
 
 function DecisionLog({ filters }: { filters: Filters }) {
@@ -31,9 +28,14 @@ function DecisionLog({ filters }: { filters: Filters }) {
   const key = filterSegment(filters);
   const [rows, setRows] = useState<Summary[]>([]);
   const [next, setNext] = useState<string | null>(null);
+  // The filters the page shows now: an answer to a search made for others (changed meanwhile) is dropped.
+  const shown = useRef(key);
+  shown.current = key;
   const load = useAction(async (cursor?: string) => {
+    const asked = key;
     const page = await ok(api.GET('/admin/v1/accounts/{account}/decisions', { params: { path: { account: account! }, query: { ...searchQuery(filters), limit: PAGE_SIZE, cursor } } }));
-    setRows((shown) => (cursor === undefined ? page.decisions : [...shown, ...page.decisions]));
+    if (asked !== shown.current) return;
+    setRows((before) => (cursor === undefined ? page.decisions : [...before, ...page.decisions]));
     setNext(page.next_cursor);
   });
   useEffect(() => {
@@ -80,40 +82,30 @@ function DecisionLog({ filters }: { filters: Filters }) {
   );
 }
 
-function Select({ label, value, options, onChange }: { label: string; value: string; options: Array<[string, string]>; onChange: (value: string) => void }) {
-  const id = useId();
-  return (
-    <div class="field">
-      <label for={id}>{label}</label>
-      <select id={id} value={value} onChange={(e) => onChange(e.currentTarget.value)}>
-        {options.map(([v, text]) => <option key={v} value={v}>{text}</option>)}
-      </select>
-    </div>
-  );
-}
-
 /** The filters as a form; applying it changes the URL, which loads the matching decisions. */
 function FilterForm({ filters, problem }: { filters: Filters; problem: ReturnType<typeof useAction>['error'] }) {
   const { account } = useSession();
-  const [form, setForm] = useState<Filters>(filters);
+  // The form shows times in the browser's zone; the URL keeps instants, so a shared link means the same range anywhere.
+  const [form, setForm] = useState<Filters>({ ...filters, from: filters.from && isoToLocal(filters.from), to: filters.to && isoToLocal(filters.to) });
   const set = (name: keyof Filters) => (value: string) => setForm((f) => ({ ...f, [name]: value }));
   const input = (name: keyof Filters, label: string, extra: Record<string, unknown> = {}) => (
     <Field label={label} value={form[name] ?? ''} onInput={(e) => set(name)(e.currentTarget.value)} error={problem?.field(name)} {...extra} />
   );
-  const apply = (next: Filters) => navigate(href(account!, 'decisions', filterSegment(next)).replace(/\/$/, ''));
+  const apply = (next: Filters) => navigate(href(account!, 'decisions', filterSegment({ ...next, from: next.from && localToIso(next.from), to: next.to && localToIso(next.to) })).replace(/\/$/, ''));
   return (
     <form class="card filters" aria-label="Filters" onSubmit={(e) => { e.preventDefault(); apply(form); }}>
       <div class="filter-grid">
-        <Select label="State" value={form.state ?? ''} onChange={set('state')} options={[['', 'any'], ['approve', 'approve'], ['review', 'review'], ['decline', 'decline']]} />
+        <SelectField label="State" value={form.state ?? ''} onChange={set('state')} options={[['', 'any'], ['approve', 'approve'], ['review', 'review'], ['decline', 'decline']]} />
         {input('event_type', 'Event type', { placeholder: 'account_register' })}
         {input('from', 'From', { type: 'datetime-local' })}
         {input('to', 'To', { type: 'datetime-local' })}
         {input('email', 'E-mail address', { type: 'text', autoComplete: 'off' })}
+        {input('domain', 'E-mail domain', { placeholder: 'example.com' })}
         {input('ip', 'IP address or CIDR', { placeholder: '203.0.113.0/24' })}
         {input('user_id', 'User id')}
         {input('device_hash', 'Device hash')}
         {input('rule', 'Rule fired', { placeholder: 'email_disposable' })}
-        <Select label="Label" value={form.label ?? ''} onChange={set('label')} options={[['', 'any'], ['fraud', 'fraud'], ['legit', 'legit'], ['none', 'not labelled']]} />
+        <SelectField label="Label" value={form.label ?? ''} onChange={set('label')} options={[['', 'any'], ['fraud', 'fraud'], ['legit', 'legit'], ['none', 'not labelled']]} />
       </div>
       <div class="actions">
         <button type="submit" class="primary">Search</button>

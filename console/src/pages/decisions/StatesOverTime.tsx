@@ -2,6 +2,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { Answered } from '../../api/client';
+import { Time } from '../../components/ui';
 
 type Stats = Answered<'decisionStats'>;
 
@@ -39,7 +40,7 @@ export function StatesOverTime({ stats }: { stats: Stats }) {
   return (
     <figure class="states-over-time">
       <div ref={box} role="img" aria-label={`Decisions per ${stats.bucket}: ${SERIES.map(({ state }) => `${totals[state]} ${state}`).join(', ')}.`} />
-      <figcaption class="muted">Decisions per {stats.bucket}, by state, for the filters above.</figcaption>
+      <figcaption class="muted">Decisions per {stats.bucket}, by state, from <Time at={stats.from} /> to <Time at={stats.to} /> (the last 24 hours unless From is set), for the filters above.</figcaption>
     </figure>
   );
 }

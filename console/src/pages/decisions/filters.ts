@@ -5,7 +5,7 @@ import type { operations } from '../../api/schema';
  * filtered view can be shared and the back button works. The names are the search route's.
  */
 export type SearchQuery = NonNullable<operations['searchDecisions']['parameters']['query']>;
-export const FILTERS = ['state', 'event_type', 'from', 'to', 'email', 'ip', 'user_id', 'device_hash', 'rule', 'label'] as const;
+export const FILTERS = ['state', 'event_type', 'from', 'to', 'email', 'domain', 'ip', 'user_id', 'device_hash', 'rule', 'label'] as const;
 export type Filters = Partial<Record<(typeof FILTERS)[number], string>>;
 
 export function parseFilters(segment: string | undefined): Filters {
@@ -26,19 +26,9 @@ export function filterSegment(filters: Filters): string {
   return text ? `?${text}` : '';
 }
 
-/** The search route's query: times from the form's local date-time to ISO instants. */
+/** The search route's query (times are instants in the URL already). */
 export function searchQuery(filters: Filters): SearchQuery {
   const query: Record<string, string> = {};
-  for (const name of FILTERS) {
-    const value = filters[name];
-    if (!value) continue;
-    query[name] = name === 'from' || name === 'to' ? localToIso(value) : value;
-  }
+  for (const name of FILTERS) if (filters[name]) query[name] = filters[name]!;
   return query as SearchQuery;
-}
-
-/** `2026-11-23T10:00` (a datetime-local input, the browser's zone) as an ISO instant; anything else as typed, for the API to name. */
-export function localToIso(value: string): string {
-  const time = new Date(value);
-  return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(value) && !Number.isNaN(time.getTime()) ? time.toISOString() : value;
 }

@@ -1,9 +1,9 @@
-import { useEffect, useId, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ok, type Answered, type ApiProblem } from '../../api/client';
-import { Confirm, Field, Page, ProblemMessage, Time } from '../../components/ui';
+import { Confirm, Field, Page, ProblemMessage, SelectField, Time } from '../../components/ui';
 import { useAction } from '../../hooks';
-import { localToIso } from '../decisions/filters';
 import { useSession } from '../../session';
+import { localToIso } from '../../time';
 
 type Entry = Answered<'listListEntries'>['entries'][number];
 type ListName = Entry['list'];
@@ -29,14 +29,24 @@ export function Lists() {
   const [entries, setEntries] = useState<Entry[]>([]);
   const [next, setNext] = useState<number | null>(null);
   const [removing, setRemoving] = useState<Entry | undefined>();
+  // The filter the page shows now: an answer to a load made for another (changed meanwhile) is dropped.
+  const key = `${filter.list}/${filter.kind}/${filter.expired}`;
+  const shown = useRef(key);
+  shown.current = key;
   const load = useAction(async (before?: number) => {
+    const asked = key;
     const page = await ok(api.GET('/admin/v1/accounts/{account}/lists', {
       params: { path: { account: account! }, query: { list: filter.list, kind: filter.kind, include_expired: filter.expired ? 'true' : 'false', before, limit: PAGE_SIZE } },
     }));
-    setEntries((shown) => (before === undefined ? page.entries : [...shown, ...page.entries]));
+    if (asked !== shown.current) return;
+    setEntries((listed) => (before === undefined ? page.entries : [...listed, ...page.entries]));
     setNext(page.next_before);
   });
-  useEffect(() => void load.run(), [account, filter.list, filter.kind, filter.expired]);
+  useEffect(() => {
+    setEntries([]);
+    setNext(null);
+    void load.run();
+  }, [account, key]);
   const remove = useAction(async (entry: Entry) => {
     await ok(api.DELETE('/admin/v1/accounts/{account}/lists/{entry_id}', { params: { path: { account: account!, entry_id: entry.id } } }));
     setRemoving(undefined);
@@ -49,8 +59,8 @@ export function Lists() {
       <section class="card" aria-labelledby="entries">
         <h2 id="entries">Entries</h2>
         <div class="inline-form">
-          <Choice label="List" value={filter.list ?? ''} options={[['', 'both'], ['block', 'block'], ['allow', 'allow']]} onChange={(v) => setFilter((f) => ({ ...f, list: (v || undefined) as ListName | undefined }))} />
-          <Choice label="Kind" value={filter.kind ?? ''} options={[['', 'any'], ...KINDS.map(([k, name]): [string, string] => [k, name])]} onChange={(v) => setFilter((f) => ({ ...f, kind: (v || undefined) as Kind | undefined }))} />
+          <SelectField label="List" value={filter.list ?? ''} options={[['', 'both'], ['block', 'block'], ['allow', 'allow']]} onChange={(v) => setFilter((f) => ({ ...f, list: (v || undefined) as ListName | undefined }))} />
+          <SelectField label="Kind" value={filter.kind ?? ''} options={[['', 'any'], ...KINDS.map(([k, name]): [string, string] => [k, name])]} onChange={(v) => setFilter((f) => ({ ...f, kind: (v || undefined) as Kind | undefined }))} />
           <label class="check"><input type="checkbox" checked={filter.expired} onChange={(e) => setFilter((f) => ({ ...f, expired: e.currentTarget.checked }))} /> Show expired entries</label>
         </div>
         <ProblemMessage problem={load.error} />
@@ -71,7 +81,7 @@ export function Lists() {
             {entries.length === 0 && !load.busy ? <tr><td colSpan={7} class="muted">No entry.</td></tr> : null}
           </tbody>
         </table>
-        {next ? <button type="button" onClick={() => void load.run(next)} disabled={load.busy}>More entries</button> : null}
+        {next && !load.busy ? <button type="button" onClick={() => void load.run(next)}>More entries</button> : null}
       </section>
       {removing ? (
         <Confirm title={`Remove ${removing.value}?`} action="Remove entry" busy={remove.busy} problem={remove.error} onCancel={() => { setRemoving(undefined); remove.clear(); }} onConfirm={() => void remove.run(removing)}>
@@ -83,18 +93,6 @@ export function Lists() {
         </Confirm>
       ) : null}
     </Page>
-  );
-}
-
-function Choice({ label, value, options, onChange }: { label: string; value: string; options: Array<[string, string]>; onChange: (value: string) => void }) {
-  const id = useId();
-  return (
-    <div class="field">
-      <label for={id}>{label}</label>
-      <select id={id} value={value} onChange={(e) => onChange(e.currentTarget.value)}>
-        {options.map(([v, text]) => <option key={v} value={v}>{text}</option>)}
-      </select>
-    </div>
   );
 }
 
@@ -121,8 +119,8 @@ function AddEntry({ onAdded }: { onAdded: () => void }) {
     <form class="card" aria-labelledby="add-entry" onSubmit={(e) => { e.preventDefault(); void add.run(); }}>
       <h2 id="add-entry">Add an entry</h2>
       <div class="inline-form">
-        <Choice label="List" value={list} options={[['block', 'block'], ['allow', 'allow']]} onChange={(v) => setList(v as ListName)} />
-        <Choice label="Kind" value={kind} options={KINDS.map(([k, name]): [string, string] => [k, name])} onChange={(v) => setKind(v as Kind)} />
+        <SelectField label="List" value={list} options={[['block', 'block'], ['allow', 'allow']]} onChange={(v) => setList(v as ListName)} />
+        <SelectField label="Kind" value={kind} options={KINDS.map(([k, name]): [string, string] => [k, name])} onChange={(v) => setKind(v as Kind)} />
         <Field label="Value" value={value} required placeholder={KINDS.find(([k]) => k === kind)?.[2]} onInput={(e) => setValue(e.currentTarget.value)} error={problem?.field('value')} />
         <Field label="Reason" value={reason} required maxLength={500} onInput={(e) => setReason(e.currentTarget.value)} error={problem?.field('reason')} />
         <Field label="Expires (optional)" type="datetime-local" value={expires} onInput={(e) => setExpires(e.currentTarget.value)} error={problem?.field('expires_at')} />

@@ -22,7 +22,7 @@ const LIST_POLL_MS = 2_000;
 export function BacktestView({ eventType, backtestId }: { eventType: string; backtestId?: string | undefined }) {
   const { account } = useSession();
   if (!account) return <Page title={`Backtests: ${eventType}`}><p class="muted">No account yet.</p></Page>;
-  return backtestId ? <OneBacktest account={account} eventType={eventType} id={backtestId} /> : <Backtests account={account} eventType={eventType} />;
+  return backtestId ? <OneBacktest key={backtestId} account={account} eventType={eventType} id={backtestId} /> : <Backtests account={account} eventType={eventType} />;
 }
 
 const backtestsPath = '/admin/v1/accounts/{account}/rule-sets/{event_type}/backtests';
@@ -116,7 +116,8 @@ function usePolledBacktest(account: string, eventType: string, id: string) {
       try {
         const answer = await ok(api.GET(backtestPath, { params: { path: { account, event_type: eventType, backtest_id: id } } }));
         if (!current) return;
-        setBacktest(answer);
+        // A read sent before a cancel may answer after it: a finished backtest never runs again.
+        setBacktest((shown) => (shown && shown.id === answer.id && shown.status !== 'running' && answer.status === 'running' ? shown : answer));
         setError(undefined);
         if (answer.status !== 'running') return;
         if (polls + 1 >= MAX_POLLS) setGaveUp(true);

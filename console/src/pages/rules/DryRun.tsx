@@ -1,7 +1,7 @@
 import { useId, useState } from 'preact/hooks';
 import { api, ApiProblem, ok, type Answered } from '../../api/client';
 import type { operations } from '../../api/schema';
-import { ProblemMessage } from '../../components/ui';
+import { ProblemMessage, StateBadge } from '../../components/ui';
 import { useAction } from '../../hooks';
 import { useSession } from '../../session';
 import { unplaced } from './problems';
@@ -11,8 +11,6 @@ type DryRunAnswer = Answered<'dryRunRuleSet'>;
 type SampleRequest = operations['dryRunRuleSet']['requestBody']['content']['application/json']['request'];
 
 const SAMPLE = JSON.stringify({ ip: '81.2.69.160', email: 'jane.doe@example.com', user: { user_id: 'user-1' } }, null, 2);
-
-const stateClass = (state: string) => (state === 'approve' ? 'ok' : state === 'review' ? 'warn' : 'bad');
 
 /** Scores a request the user writes with the draft or the live version, with the real enrichment, recording nothing. */
 export function DryRun({ eventType, hasDraft }: { eventType: string; hasDraft: boolean }) {
@@ -61,7 +59,7 @@ function DryRunResult({ answer }: { answer: DryRunAnswer }) {
   return (
     <section class="card dry-run-result" aria-label="Dry run result">
       <p class="score-line">
-        Score <strong>{answer.score.fraud_score}</strong>: <span class={`state ${stateClass(answer.score.state)}`}>{answer.score.state}</span>
+        Score <strong>{answer.score.fraud_score}</strong>: <StateBadge state={answer.score.state} />
         {answer.version ? <span class="muted"> with version {answer.version.version} ({answer.version.status})</span> : null}
         {answer.live ? <span class="muted">; the live version {answer.live.version} gives {answer.live.fraud_score} ({answer.live.state})</span> : null}
       </p>

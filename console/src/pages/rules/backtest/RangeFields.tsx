@@ -1,6 +1,7 @@
 import { useId } from 'preact/hooks';
 import type { ApiProblem } from '../../../api/client';
 import { Field } from '../../../components/ui';
+import { localToIso } from '../../../time';
 
 /** A time range: the last day, week or month (the API's "time ago"), or from/to in local time. */
 export interface Range {
@@ -15,8 +16,7 @@ const PRESETS: Array<[Range['preset'], string]> = [['24h', 'Last 24 hours'], ['7
 /** The range as the API takes it (`since`, `until`); a local time becomes an ISO-8601 instant, an empty one is left for the API to name. */
 export function rangeOf(range: Range): { since: string; until?: string } {
   if (range.preset !== 'custom') return { since: range.preset };
-  const instant = (local: string) => (local === '' || Number.isNaN(Date.parse(local)) ? local : new Date(local).toISOString());
-  return range.to === '' ? { since: instant(range.from) } : { since: instant(range.from), until: instant(range.to) };
+  return range.to === '' ? { since: localToIso(range.from) } : { since: localToIso(range.from), until: localToIso(range.to) };
 }
 
 export function RangeFields({ value, onChange, errors }: { value: Range; onChange: (range: Range) => void; errors: ApiProblem | undefined }) {

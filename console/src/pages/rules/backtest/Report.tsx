@@ -1,6 +1,6 @@
-import { useId } from 'preact/hooks';
+import { useId, useMemo } from 'preact/hooks';
 import type { Answered } from '../../../api/client';
-import { Time } from '../../../components/ui';
+import { StateBadge, Time } from '../../../components/ui';
 import { href } from '../../../router';
 import { StateChart, STATES, type State } from './StateChart';
 
@@ -14,8 +14,9 @@ type LabelStats = Report['labels']['live'];
  * `candidateName` is what the other side is called: "candidate" or "shadow".
  */
 export function ReportView({ report, account, candidateName }: { report: Report; account: string; candidateName: string }) {
-  const live = countsBy((s) => sum(STATES.map((c) => report.transitions[s][c])));
-  const candidate = countsBy((c) => sum(STATES.map((s) => report.transitions[s][c])));
+  // Kept while the report is the same: the chart is drawn again only when these change.
+  const live = useMemo(() => countsBy((s) => sum(STATES.map((c) => report.transitions[s][c]))), [report]);
+  const candidate = useMemo(() => countsBy((c) => sum(STATES.map((s) => report.transitions[s][c]))), [report]);
   return (
     <div class="report">
       <Summary report={report} />
@@ -108,8 +109,7 @@ function Rules({ report, candidateName }: { report: Report; candidateName: strin
   );
 }
 
-const StateScore = ({ state, score }: { state: State; score: number }) => <><span class={`state ${STATE_CLASS[state]}`}>{state}</span> <span class="muted">({score})</span></>;
-const STATE_CLASS: Record<State, string> = { approve: 'ok', review: 'warn', decline: 'bad' };
+const StateScore = ({ state, score }: { state: State; score: number }) => <><StateBadge state={state} /> <span class="muted">({score})</span></>;
 
 function Changed({ report, account, candidateName }: { report: Report; account: string; candidateName: string }) {
   const id = useId();
