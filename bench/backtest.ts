@@ -156,6 +156,7 @@ async function liveP99(root: string, dataDir: string, url: string, now: number):
   const env = {
     PATH: process.env.PATH!, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', API_KEYS: key, DATA_DIR: dataDir, RULES_DIR: 'rules',
     DATABASE_URL: url, DNS_SERVERS: '127.0.0.1:9', DNS_TIMEOUT_MS: '200', RATE_LIMIT_MAX: '0', LOG_LEVEL: 'warn', HISTORY_DAYS: '0',
+    ...(process.env.BACKTEST_CPU_PERCENT ? { BACKTEST_CPU_PERCENT: process.env.BACKTEST_CPU_PERCENT } : {}),
   };
   const store = await openStore({ database: database(url), logger: pino({ level: 'silent' }), retentionDays: 30, writeLog: false });
   const token = await store.adminTokens.create({ name: 'bench', role: 'owner', account: null, expiresAt: null }, 'bench');

@@ -151,7 +151,7 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
   const metrics = config.metrics.enabled ? createMetrics({ version }) : null;
   const { resources, resolver, store, keys, lists, sync, templates } = await createResources(config, options.logger, options, metrics);
   const now = options.now ?? Date.now;
-  const backtests = new BacktestJobs(store.engine, { logger: options.logger.child({ component: 'backtest' }), now });
+  const backtests = new BacktestJobs(store.engine, { logger: options.logger.child({ component: 'backtest' }), now, dutyCycle: config.backtestCpuPercent / 100 });
   if (config.env !== 'production' && options.onSetupToken !== undefined) {
     const token = await createSetupToken(store, now());
     if (token !== undefined) {

@@ -92,6 +92,7 @@ export const envSchema = z.object({
   SHUTDOWN_GRACE_MS: integer(0, 600_000).default(10_000),
   SHUTDOWN_DELAY_MS: integer(0, 600_000).default(0),
   RELOAD_INTERVAL_MS: integer(100, 600_000).default(1000),
+  BACKTEST_CPU_PERCENT: integer(1, 100).default(50),
   DATABASE_URL: databaseUrl.prefault(DEFAULT_DATABASE_URL),
   RETENTION_DAYS: integer(0, 3650).default(30),
   METRICS_PORT: integer(1, 65535).optional(),
@@ -128,6 +129,8 @@ export interface Config {
   shutdownDelayMs: number;
   /** How often data files are checked for changes, and the store for changed keys and rule sets. */
   reloadIntervalMs: number;
+  /** The share of wall-clock time (per cent) a backtest's replay works, pausing between pages for the rest. */
+  backtestCpuPercent: number;
   database: DatabaseUrl;
   /** Days the evaluation log keeps an evaluation; 0 keeps none. */
   retentionDays: number;
@@ -195,6 +198,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     shutdownDelayMs: e.SHUTDOWN_DELAY_MS,
     reloadIntervalMs: e.RELOAD_INTERVAL_MS,
+    backtestCpuPercent: e.BACKTEST_CPU_PERCENT,
     database: e.DATABASE_URL,
     retentionDays: e.RETENTION_DAYS,
     metrics: {

@@ -33,7 +33,17 @@ export interface BacktestOptions {
   pageSize?: number;
   /** After each page. (Cancel is the worker's: it is terminated, see worker.ts.) */
   onProgress?: (progress: BacktestProgress) => void;
+  /**
+   * The share of the time the replay works (0 < share <= 1): after each page it pauses so that it
+   * works at most this share of the wall-clock time. Below 1 it leaves the cores, and V8's
+   * garbage-collector threads the whole process shares, to the live evaluations (BACKTEST_DUTY_CYCLE).
+   */
+  dutyCycle?: number;
+  /** How a pause is waited (a timer; tests watch it). */
+  pause?: (ms: number) => Promise<void>;
 }
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export const PAGE_SIZE = 1_000;
 
@@ -47,9 +57,16 @@ export function candidateRuleSet(eventType: string, file: string, yaml: string):
 export async function runBacktest(db: Kysely<Database>, scope: BacktestScope, candidate: RuleSet, options: BacktestOptions = {}): Promise<BacktestReport> {
   const builder = new ReportBuilder(scope);
   builder.declareRules(candidate.rules.map((rule) => rule.name));
+  const duty = Math.min(1, Math.max(0.01, options.dutyCycle ?? 1));
+  let started = performance.now();
   for await (const page of loggedPages(db, scope, options.pageSize ?? PAGE_SIZE)) {
     for (const row of page) score(builder, row, candidate);
     options.onProgress?.(builder.counts());
+    if (duty < 1) {
+      const worked = performance.now() - started;
+      await (options.pause ?? sleep)((worked * (1 - duty)) / duty);
+      started = performance.now();
+    }
   }
   return builder.finish();
 }

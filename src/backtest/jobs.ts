@@ -35,7 +35,7 @@ export class BacktestJobs {
   constructor(
     private readonly engine: Engine,
     /** `run`: the worker's entry point (tests hold one running until it is cancelled). */
-    private readonly options: { logger: Logger; now: () => number; run?: typeof runBacktestInWorker },
+    private readonly options: { logger: Logger; now: () => number; run?: typeof runBacktestInWorker; /** BacktestOptions.dutyCycle */ dutyCycle?: number },
   ) {
     this.records = new BacktestRecords(engine);
   }
@@ -51,7 +51,7 @@ export class BacktestJobs {
     this.remember(job);
     const run = this.options.run ?? runBacktestInWorker;
     const done = run(
-      { database: this.engine.database, scope: { account: backtest.account, eventType: backtest.eventType, since: backtest.since, until: backtest.until }, yaml: backtest.yaml },
+      { database: this.engine.database, scope: { account: backtest.account, eventType: backtest.eventType, since: backtest.since, until: backtest.until }, yaml: backtest.yaml, dutyCycle: this.options.dutyCycle },
       { onProgress: (progress) => (job.progress = progress), signal: job.controller.signal },
     ).then(
       (report: BacktestReport) => this.end(job, { status: 'done', progress: { evaluations: report.evaluations, replayed: report.replayed, skipped: report.skipped.total }, report }),

@@ -31,7 +31,7 @@ try {
   const candidate = candidateRuleSet(job.scope.eventType, 'candidate', job.yaml);
   const database = job.database;
   engine = database.engine === 'sqlite' ? openSqlite(database) : await openPostgres(database, { onPoolError: () => undefined });
-  const report = await runBacktest(engine.db, job.scope, candidate, { pageSize: job.pageSize, onProgress: (progress) => post({ kind: 'progress', progress }) });
+  const report = await runBacktest(engine.db, job.scope, candidate, { pageSize: job.pageSize, dutyCycle: job.dutyCycle, onProgress: (progress) => post({ kind: 'progress', progress }) });
   post({ kind: 'done', report });
 } catch (error) {
   const { name, message } = error instanceof Error ? error : new Error(String(error));

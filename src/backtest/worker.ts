@@ -19,6 +19,8 @@ export interface BacktestJob {
   /** The candidate rule file's text: parsed and compiled in the worker (a compiled rule set does not cross threads). */
   yaml: string;
   pageSize?: number;
+  /** See BacktestOptions.dutyCycle: 1 (the default) works without pausing. */
+  dutyCycle?: number;
 }
 
 export type BacktestMessage =

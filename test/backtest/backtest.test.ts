@@ -64,9 +64,23 @@ describe.each(ENGINES)('backtest on %s', (engine) => {
     await ip?.close();
   });
 
-  const backtest = (yaml: string, options: { pageSize?: number; account?: string; since?: number } = {}) =>
+  const backtest = (yaml: string, options: { pageSize?: number; account?: string; since?: number; dutyCycle?: number; pause?: (ms: number) => Promise<void> } = {}) =>
     runBacktest(t.app.store.engine.db, { account: options.account ?? 'default', eventType: 'account_register', since: options.since ?? startedAt, until: Date.now() + 1 },
-      candidateRuleSet('account_register', 'candidate.yaml', yaml), { pageSize: options.pageSize });
+      candidateRuleSet('account_register', 'candidate.yaml', yaml), { pageSize: options.pageSize, dutyCycle: options.dutyCycle, pause: options.pause });
+
+  it('pauses after each page for its share of the time (BACKTEST_CPU_PERCENT), with the same report', async () => {
+    const full = await backtest(WITH_EXAMPLE_ORG_RULE, { pageSize: 2 });
+    const pauses: number[] = [];
+    const shared = await backtest(WITH_EXAMPLE_ORG_RULE, { pageSize: 2, dutyCycle: 0.25, pause: async (ms) => void pauses.push(ms) });
+    // The same report but for its range's end (each call ends its range at its own now).
+    expect({ ...shared, until: undefined }).toEqual({ ...full, until: undefined });
+    // Six evaluations in pages of two: three pages, each followed by a pause of three times its work (a 25 % share).
+    expect(pauses).toHaveLength(3);
+    for (const ms of pauses) expect(ms).toBeGreaterThan(0);
+    // At full speed (the default, as the CLI runs) it never pauses.
+    await backtest(WITH_EXAMPLE_ORG_RULE, { pageSize: 2, pause: async (ms) => void pauses.push(ms) });
+    expect(pauses).toHaveLength(3);
+  });
 
   it('changes exactly the decisions the added rule fires on, and reports it rule by rule', async () => {
     const report = await backtest(WITH_EXAMPLE_ORG_RULE, { pageSize: 2 });
