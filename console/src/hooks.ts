@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiProblem } from './api/client';
 
 export interface Resource<T> {
@@ -47,4 +47,36 @@ export function useAction<A extends unknown[], T>(action: (...args: A) => Promis
     }
   };
   return { run, busy, error, clear: () => setError(undefined) };
+}
+
+/**
+ * A list read a page at a time, newest first: the first page whenever `key` (what the list is of:
+ * account, filters) changes, the next one on `more()`. An answer to a read made for another key
+ * (the filters changed meanwhile) is dropped, so the page never shows one view's rows under
+ * another's filters.
+ */
+export function usePages<T, C>(key: string, read: (cursor: C | undefined) => Promise<{ items: T[]; next: C | null }>) {
+  const [items, setItems] = useState<T[]>([]);
+  const [next, setNext] = useState<C | null>(null);
+  const shown = useRef(key);
+  shown.current = key;
+  const load = useAction(async (cursor?: C) => {
+    const asked = key;
+    const page = await read(cursor);
+    if (asked !== shown.current) return;
+    setItems((before) => (cursor === undefined ? page.items : [...before, ...page.items]));
+    setNext(page.next);
+  });
+  useEffect(() => {
+    setItems([]);
+    setNext(null);
+    void load.run();
+  }, [key]);
+  return {
+    items, error: load.error, busy: load.busy,
+    /** The next page, when there is one and none is being read. */
+    more: next !== null && !load.busy ? () => void load.run(next) : undefined,
+    /** The first page again (after a change the page made). */
+    reload: () => load.run(),
+  };
 }

@@ -1,7 +1,6 @@
-import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Answered } from '../../api/client';
 import { Page, ProblemMessage, Time } from '../../components/ui';
-import { useAction } from '../../hooks';
+import { usePages } from '../../hooks';
 import { useSession } from '../../session';
 
 type Entry = Answered<'listAccountAudit'>['entries'][number];
@@ -12,22 +11,17 @@ const json = (value: unknown) => (value === null || value === undefined ? '' : J
 /** Every change made in the account (who, when, what, before and after; never a secret), newest first. */
 export function Audit() {
   const { account } = useSession();
-  const [entries, setEntries] = useState<Entry[]>([]);
-  const [next, setNext] = useState<number | null | undefined>();
-  const load = useAction(async (before?: number) => {
+  const entries = usePages<Entry, number>(account ?? '', async (before) => {
     const page = await ok(api.GET('/admin/v1/accounts/{account}/audit', { params: { path: { account: account! }, query: { limit: PAGE_SIZE, before } } }));
-    setEntries((shown) => (before === undefined ? page.entries : [...shown, ...page.entries]));
-    setNext(page.next_before);
+    return { items: page.entries, next: page.next_before };
   });
-  useEffect(() => void load.run(), [account]);
-
   return (
     <Page title="Audit log" intro={`Every change made in ${account ?? 'the account'} through the console, the admin API or the command line, newest first.`}>
-      <ProblemMessage problem={load.error} />
+      <ProblemMessage problem={entries.error} />
       <table>
         <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Target</th><th scope="col">Change</th></tr></thead>
         <tbody>
-          {entries.map((e) => (
+          {entries.items.map((e) => (
             <tr key={e.id}>
               <td><Time at={e.at} /></td>
               <td><code>{e.actor}</code></td>
@@ -43,10 +37,10 @@ export function Audit() {
               </td>
             </tr>
           ))}
-          {entries.length === 0 && !load.busy ? <tr><td colSpan={5} class="muted">No change recorded yet.</td></tr> : null}
+          {entries.items.length === 0 && !entries.busy ? <tr><td colSpan={5} class="muted">No change recorded yet.</td></tr> : null}
         </tbody>
       </table>
-      {next ? <button type="button" onClick={() => void load.run(next)} disabled={load.busy}>Older entries</button> : null}
+      {entries.more ? <button type="button" onClick={entries.more}>Older entries</button> : null}
     </Page>
   );
 }

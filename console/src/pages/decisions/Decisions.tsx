@@ -1,7 +1,7 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ok, type Answered } from '../../api/client';
+import { useState } from 'preact/hooks';
+import { api, ok, type Answered, type ApiProblem } from '../../api/client';
 import { Field, Loading, Page, ProblemMessage, SelectField, StateBadge, Time } from '../../components/ui';
-import { useAction, useResource } from '../../hooks';
+import { usePages, useResource } from '../../hooks';
 import { href, navigate } from '../../router';
 import { useSession } from '../../session';
 import { DecisionDetail } from './DecisionDetail';
@@ -26,31 +26,18 @@ export function Decisions({ rest }: { rest: string[] }) {
 function DecisionLog({ filters }: { filters: Filters }) {
   const { account } = useSession();
   const key = filterSegment(filters);
-  const [rows, setRows] = useState<Summary[]>([]);
-  const [next, setNext] = useState<string | null>(null);
-  // The filters the page shows now: an answer to a search made for others (changed meanwhile) is dropped.
-  const shown = useRef(key);
-  shown.current = key;
-  const load = useAction(async (cursor?: string) => {
-    const asked = key;
+  const log = usePages<Summary, string>(`${account}/${key}`, async (cursor) => {
     const page = await ok(api.GET('/admin/v1/accounts/{account}/decisions', { params: { path: { account: account! }, query: { ...searchQuery(filters), limit: PAGE_SIZE, cursor } } }));
-    if (asked !== shown.current) return;
-    setRows((before) => (cursor === undefined ? page.decisions : [...before, ...page.decisions]));
-    setNext(page.next_cursor);
+    return { items: page.decisions, next: page.next_cursor };
   });
-  useEffect(() => {
-    setRows([]);
-    setNext(null);
-    void load.run();
-  }, [account, key]);
   const stats = useResource(() => ok(api.GET('/admin/v1/accounts/{account}/decisions/stats', { params: { path: { account: account! }, query: searchQuery(filters) } })), [account, key]);
 
   return (
     <Page title="Decisions" intro="Every evaluation this account made, newest first (kept RETENTION_DAYS). Filter, open one to see why it scored what it did, and label it fraud or legit.">
-      <FilterForm key={key} filters={filters} problem={load.error} />
+      <FilterForm key={key} filters={filters} problem={log.error} />
       {stats.data ? <StatesOverTime stats={stats.data} /> : null}
-      {stats.error && !load.error ? <ProblemMessage problem={stats.error} /> : null}
-      {load.error && load.error.errors.length === 0 ? <ProblemMessage problem={load.error} /> : null}
+      {stats.error && !log.error ? <ProblemMessage problem={stats.error} /> : null}
+      {log.error && log.error.errors.length === 0 ? <ProblemMessage problem={log.error} /> : null}
       <table class="decisions">
         <caption class="visually-hidden">Decisions, newest first</caption>
         <thead>
@@ -60,7 +47,7 @@ function DecisionLog({ filters }: { filters: Filters }) {
           </tr>
         </thead>
         <tbody>
-          {rows.map((d) => (
+          {log.items.map((d) => (
             <tr key={d.id}>
               <td class="nowrap"><a href={href(account!, 'decisions', d.id)} aria-label={`Decision ${d.id}`}><Time at={d.evaluated_at} /></a></td>
               <td><code>{d.event_type}</code></td>
@@ -73,17 +60,17 @@ function DecisionLog({ filters }: { filters: Filters }) {
               <td>{d.label ? <span class={d.label === 'fraud' ? 'state bad' : 'state ok'}>{d.label}</span> : <span class="muted">–</span>}</td>
             </tr>
           ))}
-          {rows.length === 0 && !load.busy ? <tr><td colSpan={9} class="muted">No decision matches these filters.</td></tr> : null}
+          {log.items.length === 0 && !log.busy ? <tr><td colSpan={9} class="muted">No decision matches these filters.</td></tr> : null}
         </tbody>
       </table>
-      {load.busy ? <Loading what="decisions" /> : null}
-      {next && !load.busy ? <button type="button" onClick={() => void load.run(next)}>Older decisions</button> : null}
+      {log.busy ? <Loading what="decisions" /> : null}
+      {log.more ? <button type="button" onClick={log.more}>Older decisions</button> : null}
     </Page>
   );
 }
 
 /** The filters as a form; applying it changes the URL, which loads the matching decisions. */
-function FilterForm({ filters, problem }: { filters: Filters; problem: ReturnType<typeof useAction>['error'] }) {
+function FilterForm({ filters, problem }: { filters: Filters; problem: ApiProblem | undefined }) {
   const { account } = useSession();
   // The form shows times in the browser's zone; the URL keeps instants, so a shared link means the same range anywhere.
   const [form, setForm] = useState<Filters>({ ...filters, from: filters.from && isoToLocal(filters.from), to: filters.to && isoToLocal(filters.to) });

@@ -1,7 +1,7 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, ok, type Answered, type ApiProblem } from '../../api/client';
 import { Confirm, Field, Page, ProblemMessage, SelectField, Time } from '../../components/ui';
-import { useAction } from '../../hooks';
+import { useAction, usePages } from '../../hooks';
 import { useSession } from '../../session';
 import { localToIso } from '../../time';
 
@@ -26,36 +26,22 @@ const PAGE_SIZE = 100;
 export function Lists() {
   const { account } = useSession();
   const [filter, setFilter] = useState<{ list?: ListName; kind?: Kind; expired: boolean }>({ expired: false });
-  const [entries, setEntries] = useState<Entry[]>([]);
-  const [next, setNext] = useState<number | null>(null);
   const [removing, setRemoving] = useState<Entry | undefined>();
-  // The filter the page shows now: an answer to a load made for another (changed meanwhile) is dropped.
-  const key = `${filter.list}/${filter.kind}/${filter.expired}`;
-  const shown = useRef(key);
-  shown.current = key;
-  const load = useAction(async (before?: number) => {
-    const asked = key;
+  const entries = usePages<Entry, number>(`${account}/${filter.list}/${filter.kind}/${filter.expired}`, async (before) => {
     const page = await ok(api.GET('/admin/v1/accounts/{account}/lists', {
       params: { path: { account: account! }, query: { list: filter.list, kind: filter.kind, include_expired: filter.expired ? 'true' : 'false', before, limit: PAGE_SIZE } },
     }));
-    if (asked !== shown.current) return;
-    setEntries((listed) => (before === undefined ? page.entries : [...listed, ...page.entries]));
-    setNext(page.next_before);
+    return { items: page.entries, next: page.next_before };
   });
-  useEffect(() => {
-    setEntries([]);
-    setNext(null);
-    void load.run();
-  }, [account, key]);
   const remove = useAction(async (entry: Entry) => {
     await ok(api.DELETE('/admin/v1/accounts/{account}/lists/{entry_id}', { params: { path: { account: account!, entry_id: entry.id } } }));
     setRemoving(undefined);
-    await load.run();
+    await entries.reload();
   });
 
   return (
     <Page title="Lists" intro="Addresses, domains, devices and users to block or to allow. The rules list_block and list_allow read them on the next evaluation, on every replica.">
-      <AddEntry onAdded={() => void load.run()} />
+      <AddEntry onAdded={() => void entries.reload()} />
       <section class="card" aria-labelledby="entries">
         <h2 id="entries">Entries</h2>
         <div class="inline-form">
@@ -63,11 +49,11 @@ export function Lists() {
           <SelectField label="Kind" value={filter.kind ?? ''} options={[['', 'any'], ...KINDS.map(([k, name]): [string, string] => [k, name])]} onChange={(v) => setFilter((f) => ({ ...f, kind: (v || undefined) as Kind | undefined }))} />
           <label class="check"><input type="checkbox" checked={filter.expired} onChange={(e) => setFilter((f) => ({ ...f, expired: e.currentTarget.checked }))} /> Show expired entries</label>
         </div>
-        <ProblemMessage problem={load.error} />
+        <ProblemMessage problem={entries.error} />
         <table>
           <thead><tr><th scope="col">List</th><th scope="col">Kind</th><th scope="col">Value</th><th scope="col">Reason</th><th scope="col">Added</th><th scope="col">Expires</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
           <tbody>
-            {entries.map((e) => (
+            {entries.items.map((e) => (
               <tr key={e.id}>
                 <td><span class={e.list === 'block' ? 'state bad' : 'state ok'}>{e.list}</span></td>
                 <td>{kindName(e.kind)}</td>
@@ -78,10 +64,10 @@ export function Lists() {
                 <td class="row-actions"><button type="button" class="danger" onClick={() => setRemoving(e)} aria-label={`Remove ${e.value} from the ${e.list} list`}>Remove</button></td>
               </tr>
             ))}
-            {entries.length === 0 && !load.busy ? <tr><td colSpan={7} class="muted">No entry.</td></tr> : null}
+            {entries.items.length === 0 && !entries.busy ? <tr><td colSpan={7} class="muted">No entry.</td></tr> : null}
           </tbody>
         </table>
-        {next && !load.busy ? <button type="button" onClick={() => void load.run(next)}>More entries</button> : null}
+        {entries.more ? <button type="button" onClick={entries.more}>More entries</button> : null}
       </section>
       {removing ? (
         <Confirm title={`Remove ${removing.value}?`} action="Remove entry" busy={remove.busy} problem={remove.error} onCancel={() => { setRemoving(undefined); remove.clear(); }} onConfirm={() => void remove.run(removing)}>
