@@ -36,7 +36,7 @@ export interface BacktestOptions {
   /**
    * The share of the time the replay works (0 < share <= 1): after each page it pauses so that it
    * works at most this share of the wall-clock time. Below 1 it leaves the cores, and V8's
-   * garbage-collector threads the whole process shares, to the live evaluations (BACKTEST_DUTY_CYCLE).
+   * garbage-collector threads the whole process shares, to the live evaluations (BACKTEST_CPU_PERCENT).
    */
   dutyCycle?: number;
   /** How a pause is waited (a timer; tests watch it). */
