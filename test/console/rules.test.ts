@@ -313,6 +313,16 @@ describe('as an analyst', () => {
           await expect(page.getByRole('button', { name }).count(), `${tab}: ${String(name)}`).resolves.toBe(0);
         }
       }
+      // The tabs by keyboard, as a tab list does: Home, End and the arrows move the selection and the focus.
+      await page.getByRole('tab', { name: /^Live/ }).click();
+      await page.keyboard.press('End');
+      await page.getByRole('tab', { name: 'History', selected: true }).waitFor();
+      await page.keyboard.press('Home');
+      await page.getByRole('tab', { name: /^Live/, selected: true }).waitFor();
+      await page.keyboard.press('ArrowRight');
+      await page.getByRole('tab', { name: /^Draft/, selected: true }).waitFor();
+      await expect.poll(() => page.evaluate('document.activeElement.id')).toBe('tab-draft');
+
       await page.getByRole('tab', { name: 'Dry run' }).click();
       const request = page.getByLabel('Sample request (JSON)');
       await request.fill('{"ip": ');

@@ -44,6 +44,10 @@ export function RuleSetPage({ eventType }: { eventType: string }) {
     const at = TABS.findIndex((t) => t.id === shown);
     if (e.key === 'ArrowRight') select(TABS[(at + 1) % TABS.length]!.id);
     else if (e.key === 'ArrowLeft') select(TABS[(at + TABS.length - 1) % TABS.length]!.id);
+    else if (e.key === 'Home') select(TABS[0]!.id);
+    else if (e.key === 'End') select(TABS[TABS.length - 1]!.id);
+    else return;
+    e.preventDefault();
   };
 
   return (

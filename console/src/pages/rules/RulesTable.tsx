@@ -107,10 +107,10 @@ function DraftRuleRow({ account, eventType, rule, written, onChanged }: {
       <td>
         <label class="visually-hidden" for={`mode-${rule.id}`}>Mode of {rule.id}</label>
         <select id={`mode-${rule.id}`} value={mode} disabled={!written} onChange={(e) => setMode(e.currentTarget.value as Mode)}
-          aria-invalid={modeError ? true : undefined}>
+          aria-invalid={modeError ? true : undefined} aria-describedby={modeError ? `mode-${rule.id}-error` : undefined}>
           {MODES.map((m) => <option key={m.value} value={m.value}>{m.label}</option>)}
         </select>
-        {modeError ? <small class="field-error block">{modeError}</small> : null}
+        {modeError ? <small id={`mode-${rule.id}-error`} class="field-error block">{modeError}</small> : null}
       </td>
       <td class="row-actions">
         <button type="button" onClick={() => void save.run()} disabled={!changed || save.busy} aria-label={`Save ${rule.id}`}>Save</button>

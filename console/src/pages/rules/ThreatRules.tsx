@@ -89,8 +89,8 @@ function NewEventType({ account, existing }: { account: string; existing: string
   const sourceError = create.error?.field('from.event_type');
   const placed = from === 'empty' ? ['event_type'] : ['event_type', 'from.event_type'];
   return (
-    <form class="card inline-form" onSubmit={(e) => { e.preventDefault(); void create.run(); }}>
-      <h2>Add an event type</h2>
+    <form class="card inline-form" aria-labelledby="add-event-type" onSubmit={(e) => { e.preventDefault(); void create.run(); }}>
+      <h2 id="add-event-type">Add an event type</h2>
       <p class="muted form-note">Version 1 is published at once: the evaluate endpoint accepts the new event type from its next request.</p>
       <Field label="Event type" required value={eventType} onInput={(e) => setEventType(e.currentTarget.value)} hint="Letters, digits, _ and -, e.g. checkout." error={create.error?.field('event_type')} />
       <div class="field">

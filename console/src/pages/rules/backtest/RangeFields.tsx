@@ -25,10 +25,11 @@ export function RangeFields({ value, onChange, errors }: { value: Range; onChang
     <>
       <div class="field">
         <label for={id}>Time range</label>
-        <select id={id} value={value.preset} onChange={(e) => onChange({ ...value, preset: e.currentTarget.value as Range['preset'] })}>
+        <select id={id} value={value.preset} onChange={(e) => onChange({ ...value, preset: e.currentTarget.value as Range['preset'] })}
+          aria-invalid={value.preset !== 'custom' && errors?.field('since') ? true : undefined} aria-describedby={value.preset !== 'custom' && errors?.field('since') ? `${id}-error` : undefined}>
           {PRESETS.map(([preset, label]) => <option key={preset} value={preset}>{label}</option>)}
         </select>
-        {value.preset !== 'custom' && errors?.field('since') ? <small class="field-error">{errors.field('since')}</small> : null}
+        {value.preset !== 'custom' && errors?.field('since') ? <small id={`${id}-error`} class="field-error">{errors.field('since')}</small> : null}
       </div>
       {value.preset === 'custom' ? (
         <>
