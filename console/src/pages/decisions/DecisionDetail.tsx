@@ -1,8 +1,9 @@
 import { Fragment } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
-import uPlot from 'uplot';
+import { useState } from 'preact/hooks';
+import type uPlot from 'uplot';
 import { api, ok, type Answered } from '../../api/client';
 import { Field, Loading, Page, ProblemMessage, StateBadge, Time } from '../../components/ui';
+import { UPlot } from '../../components/UPlot';
 import { useAction, useResource } from '../../hooks';
 import { href } from '../../router';
 import { useSession } from '../../session';
@@ -193,25 +194,19 @@ function Facts({ d }: { d: Detail }) {
  * the console fetches nothing from elsewhere), with the coordinates and accuracy as text.
  */
 function Position({ latitude, longitude, radius }: { latitude: number; longitude: number; radius: number | null }) {
-  const box = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    const element = box.current;
-    if (!element) return;
-    const plot = new uPlot({
-      width: 400, height: 200,
-      legend: { show: false }, cursor: { show: false },
-      scales: { x: { time: false, range: [-180, 180] }, y: { range: [-90, 90] } },
-      axes: [
-        { splits: () => [-180, -120, -60, 0, 60, 120, 180], values: (_u, splits) => splits.map((v) => `${v}°`), size: 28 },
-        { splits: () => [-90, -45, 0, 45, 90], values: (_u, splits) => splits.map((v) => `${v}°`), size: 44 },
-      ],
-      series: [{}, { stroke: '#b91c1c', fill: '#b91c1c', paths: () => null, points: { show: true, size: 10, fill: '#b91c1c' } }],
-    }, [[longitude], [latitude]], element);
-    return () => plot.destroy();
-  }, [latitude, longitude]);
+  const degrees = (_u: uPlot, splits: number[]) => splits.map((v) => `${v}°`);
   return (
     <figure class="position">
-      <div ref={box} role="img" aria-label={`Position: latitude ${latitude}, longitude ${longitude}`} />
+      <UPlot label={`Position: latitude ${latitude}, longitude ${longitude}`} deps={[latitude, longitude]} make={() => [{
+        width: 400, height: 200,
+        legend: { show: false }, cursor: { show: false },
+        scales: { x: { time: false, range: [-180, 180] }, y: { range: [-90, 90] } },
+        axes: [
+          { splits: () => [-180, -120, -60, 0, 60, 120, 180], values: degrees, size: 28 },
+          { splits: () => [-90, -45, 0, 45, 90], values: degrees, size: 44 },
+        ],
+        series: [{}, { stroke: '#b91c1c', fill: '#b91c1c', paths: () => null, points: { show: true, size: 10, fill: '#b91c1c' } }],
+      }, [[longitude], [latitude]]]} />
       <figcaption>{latitude.toFixed(4)}, {longitude.toFixed(4)}{radius !== null ? ` (within ${radius} km)` : ''}</figcaption>
     </figure>
   );

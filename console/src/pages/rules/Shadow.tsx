@@ -1,9 +1,8 @@
-import { api, ApiProblem, ok } from '../../api/client';
 import { ProblemMessage, Time } from '../../components/ui';
-import { useResource } from '../../hooks';
 import { href } from '../../router';
 import { useSession } from '../../session';
 import { Author } from './authors';
+import { useShadow } from './backtest/Shadow';
 
 /**
  * The event type's shadow, at a glance: which version is scored beside the live one on every
@@ -12,15 +11,7 @@ import { Author } from './authors';
  */
 export function Shadow({ eventType }: { eventType: string }) {
   const { account } = useSession();
-  const shadow = useResource(async () => {
-    try {
-      return await ok(api.GET('/admin/v1/accounts/{account}/rule-sets/{event_type}/shadow', { params: { path: { account: account!, event_type: eventType } } }));
-    } catch (error) {
-      // No shadow runs: the API's answer is a 404 for it.
-      if (error instanceof ApiProblem && error.code === 'resource_not_found') return null;
-      throw error;
-    }
-  }, [account, eventType]);
+  const shadow = useShadow(account!, eventType);
   const running = shadow.data;
   return (
     <div class="shadow-line">

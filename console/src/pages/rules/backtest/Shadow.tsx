@@ -11,6 +11,18 @@ type Comparison = Answered<'compareRuleSetShadow'>;
 
 const shadowPath = '/admin/v1/accounts/{account}/rule-sets/{event_type}/shadow';
 
+/** The event type's shadow, or null when none runs (the API answers that with a 404). */
+export function useShadow(account: string, eventType: string) {
+  return useResource(async () => {
+    try {
+      return await ok(api.GET(shadowPath, { params: { path: { account, event_type: eventType } } }));
+    } catch (error) {
+      if (error instanceof ApiProblem && error.status === 404) return null;
+      throw error;
+    }
+  }, [account, eventType]);
+}
+
 /**
  * The event type's shadow: the version scored beside the live set on every request (logged, never
  * answered). Admins start one from a version (the draft by default) and stop it; everyone compares
@@ -19,14 +31,7 @@ const shadowPath = '/admin/v1/accounts/{account}/rule-sets/{event_type}/shadow';
 export function Shadow({ account, eventType }: { account: string; eventType: string }) {
   const { role } = useSession();
   const path = { account, event_type: eventType };
-  const shadow = useResource(async () => {
-    try {
-      return await ok(api.GET(shadowPath, { params: { path } }));
-    } catch (error) {
-      if (error instanceof ApiProblem && error.status === 404) return null;
-      throw error;
-    }
-  }, [account, eventType]);
+  const shadow = useShadow(account, eventType);
   const [version, setVersion] = useState<number | undefined>();
   const [stopping, setStopping] = useState(false);
   const start = useAction(async () => {
