@@ -18,6 +18,8 @@ export interface ThrottleRule {
   /** Failures allowed in a window; the next attempt is refused until the window ends. */
   maxFailures: number;
   windowMs: number;
+  /** Not applied when the attempt's pair (`blockedFor`'s `pair`) logged in successfully in the last KNOWN_PAIR_MS. */
+  sparesKnownPairs?: boolean;
 }
 
 export class LoginThrottle {
@@ -25,12 +27,18 @@ export class LoginThrottle {
 
   constructor(private readonly engine: Engine) {}
 
-  /** Milliseconds until an attempt is allowed again for any of the keys (0: allowed now). */
-  async blockedFor(keys: Array<{ key: string; rule: ThrottleRule }>, at: number): Promise<number> {
-    const rows = await this.engine.db.selectFrom('login_throttle').selectAll().where('key', 'in', keys.map((k) => k.key)).execute();
+  /**
+   * Milliseconds until an attempt is allowed again for any of the keys (0: allowed now). With
+   * `pair`, the same read tells whether that pair is known, which spares it the rules that say so.
+   */
+  async blockedFor(keys: Array<{ key: string; rule: ThrottleRule }>, at: number, pair?: string): Promise<number> {
+    const read = pair === undefined ? keys.map((k) => k.key) : [...keys.map((k) => k.key), KNOWN + pair];
+    const rows = await this.engine.db.selectFrom('login_throttle').selectAll().where('key', 'in', read).execute();
+    const known = rows.some((row) => row.key === KNOWN + pair && Number(row.window_started_at) > at - KNOWN_PAIR_MS);
     let wait = 0;
     for (const row of rows) {
-      const { rule } = keys.find((k) => k.key === row.key)!;
+      const rule = keys.find((k) => k.key === row.key)?.rule;
+      if (rule === undefined || (known && rule.sparesKnownPairs)) continue;
       const ends = row.window_started_at + rule.windowMs;
       if (row.failures >= rule.maxFailures && ends > at) wait = Math.max(wait, ends - at);
     }
@@ -65,9 +73,4 @@ export class LoginThrottle {
     });
   }
 
-  /** Whether this user logged in successfully from this address in the last KNOWN_PAIR_MS. */
-  async known(pairKey: string, at: number): Promise<boolean> {
-    const row = await this.engine.db.selectFrom('login_throttle').select('window_started_at').where('key', '=', KNOWN + pairKey).executeTakeFirst();
-    return row !== undefined && Number(row.window_started_at) > at - KNOWN_PAIR_MS;
-  }
 }

@@ -30,7 +30,7 @@ import { useSetupToken } from '../setup.js';
  * excuse a spray).
  */
 export const PAIR_RULE: ThrottleRule = { maxFailures: 5, windowMs: 15 * 60_000 };
-export const USER_RULE: ThrottleRule = { maxFailures: 50, windowMs: 15 * 60_000 };
+export const USER_RULE: ThrottleRule = { maxFailures: 50, windowMs: 15 * 60_000, sparesKnownPairs: true };
 export const ADDRESS_RULE: ThrottleRule = { maxFailures: 20, windowMs: 15 * 60_000 };
 
 const userKey = (email: string) => `user:${hash('sha256', normaliseEmail(email), 'hex')}`;
@@ -99,9 +99,8 @@ export const login = adminRoute({
   handler: async ({ body, request, reply, services, now }) => {
     const { store } = services;
     const keys = loginKeys(body.email, request.ip);
-    const [pair, , address] = keys;
-    const known = await store.loginThrottle.known(pair!.key, now);
-    const wait = await store.loginThrottle.blockedFor(known ? [pair!, address!] : keys, now);
+    const pair = keys[0]!.key;
+    const wait = await store.loginThrottle.blockedFor(keys, now, pair);
     if (wait > 0) throw problems.tooManyAttempts(Math.ceil(wait / 1000), 'Too many failed logins for this user or from this address');
     const credentials = await store.users.credentials(body.email);
     const matches = await verifyPassword(body.password, credentials?.password_hash ?? (await decoyHash()));
@@ -109,7 +108,7 @@ export const login = adminRoute({
       await store.loginThrottle.recordFailure(keys, now);
       throw problems.unauthenticated('Wrong e-mail address or password');
     }
-    await store.loginThrottle.succeeded(pair!.key, now);
+    await store.loginThrottle.succeeded(pair, now);
     await store.sessions.prune(now - services.sessions.maxAgeMs, now - services.sessions.idleTimeoutMs);
     const sessionId = newSessionId();
     await store.sessions.create(hashSessionId(sessionId), credentials.id, now);
