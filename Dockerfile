@@ -28,7 +28,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts
 
 # Final stage: built code, production node_modules and the shipped rules; runs as the non-root `node` user.
-# The data job runs from it too: `node dist/data-update/cli.js` (or `npm run data:update`).
+# The data job runs from it too: `node dist/cli/data-update.js` (or `npm run data:update`).
 FROM node
 ENV NODE_ENV=production \
     PORT=3000 \

@@ -24,7 +24,7 @@ import { pino } from 'pino';
 import { runBacktestInWorker } from '../src/backtest/worker.js';
 import { firstIdAt, ipKey } from '../src/store/log-record.js';
 import { openStore } from '../src/store/index.js';
-import { parseDatabaseUrl, type DatabaseUrl } from '../src/store/url.js';
+import { parseDatabaseUrl, type DatabaseUrl } from '../src/config/store-url.js';
 import { bearer, evaluationBody, KEY_A, startTestApp } from '../test/support/app.js';
 import { freePort } from '../test/support/process.js';
 import { WITH_EXAMPLE_ORG_RULE } from '../test/backtest/candidate.js';

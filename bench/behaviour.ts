@@ -10,7 +10,7 @@ import { historyFacts } from '../src/history/compute.js';
 import { historyEvent } from '../src/history/event.js';
 import type { Place } from '../src/history/place.js';
 import { openStore, type Store } from '../src/store/index.js';
-import { parseDatabaseUrl } from '../src/store/url.js';
+import { parseDatabaseUrl } from '../src/config/store-url.js';
 
 export interface HistoryFigures {
   engine: string;

@@ -1,5 +1,5 @@
-import type { EvaluationContext } from '../src/evaluation/ports.js';
-import { validateEvaluationRequest } from '../src/evaluation/request.js';
+import type { EvaluationContext } from '../src/rules/ports.js';
+import { validateEvaluationRequest } from '../src/request/evaluation-request.js';
 
 /**
  * An enriched context as the evaluator hands it to the rules (e-mail and IP facts of a clean

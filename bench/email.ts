@@ -17,7 +17,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { createResolver, RESOLVER_DEFAULTS, type Resolver } from '../src/dns/resolver.js';
 import { parseEmail, type ParsedEmail } from '../src/email/address.js';
 import { createEmailInspector } from '../src/email/index.js';

@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { parseIp, type ParsedIp } from '../src/ip/address.js';
 import { isBogon } from '../src/ip/bogon.js';
 import { createIpInspector } from '../src/ip/index.js';

@@ -1,4 +1,4 @@
-import type { EvaluationContext } from '../src/evaluation/ports.js';
+import type { EvaluationContext } from '../src/rules/ports.js';
 import { evaluateRuleSet } from '../src/rules/engine.js';
 import { compilePattern, MAX_REGEX_INPUT } from '../src/rules/pattern.js';
 import { parseRuleFile } from '../src/rules/rule-file.js';

@@ -24,7 +24,7 @@ import { pino } from 'pino';
 import { ipKeyRange, type DecisionFilter } from '../src/store/decisions.js';
 import { openStore, type Store } from '../src/store/index.js';
 import { firstIdAt, ipKey } from '../src/store/log-record.js';
-import { parseDatabaseUrl } from '../src/store/url.js';
+import { parseDatabaseUrl } from '../src/config/store-url.js';
 import { startPostgres, type PostgresServer } from '../test/support/postgres.js';
 
 const { values } = parseArgs({ options: { rows: { type: 'string', default: '1000000' }, queries: { type: 'string', default: '300' }, engines: { type: 'string', default: 'sqlite,postgres' } } });

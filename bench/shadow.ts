@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import type { EvaluationContext } from '../src/evaluation/ports.js';
+import type { EvaluationContext } from '../src/rules/ports.js';
 import { createRuleBook } from '../src/rules/rule-book.js';
 import { context } from './context.js';
 

@@ -11,8 +11,9 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { sql } from 'kysely';
 import { openStore, type Store } from '../src/store/index.js';
-import { firstIdAt, type LogRecord } from '../src/store/log-record.js';
-import { parseDatabaseUrl, type DatabaseUrl } from '../src/store/url.js';
+import { firstIdAt } from '../src/store/log-record.js';
+import { type LogRecord } from '../src/core/log-record.js';
+import { parseDatabaseUrl, type DatabaseUrl } from '../src/config/store-url.js';
 import { freePort } from '../test/support/process.js';
 
 export interface StoreFigures {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { generateKey } from '../src/keys/key.js';
 import { createLogger } from '../src/logger.js';
 import { SDK_DIST, sriOf } from '../scripts/build-sdk.js';

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { version } from '../src/app.js';
-import { buildOpenApiDocument } from '../src/http/openapi.js';
+import { buildOpenApiDocument } from '../src/openapi.js';
 import { CONSOLE_API_TYPES, consoleApiTypes } from './console-api-types.js';
 
 /**

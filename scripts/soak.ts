@@ -35,7 +35,7 @@ import { parseArgs } from 'node:util';
 import { writeHeapSnapshot } from 'node:v8';
 import autocannon from 'autocannon';
 import { buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { RESOLVER_DEFAULTS } from '../src/dns/resolver.js';
 import { createEmailInspector } from '../src/email/index.js';
 import { generateKey } from '../src/keys/key.js';

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { getServers } from 'node:dns';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig, parseDnsServer, type Config, type DnsServer } from './config.js';
+import { ConfigError, loadConfig, parseDnsServer, type Config, type DnsServer } from './config/config.js';
 import { generateKey, keyIdOf, hashKey, MIN_KEY_LENGTH } from './keys/key.js';
 import { createLogger } from './logger.js';
 import { listenForMetrics, type MetricsListener } from './metrics/listener.js';

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, parseDnsServer } from '../src/config.js';
+import { ConfigError, loadConfig, parseDnsServer } from '../src/config/config.js';
 
 describe('configuration', () => {
   it('has embedded defaults for everything', () => {

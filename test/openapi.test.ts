@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { version } from '../src/app.js';
-import { buildOpenApiDocument } from '../src/http/openapi.js';
+import { buildOpenApiDocument } from '../src/openapi.js';
 import { startTestApp, type TestApp } from './support/app.js';
 
 const document = buildOpenApiDocument(version);

@@ -8,7 +8,7 @@ export interface AgentFields {
   browser_version?: string;
 }
 
-/** The longest text the service accepts in these fields (src/evaluation/request.ts). */
+/** The longest text the service accepts in these fields (src/request/evaluation-request.ts). */
 export const MAX_FIELD_LENGTH = 128;
 
 /** Brands Chromium adds to keep sites from matching on the list (GREASE): "Not:A-Brand", ")Not;A=Brand". */

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { acceptJsonOnly } from '../http/json-body.js';
-import { backtestRoutes } from '../backtest/routes.js';
-import { shadowRoutes } from '../backtest/shadow-routes.js';
+import { backtestRoutes } from './routes/backtests.js';
+import { shadowRoutes } from './routes/shadows.js';
 import { accountRoutes } from './routes/accounts.js';
 import { auditRoutes } from './routes/audit.js';
 import { decisionRoutes } from './routes/decisions.js';

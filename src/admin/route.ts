@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { Enricher } from '../evaluation/evaluate.js';
-import type { SourceStatus } from '../evaluation/facts.js';
-import type { FieldError } from '../evaluation/request.js';
+import type { SourceStatus } from '../core/ports.js';
+import type { FieldError } from '../request/evaluation-request.js';
 import { problems } from '../http/problem.js';
-import { ACCOUNT_ID } from '../store/accounts.js';
+import { ACCOUNT_ID } from '../keys/account-id.js';
 import type { Store } from '../store/index.js';
 import type { RuleSeed } from '../store/rule-sets.js';
 import type { AccountRow } from '../store/schema.js';

@@ -4,7 +4,8 @@ import { ruleSetInfo } from '../rules/catalogue.js';
 import { ruleFileData } from '../rules/edit.js';
 import { conditionSchema, MODES, ruleFileSchema } from '../rules/file-schema.js';
 import { parseRuleFile } from '../rules/rule-file.js';
-import { EVENT_TYPE, ruleSetLabel, type RuleSetVersion, type RuleSetVersionWithText } from '../store/rule-sets.js';
+import { EVENT_TYPE, type RuleSetVersion, type RuleSetVersionWithText } from '../store/rule-sets.js';
+import { ruleSetLabel } from '../rules/rule-file.js';
 import { accountParams, iso, isoOrNull, time } from './schemas.js';
 
 /** Schemas and views shared by the rule set routes: a version as the console shows it, a rule as it takes effect. */

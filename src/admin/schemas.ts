@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ACCOUNT_ID, ACCOUNT_ID_RULE } from '../store/accounts.js';
+import { ACCOUNT_ID, ACCOUNT_ID_RULE } from '../keys/account-id.js';
 
 /** Schemas shared by admin routes. Times are ISO-8601 strings in UTC, as in the evaluation response. */
 export const iso = (ms: number) => new Date(ms).toISOString();

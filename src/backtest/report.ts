@@ -1,4 +1,4 @@
-import type { RuleOutcome, ScoreDetail, State } from '../evaluation/ports.js';
+import type { RuleOutcome, ScoreDetail, State } from '../rules/ports.js';
 import type { LoggedOutcome } from '../evaluation/replay.js';
 import { timeOfId } from '../store/log-record.js';
 import type { Label } from '../store/schema.js';

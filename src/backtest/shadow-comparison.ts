@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { RuleOutcome, ShadowOutcome } from '../evaluation/ports.js';
+import type { RuleOutcome, ShadowOutcome } from '../rules/ports.js';
 import { loggedOutcome } from '../evaluation/replay.js';
 import { timeOfId } from '../store/log-record.js';
 import type { Database } from '../store/schema.js';

@@ -1,7 +1,7 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { DatabaseUrl } from '../store/url.js';
+import type { DatabaseUrl } from '../config/store-url.js';
 import type { BacktestProgress, BacktestScope } from './backtest.js';
 import type { BacktestReport } from './report.js';
 

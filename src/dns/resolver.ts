@@ -1,4 +1,4 @@
-import type { DnsServer } from '../config.js';
+import type { DnsServer } from '../config/config.js';
 import { MAX_CNAME_HOPS, readOutcome } from './answer.js';
 import { TtlCache, type CacheLimits } from './cache.js';
 import { DnsFailure, socketFailure, type FailureReason } from './failure.js';

@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import type { DnsServer } from '../config.js';
+import type { DnsServer } from '../config/config.js';
 import { DnsFailure, socketFailure } from './failure.js';
 import { queryLife } from './settle.js';
 import { answersQuery, decodeReply, type DecodedPacket, type Query } from './message.js';

@@ -1,6 +1,6 @@
 import { createSocket } from 'node:dgram';
 import { isIP } from 'node:net';
-import type { DnsServer } from '../config.js';
+import type { DnsServer } from '../config/config.js';
 import { socketFailure } from './failure.js';
 import { queryLife } from './settle.js';
 import { answersQuery, decodeReply, type DecodedPacket, type Query } from './message.js';

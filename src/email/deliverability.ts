@@ -1,6 +1,6 @@
 import type { MailExchange } from '../dns/records.js';
 import type { LookupResult, Resolver } from '../dns/resolver.js';
-import type { Deliverability, MxRecord } from '../evaluation/facts.js';
+import type { Deliverability, MxRecord } from './facts.js';
 import { isUsableMailHost } from './mail-host.js';
 
 export interface DeliverabilityResult {

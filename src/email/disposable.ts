@@ -1,4 +1,4 @@
-import type { MxRecord } from '../evaluation/facts.js';
+import type { MxRecord } from './facts.js';
 import type { DomainMatcher } from './domain-list.js';
 
 export interface DisposableData {

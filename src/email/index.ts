@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { TtlCache } from '../dns/cache.js';
 import { recordsBytes, stringBytes } from '../dns/records.js';
 import { createResolver, type Resolver } from '../dns/resolver.js';
-import type { EmailFacts, Report } from '../evaluation/facts.js';
-import type { EmailInspector } from '../evaluation/ports.js';
+import type { EmailFacts } from './facts.js';
+import type { Report } from '../core/ports.js';
+import type { EmailInspector } from './facts.js';
 import type { ParsedEmail } from './address.js';
 import { canonicalAddress } from './canonical.js';
 import { cachedDeliverability, checkDeliverability, type DeliverabilityResult } from './deliverability.js';

@@ -1,7 +1,7 @@
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { SourceStatus } from '../evaluation/facts.js';
+import type { SourceStatus } from '../core/ports.js';
 import { watchFiles, type FileWatcher } from '../files/watch.js';
 import { loadBundledLists, type BundledList } from './bundled.js';
 import type { DisposableData } from './disposable.js';

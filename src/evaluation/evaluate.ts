@@ -1,11 +1,15 @@
 import { performance } from 'node:perf_hooks';
 import type { HistoryRecorder, HistoryStep } from '../history/recorder.js';
 import type { ListBook } from '../lists/list-book.js';
-import type { EmailFacts, Report } from './facts.js';
+import type { EmailFacts } from '../email/facts.js';
+import type { Report } from '../core/ports.js';
 import { evaluationId } from './id.js';
-import { isoTime } from './iso-time.js';
-import type { Account, EmailInspector, EvaluationContext, IpInspector, RuleBook, RuleOutcome, ShadowOutcome } from './ports.js';
-import type { EvaluationRequest } from './request.js';
+import { isoTime } from '../core/iso-time.js';
+import type { Account } from '../core/ports.js';
+import type { EmailInspector } from '../email/facts.js';
+import type { EvaluationContext, RuleBook, RuleOutcome, ShadowOutcome } from '../rules/ports.js';
+import type { IpInspector } from '../ip/facts.js';
+import type { EvaluationRequest } from '../request/evaluation-request.js';
 import type { EvaluationResponse } from './response.js';
 import { unknownEmail, unknownIp } from './unknown.js';
 

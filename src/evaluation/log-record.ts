@@ -1,7 +1,7 @@
-import type { LogRecord } from '../store/log-record.js';
+import type { LogRecord } from '../core/log-record.js';
 import type { Evaluation } from './evaluate.js';
-import type { Account } from './ports.js';
-import type { EvaluationRequest } from './request.js';
+import type { Account } from '../core/ports.js';
+import type { EvaluationRequest } from '../request/evaluation-request.js';
 
 /**
  * What the evaluation log keeps of one evaluation: the request as validated (raw e-mail and IP,

@@ -2,9 +2,10 @@ import { explainRuleSet, type RuleExplanation } from '../rules/engine.js';
 import type { RuleSet } from '../rules/rule-set.js';
 import type { HistoryFacts } from '../history/facts.js';
 import { NO_LIST_MATCHES, type ListFacts } from '../lists/facts.js';
-import type { EmailFacts, IpFacts } from './facts.js';
-import type { EvaluationContext, RuleOutcome, ScoreDetail } from './ports.js';
-import { validateEvaluationRequest } from './request.js';
+import type { EmailFacts } from '../email/facts.js';
+import type { IpFacts } from '../ip/facts.js';
+import type { EvaluationContext, RuleOutcome, ScoreDetail } from '../rules/ports.js';
+import { validateEvaluationRequest } from '../request/evaluation-request.js';
 
 /**
  * Replay: a logged evaluation scored again, from what the log kept and nothing else (PRODUCT.md

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { historyFactsSchema } from '../history/facts.js';
 import { listFactsSchema } from '../lists/facts.js';
-import { emailFactsSchema, ipFactsSchema } from './facts.js';
+import { emailFactsSchema } from '../email/facts.js';
+import { ipFactsSchema } from '../ip/facts.js';
 
 /**
  * The evaluation response (PRODUCT.md). This schema documents the contract in the OpenAPI document;

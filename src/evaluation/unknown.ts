@@ -3,7 +3,9 @@ import { canonicalAddress } from '../email/canonical.js';
 import { isRoleAccount } from '../email/role.js';
 import { isBogonAddress } from '../ip/bogon.js';
 import type { ParsedIp } from '../ip/address.js';
-import type { EmailFacts, IpFacts, Report } from './facts.js';
+import type { EmailFacts } from '../email/facts.js';
+import type { IpFacts } from '../ip/facts.js';
+import type { Report } from '../core/ports.js';
 
 /** What is known of an e-mail address when no check could run: what its spelling alone tells. */
 export function unknownEmail(email: ParsedEmail, reason: string[]): Report<EmailFacts> {

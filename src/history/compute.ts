@@ -1,4 +1,4 @@
-import { isoTime } from '../evaluation/iso-time.js';
+import { isoTime } from '../core/iso-time.js';
 import { MIN_TRAVEL_INTERVAL_MS, SET_CAP } from './caps.js';
 import type { HistoryEvent, Prior, SetReading } from './event.js';
 import type { HistoryFacts, PreviousEvent } from './facts.js';

@@ -1,4 +1,4 @@
-import type { IpFacts } from '../evaluation/facts.js';
+import type { IpFacts } from '../ip/facts.js';
 import { COUNTRY_EXTENTS } from './country-extents.js';
 
 /**

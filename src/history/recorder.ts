@@ -1,6 +1,6 @@
 import { canonicalAddress } from '../email/canonical.js';
-import type { IpFacts } from '../evaluation/facts.js';
-import type { EvaluationRequest } from '../evaluation/request.js';
+import type { IpFacts } from '../ip/facts.js';
+import type { EvaluationRequest } from '../request/evaluation-request.js';
 import type { ParsedIp } from '../ip/address.js';
 import { embeddedIpv4 } from '../ip/embedded.js';
 import { ipv6ToWords, numberToIpv4 } from '../ip/numeric.js';

@@ -1,6 +1,6 @@
 import bearerAuth from '@fastify/bearer-auth';
 import type { FastifyInstance } from 'fastify';
-import type { Account } from '../evaluation/ports.js';
+import type { Account } from '../core/ports.js';
 import type { KeyStore } from '../keys/key-store.js';
 
 declare module 'fastify' {

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { FieldError } from '../evaluation/request.js';
+import type { FieldError } from '../request/evaluation-request.js';
 
 /** A zod error as the problem's `errors`: one entry per field, the first problem of each, `(body)` for the whole. */
 export function fieldErrorsOf(error: z.ZodError): FieldError[] {

@@ -1,4 +1,4 @@
-import type { FieldError } from '../evaluation/request.js';
+import type { FieldError } from '../request/evaluation-request.js';
 
 /**
  * Every error the API returns is an RFC 9457 problem (`application/problem+json`) with a stable

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
-import type { IpInspector } from '../evaluation/ports.js';
+import type { Config } from '../config/config.js';
+import type { IpInspector } from './facts.js';
 import { watchFiles } from '../files/watch.js';
-import { factsOf } from './facts.js';
+import { factsOf } from './lookup.js';
 import { bundledOpenData, type OpenDataFiles } from './open-data.js';
 import { WrongTypeError } from './records.js';
 import { createSources, dataDirSources, type IpSources } from './sources.js';

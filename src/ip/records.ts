@@ -1,4 +1,4 @@
-import type { IpFacts } from '../evaluation/facts.js';
+import type { IpFacts } from './facts.js';
 
 /**
  * Facts read out of MaxMind DB records, each value checked by type as it is read

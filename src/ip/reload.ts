@@ -1,6 +1,6 @@
 import { access } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import type { SourceStatus } from '../evaluation/facts.js';
+import type { SourceStatus } from '../core/ports.js';
 
 /** What a loader hands back: the data, checked, and its provenance. */
 export interface Loaded<T> {

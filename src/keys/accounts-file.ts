@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { FILE_CAPS } from '../files/caps.js';
 import { FileLimitError, readBoundedText } from '../files/read.js';
-import { ACCOUNT_ID, ACCOUNT_ID_RULE } from '../store/accounts.js';
+import { ACCOUNT_ID, ACCOUNT_ID_RULE } from './account-id.js';
 import { MAX_KEYS_PER_ACCOUNT } from './key.js';
 
 /**
  * The accounts file of versions before the store: several accounts, each with at most two keys
  * stored as hashes and an optional rules directory. It is only read now, to be imported once
- * (src/keys/import.ts).
+ * (src/store/accounts-import.ts).
  *
  * { "accounts": [ { "id": "acme", "rules_dir": "/etc/risk/rules-acme",
  *     "keys": [ { "id": "key_3f2a…", "hash": "sha256:…", "created_at": "2026-11-21T…" } ] } ] }

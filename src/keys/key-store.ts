@@ -1,8 +1,15 @@
 import type { Logger } from 'pino';
-import type { SourceStatus } from '../evaluation/facts.js';
-import type { Account, Resource } from '../evaluation/ports.js';
-import type { ConfigSnapshot } from '../store/snapshot.js';
+import type { SourceStatus } from '../core/ports.js';
+import type { Account, Resource } from '../core/ports.js';
 import { hashKey, keyProblem, MAX_KEYS_PER_ACCOUNT, sameHash } from './key.js';
+
+/**
+ * What the key store reads from the store's snapshot: the live keys of active accounts. A port the
+ * store implements (src/store/snapshot.ts), so keys depend on no adapter.
+ */
+export interface KeySnapshot {
+  keys: ReadonlyArray<{ id: string; hash: string; account_id: string }>;
+}
 
 /**
  * The keys the request path checks, in memory: `API_KEYS` (account `default`) and the store's live
@@ -14,7 +21,7 @@ export interface KeyStore extends Resource {
   /** The account a presented key belongs to, or `null`. */
   authenticate(key: string): Account | null;
   /** Serves the store's keys from now on. */
-  replace(snapshot: ConfigSnapshot): void;
+  replace(snapshot: KeySnapshot): void;
   /** Writes the last-used times noted since the last write (the minute timer does this on its own). */
   writeLastUsed(): Promise<void>;
 }

@@ -1,6 +1,6 @@
 import { domainToASCII } from 'node:url';
 import { parseEmail } from '../email/address.js';
-import { DEVICE_DIGEST_LENGTH } from '../evaluation/request.js';
+import { DEVICE_DIGEST_LENGTH } from '../request/evaluation-request.js';
 import { parseIp } from '../ip/address.js';
 import { parseNetwork } from '../ip/numeric.js';
 import type { ListKind } from './facts.js';

@@ -1,6 +1,6 @@
 import { parseEmail } from '../email/address.js';
 import { canonicalAddress } from '../email/canonical.js';
-import type { EvaluationRequest } from '../evaluation/request.js';
+import type { EvaluationRequest } from '../request/evaluation-request.js';
 import { keyOf, parseNetwork } from '../ip/numeric.js';
 import { IpRangeTable } from '../ip/ranges.js';
 import { LIST_NAMES, NO_LIST_MATCHES, type ListFacts, type ListKind, type ListMatch, type ListName } from './facts.js';

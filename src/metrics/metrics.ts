@@ -1,8 +1,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Resolver } from '../dns/resolver.js';
 import type { Evaluation } from '../evaluation/evaluate.js';
-import type { SourceStatus } from '../evaluation/facts.js';
-import type { State } from '../evaluation/ports.js';
+import type { SourceStatus } from '../core/ports.js';
+import type { State } from '../rules/ports.js';
 import type { EvaluationLogStats } from '../store/evaluation-log.js';
 import type { StoreObserver } from '../store/observer.js';
 import { CappedCounts, OTHER } from './counts.js';

@@ -1,4 +1,4 @@
-import type { EvaluationContext, RuleOutcome, ScoreDetail, State } from '../evaluation/ports.js';
+import type { EvaluationContext, RuleOutcome, ScoreDetail, State } from './ports.js';
 import type { IpKey } from '../ip/numeric.js';
 import { addressKey } from './cidr.js';
 import { ABSENT, UNKNOWN, pathOf, readField, type Field, type FieldPath, type Reading, type Scalar } from './fields.js';

@@ -1,4 +1,4 @@
-import type { EvaluationContext } from '../evaluation/ports.js';
+import type { EvaluationContext } from './ports.js';
 
 /**
  * The facts a condition can read, by the dotted path rule files use. Each field knows its type (so a

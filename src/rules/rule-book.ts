@@ -1,11 +1,27 @@
 import type { Logger } from 'pino';
-import type { SourceStatus } from '../evaluation/facts.js';
-import type { Account, EvaluationContext, RuleBook, ShadowOutcome } from '../evaluation/ports.js';
-import { ruleSetLabel } from '../store/rule-sets.js';
-import type { ConfigSnapshot } from '../store/snapshot.js';
+import type { SourceStatus } from '../core/ports.js';
+import type { Account } from '../core/ports.js';
+import type { EvaluationContext, RuleBook, ShadowOutcome } from './ports.js';
+import { ruleSetLabel } from './rule-file.js';
 import { evaluateRuleSet } from './engine.js';
 import { formatProblem, parseRuleFile, RuleSetError, type RuleFileProblem } from './rule-file.js';
 import type { RuleSet } from './rule-set.js';
+
+/**
+ * What the rule book reads from the store's snapshot: the published rule sets of active accounts
+ * (texts only for versions not compiled yet) and their shadows. A port the store implements
+ * (src/store/snapshot.ts), so rules depend on no adapter.
+ */
+export interface RuleSetSnapshot {
+  /** The store's revision the snapshot was read at (reported in the rule book's status). */
+  revision: number;
+  ruleSets: ReadonlyArray<{ id: number; account_id: string; event_type: string; version: number; yaml: string | null }>;
+  /**
+   * Every active account's shadow rule sets (at most one per event type), with their text: a few
+   * while a team tests a change, each at most 32 KiB; the rule book compiles a shadow once.
+   */
+  shadows: ReadonlyArray<{ account_id: string; event_type: string; rule_set_version: number; version: number; started_at: number; yaml: string }>;
+}
 
 /**
  * Every account's published rule sets, compiled, in memory: the request path reads a Map, never
@@ -13,7 +29,7 @@ import type { RuleSet } from './rule-set.js';
  * is compiled once (by the one rule-file path, src/rules/rule-file.ts) and kept while it is live.
  */
 export interface StoredRuleBook extends RuleBook {
-  replace(snapshot: ConfigSnapshot): void;
+  replace(snapshot: RuleSetSnapshot): void;
   /** Version ids compiled now: the store need not send their text again. */
   compiled(): ReadonlySet<number>;
   /** Each account's shadow rule sets (issue 16), from the same snapshots. */
@@ -47,7 +63,7 @@ interface Shadow {
  * path (PRODUCT.md: "at start-up the service does not start"); on a reload it is refused and the
  * version that served before keeps serving.
  */
-export function createRuleBook(snapshot: ConfigSnapshot, options: { logger: Logger }): StoredRuleBook {
+export function createRuleBook(snapshot: RuleSetSnapshot, options: { logger: Logger }): StoredRuleBook {
   const logger = options.logger.child({ component: 'rules' });
   let compiled = new Map<number, RuleSet>();
   let accounts = new Map<string, AccountRules>();
@@ -56,7 +72,7 @@ export function createRuleBook(snapshot: ConfigSnapshot, options: { logger: Logg
   let shadows = new Map<string, Shadow>();
 
   /** Shadows as the snapshot has them, compiled once per start; one that no longer validates is logged and not run. */
-  const buildShadows = (next: ConfigSnapshot) => {
+  const buildShadows = (next: RuleSetSnapshot) => {
     const built = new Map<string, Shadow>();
     for (const entry of next.shadows) {
       const at = `${entry.account_id}/${entry.event_type}`;
@@ -73,7 +89,7 @@ export function createRuleBook(snapshot: ConfigSnapshot, options: { logger: Logg
     shadows = built;
   };
 
-  const build = (next: ConfigSnapshot, strict: boolean) => {
+  const build = (next: RuleSetSnapshot, strict: boolean) => {
     const nextCompiled = new Map<number, RuleSet>();
     const nextAccounts = new Map<string, AccountRules>();
     const nextRefused = new Map<number, string>();

@@ -126,3 +126,7 @@ function locate(doc: Document, path: (string | number)[]): number | undefined {
   }
   return offset;
 }
+
+/** How a stored rule set names itself in errors and status: where it came from. */
+export const ruleSetLabel = (account: string, eventType: string, version?: number) =>
+  `${account}/${eventType}.yaml${version === undefined ? '' : ` (v${version})`}`;

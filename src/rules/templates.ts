@@ -1,6 +1,11 @@
-import type { RuleFileText } from '../store/rule-sets.js';
 import { readRuleDirectory } from './directory.js';
 import { RuleSetError } from './rule-file.js';
+
+/** A rule file's text and the event type it is for. */
+export interface RuleFileText {
+  eventType: string;
+  yaml: string;
+}
 
 /**
  * A rules directory read for the store: every file valid, or nothing (a RuleSetError naming each

@@ -1,4 +1,5 @@
 import type { Transaction } from 'kysely';
+import { ACCOUNT_ID, ACCOUNT_ID_RULE } from '../keys/account-id.js';
 import { generateKey, hashKey, keyIdOf, keyPrefixOf, MAX_KEYS_PER_ACCOUNT } from '../keys/key.js';
 import { appendAudit } from './audit.js';
 import type { Engine } from './engine.js';
@@ -12,8 +13,6 @@ import type { AccountRow, AccountStatus, ApiKeyRow, Database } from './schema.js
  * the key itself exists only in the return value of the call that made it. At most two live keys
  * per account, `API_KEYS`' keys included for the account they serve (`default`).
  */
-export const ACCOUNT_ID = /^[A-Za-z0-9_.-]{1,64}$/;
-export const ACCOUNT_ID_RULE = '1 to 64 letters, digits, "_", "." or "-"';
 /** The account `API_KEYS` serves. */
 export const DEFAULT_ACCOUNT = 'default';
 

@@ -1,10 +1,10 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { HistoryStore } from '../history/store.js';
 import type { HistoryMaintenanceOptions } from './history-maintenance.js';
-import type { LogRecord } from './log-record.js';
+import type { LogRecord } from '../core/log-record.js';
 import type { EngineKind } from './migrations/index.js';
 import type { AccountRow, Database } from './schema.js';
-import type { DatabaseUrl } from './url.js';
+import type { DatabaseUrl } from '../config/store-url.js';
 
 /**
  * What differs between SQLite and PostgreSQL, behind one interface. Everything else (accounts,

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { LogErasure, LogWriter } from './engine.js';
-import { firstIdAt, recordSize, type LogRecord } from './log-record.js';
+import { firstIdAt, recordSize } from './log-record.js';
+import { type LogRecord } from '../core/log-record.js';
 import { ignoreStoreOperations, observed, type StoreObserver } from './observer.js';
 
 /**

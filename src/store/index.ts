@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { SourceStatus } from '../evaluation/facts.js';
+import type { SourceStatus } from '../core/ports.js';
 import { keyedHasher, type Hasher } from '../history/identifiers.js';
 import type { HistoryStore } from '../history/store.js';
 import { Accounts } from './accounts.js';
@@ -22,7 +22,7 @@ import { Sessions } from './sessions.js';
 import { Shadows } from './shadows.js';
 import { readSnapshot, type ConfigSnapshot } from './snapshot.js';
 import { describeSqliteError, openSqlite, SQLITE_SERVING_BUSY_TIMEOUT_MS, type SqliteEngine } from './sqlite.js';
-import { StoreError, type DatabaseUrl } from './url.js';
+import { StoreError, type DatabaseUrl } from '../config/store-url.js';
 import { Users } from './users.js';
 
 /**
@@ -172,6 +172,6 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   };
 }
 
-export { StoreError } from './url.js';
+export { StoreError } from '../config/store-url.js';
 export type { ConfigSnapshot } from './snapshot.js';
 export type { ErasureResult, ErasureSubject } from './erasure.js';

@@ -1,7 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Engine } from './engine.js';
 import { MIGRATIONS, type Migration } from './migrations/index.js';
-import { StoreError } from './url.js';
+import { StoreError } from '../config/store-url.js';
 
 export interface MigrationReport {
   from: number;

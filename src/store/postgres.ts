@@ -3,9 +3,10 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Engine, LogErasure } from './engine.js';
 import { historyStatementTimeoutMs, postgresHistory } from './history-postgres.js';
 import { LOG_DEFAULTS } from './evaluation-log.js';
-import { LOG_COLUMNS, logColumns, type LogRecord } from './log-record.js';
+import { LOG_COLUMNS, logColumns } from './log-record.js';
+import { type LogRecord } from '../core/log-record.js';
 import type { Database } from './schema.js';
-import { StoreError, type DatabaseUrl } from './url.js';
+import { StoreError, type DatabaseUrl } from '../config/store-url.js';
 
 /** pg_advisory_xact_lock key of the schema lock (any constant; this one spells "risk" in ASCII). */
 const SCHEMA_LOCK = 0x7269736b;

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import { FILE_CAPS } from '../files/caps.js';
-import { parseRuleFile, RuleSetError, type RuleFileProblem } from '../rules/rule-file.js';
+import { parseRuleFile, ruleSetLabel, RuleSetError, type RuleFileProblem } from '../rules/rule-file.js';
+import type { RuleFileText } from '../rules/templates.js';
 import { appendAudit } from './audit.js';
 import type { Engine } from './engine.js';
 import { StoreRequestError } from './errors.js';
@@ -15,11 +16,6 @@ import type { Database, RuleSetStatus } from './schema.js';
  * one rule-file path (src/rules/rule-file.ts) before it is stored, whichever door it came in by.
  */
 export const EVENT_TYPE = /^[A-Za-z0-9_-]{1,64}$/;
-
-export interface RuleFileText {
-  eventType: string;
-  yaml: string;
-}
 
 /** The rule sets a new account starts with, and the comment their first versions carry. */
 export interface RuleSeed {
@@ -47,10 +43,6 @@ export interface ApplyResult {
   version: number;
   outcome: 'published' | 'unchanged';
 }
-
-/** How a stored rule set names itself in errors and status: where it came from. */
-export const ruleSetLabel = (account: string, eventType: string, version?: number) =>
-  `${account}/${eventType}.yaml${version === undefined ? '' : ` (v${version})`}`;
 
 /** Every problem of a text as a rule file of the account (file, line, path); empty when it is valid. */
 export function ruleFileProblems(account: string, file: RuleFileText): RuleFileProblem[] {

@@ -1,22 +1,16 @@
+import type { KeySnapshot } from '../keys/key-store.js';
 import type { StoredListEntry } from '../lists/list-book.js';
+import type { RuleSetSnapshot } from '../rules/rule-book.js';
 import type { Engine } from './engine.js';
 
 /**
  * What the request path serves, read from the store in one pass: the live keys of active accounts
- * and their published rule sets. Rule texts are fetched only for versions the reader has not
+ * (the key store's port), their published rule sets and shadows (the rule book's port) and list entries. Rule texts are fetched only for versions the reader has not
  * compiled yet: published versions never change, so a reload costs what changed.
  */
-export interface ConfigSnapshot {
-  revision: number;
-  keys: Array<{ id: string; hash: string; account_id: string }>;
-  ruleSets: Array<{ id: number; account_id: string; event_type: string; version: number; yaml: string | null }>;
+export interface ConfigSnapshot extends KeySnapshot, RuleSetSnapshot {
   /** Every active account's list entries not yet expired (expiry is checked again at match time). */
   lists: StoredListEntry[];
-  /**
-   * Every active account's shadow rule sets (at most one per event type), with their text: a few
-   * while a team tests a change, each at most 32 KiB; the rule book compiles a shadow once.
-   */
-  shadows: Array<{ account_id: string; event_type: string; rule_set_version: number; version: number; started_at: number; yaml: string }>;
 }
 
 const CHUNK = 500;

@@ -1,7 +1,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Sqlite from 'better-sqlite3';
 import { ERASE_STATEMENTS, PRUNE_STATEMENTS } from './history-sql.js';
-import { LOG_COLUMNS, logColumns, type LogRecord } from './log-record.js';
+import { LOG_COLUMNS, logColumns } from './log-record.js';
+import { type LogRecord } from '../core/log-record.js';
 
 /**
  * The SQLite writer thread: its own connection, statements prepared once, one transaction per

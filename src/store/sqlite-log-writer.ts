@@ -1,9 +1,9 @@
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import type { LogErasure, LogWriter } from './engine.js';
-import type { LogRecord } from './log-record.js';
+import type { LogRecord } from '../core/log-record.js';
 import type { WorkerReply, WorkerRequest } from './sqlite-log-worker.js';
-import type { DatabaseUrl } from './url.js';
+import type { DatabaseUrl } from '../config/store-url.js';
 
 /** The worker may wait this long for the write lock (a configuration change, a CLI, a backup). */
 const WORKER_BUSY_TIMEOUT_MS = 5_000;

@@ -6,7 +6,7 @@ import type { Engine } from './engine.js';
 import type { Database } from './schema.js';
 import { sqliteHistory } from './history-sqlite.js';
 import { openSqliteWriterThread, sqliteLogWriter } from './sqlite-log-writer.js';
-import { StoreError, type DatabaseUrl } from './url.js';
+import { StoreError, type DatabaseUrl } from '../config/store-url.js';
 
 /**
  * SQLite through better-sqlite3: WAL (readers never wait for the writer), `synchronous=NORMAL`

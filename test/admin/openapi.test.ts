@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { version } from '../../src/app.js';
 import { ADMIN_ROUTES } from '../../src/admin/index.js';
-import { buildOpenApiDocument } from '../../src/http/openapi.js';
+import { buildOpenApiDocument } from '../../src/openapi.js';
 
 /** The admin API documents itself from its route declarations: every route, with examples that its own schemas accept. */
 const document = buildOpenApiDocument(version);

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { run as adminCli } from '../../src/admin/cli.js';
+import { run as adminCli } from '../../src/cli/admin.js';
 import { ADDRESS_RULE } from '../../src/admin/routes/session.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { expectAdminProblem, login, sessionFrom } from '../support/admin.js';

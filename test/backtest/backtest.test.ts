@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { candidateRuleSet, runBacktest } from '../../src/backtest/backtest.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { createIpInspector, type ReloadingIpInspector } from '../../src/ip/index.js';
 import { bearer, evaluationBody, KEY_A, startTestApp, type TestApp } from '../support/app.js';
 import { ENGINES, freshDatabaseUrl } from '../support/store.js';

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UsageError } from '../../src/cli.js';
-import { run as rulesCli } from '../../src/rules/manage.js';
+import { UsageError } from '../../src/cli/common.js';
+import { run as rulesCli } from '../../src/cli/rules.js';
 import { bearer, evaluationBody, KEY_A, startTestApp, type TestApp } from '../support/app.js';
 import { freshDatabaseUrl } from '../support/store.js';
 import { LIVE_RULES, WITH_EXAMPLE_ORG_RULE } from './candidate.js';
@@ -83,7 +83,7 @@ describe('npm run rules -- backtest', () => {
       [candidateDir, '--since', '1h', '--event-type', 'checkout'], [candidateDir, '--since', '1h', '--max-legit-decline-increase', '-1'], ['--since', '1h']]) {
       await expect(backtest(args), args.join(' ')).rejects.toBeInstanceOf(UsageError);
     }
-    const child = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/rules/manage.ts', 'backtest', candidateDir, '--since', 'yesterday'], { env: { ...process.env, ...env } })
+    const child = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/rules.ts', 'backtest', candidateDir, '--since', 'yesterday'], { env: { ...process.env, ...env } })
       .catch((error: { code: number; stderr: string }) => error);
     expect(child).toMatchObject({ code: 2 });
     expect((child as { stderr: string }).stderr).toContain('--since "yesterday"');

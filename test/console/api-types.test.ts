@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { version } from '../../src/app.js';
-import { buildOpenApiDocument } from '../../src/http/openapi.js';
+import { buildOpenApiDocument } from '../../src/openapi.js';
 import { CONSOLE_API_TYPES, consoleApiTypes } from '../../scripts/console-api-types.js';
 
 describe("the console's API types", () => {

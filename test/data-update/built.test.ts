@@ -105,7 +105,7 @@ async function dataUpdate(env: Record<string, string>): Promise<{ code: number; 
 
 describe('npm run data:update from the built image layout', () => {
   it('has what the image has, and nothing from development', () => {
-    expect(existsSync(join(app, 'dist/data-update/cli.js'))).toBe(true);
+    expect(existsSync(join(app, 'dist/cli/data-update.js'))).toBe(true);
     expect(existsSync(join(app, 'node_modules/undici'))).toBe(true);
     for (const devOnly of ['tsx', 'typescript', 'vitest', 'fast-check']) expect(existsSync(join(app, 'node_modules', devOnly)), devOnly).toBe(false);
     expect(existsSync(join(app, 'src'))).toBe(false);

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 /**
@@ -105,7 +105,7 @@ describe('the deployment examples', () => {
 
   it('run the data job as the image has it, in the CronJob and in compose alike', () => {
     const command = cronJob!.spec.jobTemplate.spec.template.spec.containers[0].command as string[];
-    expect(command).toEqual(['node', 'dist/data-update/cli.js']);
+    expect(command).toEqual(['node', 'dist/cli/data-update.js']);
     // dist/ is src/ compiled (tsconfig.build.json: rootDir src, outDir dist).
     expect(existsSync(command[1]!.replace(/^dist\//, 'src/').replace(/\.js$/, '.ts'))).toBe(true);
     expect(compose.services['data-update'].entrypoint.join(' ')).toContain(command.join(' '));

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { MAX_RECORDS_PER_ANSWER } from '../../src/dns/records.js';
 import { createResolver } from '../../src/dns/resolver.js';
 import { createEmailInspector, type EmailIntelligence } from '../../src/email/index.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { parseEmail, type ParsedEmail } from '../../src/email/address.js';
 import { createEmailInspector, type EmailIntelligence } from '../../src/email/index.js';
 import { startDnsServer, type TestDnsServer, type Zone } from '../support/dns-server.js';

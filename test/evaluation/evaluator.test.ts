@@ -1,12 +1,14 @@
 import { createListBook } from '../../src/lists/list-book.js';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { createEvaluator } from '../../src/evaluation/evaluate.js';
-import type { EmailFacts, Report } from '../../src/evaluation/facts.js';
-import type { EmailInspector, RuleBook } from '../../src/evaluation/ports.js';
+import type { EmailFacts } from '../../src/email/facts.js';
+import type { Report } from '../../src/core/ports.js';
+import type { EmailInspector } from '../../src/email/facts.js';
+import type { RuleBook } from '../../src/rules/ports.js';
 import type { StoredRuleBook } from '../../src/rules/rule-book.js';
-import { validateEvaluationRequest, type EvaluationRequest } from '../../src/evaluation/request.js';
+import { validateEvaluationRequest, type EvaluationRequest } from '../../src/request/evaluation-request.js';
 import { unknownEmail } from '../../src/evaluation/unknown.js';
 import { createIpInspector } from '../../src/ip/index.js';
 import { ruleBookFromDirectory } from '../support/rules.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isoTime } from '../../src/evaluation/iso-time.js';
+import { isoTime } from '../../src/core/iso-time.js';
 
 describe('isoTime', () => {
   it('writes what Date#toISOString writes, across seconds, in any order', () => {

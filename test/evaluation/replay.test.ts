@@ -1,12 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createEvaluator } from '../../src/evaluation/evaluate.js';
-import type { EmailFacts, IpFacts } from '../../src/evaluation/facts.js';
+import type { EmailFacts } from '../../src/email/facts.js';
+import type { IpFacts } from '../../src/ip/facts.js';
 import { logRecordOf } from '../../src/evaluation/log-record.js';
-import type { EmailInspector, IpInspector, RuleBook } from '../../src/evaluation/ports.js';
+import type { EmailInspector } from '../../src/email/facts.js';
+import type { IpInspector } from '../../src/ip/facts.js';
+import type { RuleBook } from '../../src/rules/ports.js';
 import { loggedOutcome, outcomeDifferences, replay, replayContext } from '../../src/evaluation/replay.js';
 import { NO_LIST_MATCHES } from '../../src/lists/facts.js';
-import { validateEvaluationRequest } from '../../src/evaluation/request.js';
+import { validateEvaluationRequest } from '../../src/request/evaluation-request.js';
 import { evaluateRuleSet } from '../../src/rules/engine.js';
 import type { ConditionInput } from '../../src/rules/file-schema.js';
 import { LIBRARY_IDS } from '../../src/rules/library.js';

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SourceStatus } from '../../src/evaluation/facts.js';
+import type { SourceStatus } from '../../src/core/ports.js';
 import { evaluationBody, KEY_A, startTestApp, type TestApp } from '../support/app.js';
 import { failures, runLoad, type Answer } from '../support/load.js';
 import { cityDatabase, cityRecord } from '../support/mmdb.js';

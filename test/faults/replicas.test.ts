@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { run as keysCli } from '../../src/keys/cli.js';
+import { run as keysCli } from '../../src/cli/keys.js';
 import { hashKey, keyIdOf } from '../../src/keys/key.js';
 import { evaluationBody } from '../support/app.js';
 import { failures, runLoad } from '../support/load.js';
@@ -91,7 +91,7 @@ describe('two replicas on one PostgreSQL', () => {
     // Both keys working on both processes before the rotation.
     await expect.poll(() => answers.total, { timeout: 10_000, interval: 20 }).toBeGreaterThan(4 * WORKERS);
     const replacedId = keyIdOf(hashKey(replaced));
-    const cli = await execFileAsync(process.execPath, ['--import', 'tsx', 'src/keys/cli.ts', 'rotate', '--account', 'acme', '--key', replacedId], {
+    const cli = await execFileAsync(process.execPath, ['--import', 'tsx', 'src/cli/keys.ts', 'rotate', '--account', 'acme', '--key', replacedId], {
       env: { PATH: process.env.PATH, DATABASE_URL: url },
     });
     rotated = true;
@@ -126,7 +126,7 @@ describe('two replicas on one PostgreSQL', () => {
     // A rule set published with the CLI: a custom rule on the test range decides in both processes.
     const rules = mkdtempSync(join(tmpdir(), 'risk-rules-'));
     writeFileSync(join(rules, 'account_register.yaml'), 'rules:\n  - id: test_range\n    name: Test range\n    score: 45\n    when: { field: ip.address, cidr: 203.0.113.0/24 }\n');
-    await execFileAsync(process.execPath, ['--import', 'tsx', 'src/rules/manage.ts', 'apply', rules, '--account', 'acme', '--comment', 'test range'], {
+    await execFileAsync(process.execPath, ['--import', 'tsx', 'src/cli/rules.ts', 'apply', rules, '--account', 'acme', '--comment', 'test range'], {
       env: { PATH: process.env.PATH, DATABASE_URL: url },
     });
     const publishedAt = await changedAt(url, 'rule_set.publish');

@@ -2,7 +2,7 @@ import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SourceStatus } from '../../src/evaluation/facts.js';
+import type { SourceStatus } from '../../src/core/ports.js';
 import { DATA_FILES } from '../../src/email/sources.js';
 import { FILE_CAPS } from '../../src/files/caps.js';
 import { numberToIpv4 } from '../../src/ip/numeric.js';

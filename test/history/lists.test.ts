@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { run as listsCli } from '../../src/lists/cli.js';
+import { run as listsCli } from '../../src/cli/lists.js';
 import type { TestApp } from '../support/app.js';
 import { ENGINES, freshDatabaseUrl } from '../support/store.js';
 import { behaviourApp, device, evaluate, testClock } from './fixtures.js';

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { run as keysCli } from '../../src/keys/cli.js';
+import { run as keysCli } from '../../src/cli/keys.js';
 import { hashKey, keyIdOf } from '../../src/keys/key.js';
 import { bearer, evaluationBody, KEY_A, KEY_B, startTestApp, type TestApp } from '../support/app.js';
 import { freshDatabaseUrl } from '../support/store.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RuleBook } from '../../src/evaluation/ports.js';
+import type { RuleBook } from '../../src/rules/ports.js';
 import { ruleBookFromDirectory } from '../support/rules.js';
 import { bearer, evaluationBody, KEY_A, startTestApp, type TestApp } from '../support/app.js';
 

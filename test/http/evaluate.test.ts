@@ -2,9 +2,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { run as keysCli } from '../../src/keys/cli.js';
+import { run as keysCli } from '../../src/cli/keys.js';
 import { generateKey, hashKey, keyIdOf } from '../../src/keys/key.js';
-import { run as rulesCli } from '../../src/rules/manage.js';
+import { run as rulesCli } from '../../src/cli/rules.js';
 import { bearer, evaluationBody, KEY_A, startTestApp, type TestApp } from '../support/app.js';
 import { freshDatabaseUrl } from '../support/store.js';
 

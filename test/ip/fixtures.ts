@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config/config.js';
 import { parseIp, type ParsedIp } from '../../src/ip/address.js';
 import type { Ipv4Transition } from '../../src/ip/embedded.js';
 import type { OpenDataFiles } from '../../src/ip/open-data.js';

@@ -38,7 +38,7 @@ describe('checkRuleDirectory', () => {
 describe('npm run rules:check', () => {
   it('exits non-zero and prints the problem on stderr', async () => {
     writeFileSync(join(dir, 'account_login.yaml'), 'rules: [ { library: ip_tor, score: high } ]\n');
-    const run = promisify(execFile)('node_modules/.bin/tsx', ['src/rules/cli.ts', dir]);
+    const run = promisify(execFile)('node_modules/.bin/tsx', ['src/cli/rules-check.ts', dir]);
     await expect(run).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining(`${dir}/account_login.yaml:1:`) });
   });
 });

@@ -1,8 +1,9 @@
-import type { EmailFacts, IpFacts } from '../../src/evaluation/facts.js';
-import type { EvaluationContext } from '../../src/evaluation/ports.js';
+import type { EmailFacts } from '../../src/email/facts.js';
+import type { IpFacts } from '../../src/ip/facts.js';
+import type { EvaluationContext } from '../../src/rules/ports.js';
 import type { HistoryFacts } from '../../src/history/facts.js';
 import type { ListFacts } from '../../src/lists/facts.js';
-import { validateEvaluationRequest, type EvaluationRequestBody } from '../../src/evaluation/request.js';
+import { validateEvaluationRequest, type EvaluationRequestBody } from '../../src/request/evaluation-request.js';
 import { ruleFileSchema } from '../../src/rules/file-schema.js';
 import { compileRuleSet, type RuleSet } from '../../src/rules/rule-set.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeAgent, MAX_FIELD_LENGTH, parseUserAgent } from '../../sdk/src/agent.js';
 import type { UserAgentData } from '../../sdk/src/sources/user-agent-data.js';
-import { MAX_DEVICE_TEXT } from '../../src/evaluation/request.js';
+import { MAX_DEVICE_TEXT } from '../../src/request/evaluation-request.js';
 
 const hints = (overrides: Partial<UserAgentData>): UserAgentData => ({
   brands: [['Not)A;Brand', '8.0.0.0'], ['Chromium', '131.0.6778.86'], ['Google Chrome', '131.0.6778.86']],

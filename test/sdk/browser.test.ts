@@ -6,7 +6,7 @@ import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playw
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { z } from 'zod';
 import { SDK_DIST } from '../../scripts/build-sdk.js';
-import { deviceIntelligenceSchema } from '../../src/evaluation/request.js';
+import { deviceIntelligenceSchema } from '../../src/request/evaluation-request.js';
 import { launchChromium, recordRequests } from '../support/browser.js';
 
 /**

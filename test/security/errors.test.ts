@@ -1,6 +1,8 @@
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { EmailInspector, IpInspector, RuleBook } from '../../src/evaluation/ports.js';
+import type { EmailInspector } from '../../src/email/facts.js';
+import type { IpInspector } from '../../src/ip/facts.js';
+import type { RuleBook } from '../../src/rules/ports.js';
 import { ruleBookFromDirectory } from '../support/rules.js';
 import { bearer, evaluationBody, KEY_A, startTestApp, type TestApp } from '../support/app.js';
 import { expectEvaluation, expectProblem, PROBLEM_TYPE, STACK_FRAME } from '../support/contract.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { run as keysCli } from '../../src/keys/cli.js';
+import { run as keysCli } from '../../src/cli/keys.js';
 import { bearer, evaluationBody, KEY_A, KEY_B, startTestApp, type TestApp } from '../support/app.js';
 import { expectEvaluation, expectProblem } from '../support/contract.js';
 import { freshDatabaseUrl } from '../support/store.js';

@@ -4,7 +4,8 @@ import { hashKey } from '../../src/keys/key.js';
 import { RuleSetError } from '../../src/rules/rule-file.js';
 import { StoreRequestError } from '../../src/store/errors.js';
 import type { Store } from '../../src/store/index.js';
-import { firstIdAt, type LogRecord } from '../../src/store/log-record.js';
+import { firstIdAt } from '../../src/store/log-record.js';
+import { type LogRecord } from '../../src/core/log-record.js';
 import { ENGINES, openTestStore, type EngineName } from '../support/store.js';
 
 /**

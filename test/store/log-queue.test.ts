@@ -1,7 +1,8 @@
 import Sqlite from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/index.js';
-import { firstIdAt, recordSize, type LogRecord } from '../../src/store/log-record.js';
+import { firstIdAt, recordSize } from '../../src/store/log-record.js';
+import { type LogRecord } from '../../src/core/log-record.js';
 import { openTestStore } from '../support/store.js';
 
 /**

@@ -58,7 +58,7 @@ describe.each(ENGINES)('migrations on %s', (engine: EngineName) => {
 
   it('let processes starting together migrate one at a time (npm run db:migrate)', async () => {
     const url = await freshDatabaseUrl(engine);
-    const runs = await Promise.all([1, 2, 3].map(() => run(process.execPath, ['--import', 'tsx', 'src/store/cli.ts'], { env: { PATH: process.env.PATH, DATABASE_URL: url } })));
+    const runs = await Promise.all([1, 2, 3].map(() => run(process.execPath, ['--import', 'tsx', 'src/cli/db-migrate.ts'], { env: { PATH: process.env.PATH, DATABASE_URL: url } })));
     const said = runs.map((r) => r.stdout.trim().split('\n')[0]!.replace(/^.*: /, '')).sort();
     expect(said).toEqual([`at schema version ${LATEST_VERSION} of ${LATEST_VERSION}, nothing to do`, `at schema version ${LATEST_VERSION} of ${LATEST_VERSION}, nothing to do`, `migrated from schema version 0 to ${LATEST_VERSION}:`]);
   }, 60_000);

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { run as keysCli } from '../../src/keys/cli.js';
+import { run as keysCli } from '../../src/cli/keys.js';
 import { generateKey, hashKey, keyIdOf } from '../../src/keys/key.js';
 import { freePort } from '../support/process.js';
 import { bearer, evaluationBody, startTestApp, type TestApp } from '../support/app.js';

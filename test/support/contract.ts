@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
-import { deviceIntelligenceSchema, evaluationRequestSchema, userSchema } from '../../src/evaluation/request.js';
+import { deviceIntelligenceSchema, evaluationRequestSchema, userSchema } from '../../src/request/evaluation-request.js';
 import { evaluationResponseSchema } from '../../src/evaluation/response.js';
 import { problemCodes, type ProblemCode } from '../../src/http/problem.js';
 

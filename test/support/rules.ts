@@ -11,8 +11,6 @@ export async function ruleBookFromDirectory(dir = 'rules', account = 'default'):
   return createRuleBook(
     {
       revision: 1,
-      keys: [],
-      lists: [],
       shadows: [],
       ruleSets: files.map((file, i) => ({ id: i + 1, account_id: account, event_type: file.eventType, version: 1, yaml: file.yaml })),
     },

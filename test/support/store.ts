@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { inject } from 'vitest';
 import { openStore, type Store, type StoreOptions } from '../../src/store/index.js';
-import { parseDatabaseUrl, type DatabaseUrl } from '../../src/store/url.js';
+import { parseDatabaseUrl, type DatabaseUrl } from '../../src/config/store-url.js';
 import { createDatabase } from './postgres.js';
 import './global-setup.js';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { version } from '../../version.js';
-import type { SourceStatus } from '../../evaluation/facts.js';
+import type { SourceStatus } from '../../core/ports.js';
 import { adminRoute } from '../route.js';
 
 /**

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Evaluator } from '../../evaluation/evaluate.js';
 import { logRecordOf } from '../../evaluation/log-record.js';
-import type { RuleBook } from '../../evaluation/ports.js';
-import type { LogRecord } from '../../store/log-record.js';
-import { validateEvaluationRequest } from '../../evaluation/request.js';
+import type { RuleBook } from '../../rules/ports.js';
+import type { LogRecord } from '../../core/log-record.js';
+import { validateEvaluationRequest } from '../../request/evaluation-request.js';
 import { problems } from '../problem.js';
 
 declare module 'fastify' {

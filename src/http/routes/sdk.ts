@@ -96,7 +96,7 @@ export function registerSdkRoutes(app: FastifyInstance): void {
   }
 }
 
-/** The SDK's paths in the OpenAPI document (src/http/openapi.ts). */
+/** The SDK's paths in the OpenAPI document (src/openapi.ts). */
 export function sdkOpenApiPaths(version = sdkVersion()) {
   const paths: Record<string, { get: Record<string, unknown> }> = {};
   for (const { path, file, cacheControl } of sdkRoutes(version)) {

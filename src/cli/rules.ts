@@ -2,12 +2,12 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config/config.js';
 import { DEFAULT_ACCOUNT } from '../store/accounts.js';
-import { cliActor, fail, runIfMain } from '../cli.js';
+import { cliActor, fail, runIfMain } from './common.js';
 import { openStore, type Store } from '../store/index.js';
-import { readRuleFiles } from './templates.js';
-import { BACKTEST_OPTIONS, BACKTEST_USAGE, backtestArguments, backtestCommand, backtestFiles } from '../backtest/cli.js';
+import { readRuleFiles } from '../rules/templates.js';
+import { BACKTEST_OPTIONS, BACKTEST_USAGE, backtestArguments, backtestCommand, backtestFiles } from './backtest.js';
 
 /**
  * `npm run rules -- <command>`: rule sets in the store, with YAML files as the exchange format.

@@ -1,5 +1,5 @@
-import { loadConfig } from '../config.js';
-import { checkRuleDirectory } from './check.js';
+import { loadConfig } from '../config/config.js';
+import { checkRuleDirectory } from '../rules/check.js';
 
 /**
  * `npm run rules:check [dir]`: validates a rules directory (default RULES_DIR) the way the service

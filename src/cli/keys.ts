@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { loadConfig, type Config } from '../config.js';
+import { loadConfig, type Config } from '../config/config.js';
 import { readRuleFiles } from '../rules/templates.js';
-import { cliActor, fail, runIfMain } from '../cli.js';
+import { cliActor, fail, runIfMain } from './common.js';
 import { openStore, type Store } from '../store/index.js';
-import { importAccountsFile } from './import.js';
+import { importAccountsFile } from '../store/accounts-import.js';
 
 /**
  * `npm run keys -- <command>`: accounts and keys in the store (DATABASE_URL). A new key is printed

@@ -1,10 +1,10 @@
-import { fail } from '../cli.js';
-import type { RuleFileText } from '../store/rule-sets.js';
+import { fail } from './common.js';
+import type { RuleFileText } from '../rules/templates.js';
 import type { Store } from '../store/index.js';
-import { candidateRuleSet, runBacktest } from './backtest.js';
-import { formatReport } from './format.js';
-import { parseTimeOrAgo } from './range.js';
-import type { BacktestReport } from './report.js';
+import { candidateRuleSet, runBacktest } from '../backtest/backtest.js';
+import { formatReport } from '../backtest/format.js';
+import { parseTimeOrAgo } from '../backtest/range.js';
+import type { BacktestReport } from '../backtest/report.js';
 
 /**
  * `npm run rules -- backtest DIR --account A --since 7d`: each rule file in DIR (or the one

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { adminRoute } from '../admin/route.js';
-import { iso, time } from '../admin/schemas.js';
-import { problems } from '../http/problem.js';
-import type { RuleSetShadowRow } from '../store/schema.js';
-import { detailExample, eventTypeParams, report, timeOf, when } from './routes.js';
-import { compareShadow, MAX_COMPARED } from './shadow-comparison.js';
+import { adminRoute } from '../route.js';
+import { iso, time } from '../schemas.js';
+import { problems } from '../../http/problem.js';
+import type { RuleSetShadowRow } from '../../store/schema.js';
+import { detailExample, eventTypeParams, report, timeOf, when } from './backtests.js';
+import { compareShadow, MAX_COMPARED } from '../../backtest/shadow-comparison.js';
 
 /**
  * Shadow rule sets through the admin API (issue 16): put a version (the draft by default) in

@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import { adminRoute } from '../admin/route.js';
-import { accountParams, iso, isoOrNull, time } from '../admin/schemas.js';
-import { FILE_CAPS } from '../files/caps.js';
-import { problems } from '../http/problem.js';
-import { EVENT_TYPE } from '../rules/directory.js';
-import { parseRuleFile } from '../rules/rule-file.js';
-import { BacktestConflict } from './jobs.js';
-import type { BacktestRecord, BacktestSummary } from './records.js';
-import { parseTimeOrAgo } from './range.js';
-import { SAMPLE_SIZE, STATES } from './report.js';
+import { adminRoute } from '../route.js';
+import { accountParams, iso, isoOrNull, time } from '../schemas.js';
+import { FILE_CAPS } from '../../files/caps.js';
+import { problems } from '../../http/problem.js';
+import { EVENT_TYPE } from '../../rules/directory.js';
+import { parseRuleFile } from '../../rules/rule-file.js';
+import { BacktestConflict } from '../../backtest/jobs.js';
+import type { BacktestRecord, BacktestSummary } from '../../backtest/records.js';
+import { parseTimeOrAgo } from '../../backtest/range.js';
+import { SAMPLE_SIZE, STATES } from '../../backtest/report.js';
 
 /**
  * Backtests through the admin API (issue 16): start one with a rule file (its text, or a stored

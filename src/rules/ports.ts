@@ -1,38 +1,9 @@
-import type { ParsedEmail } from '../email/address.js';
+import type { EmailFacts } from '../email/facts.js';
 import type { HistoryFacts } from '../history/facts.js';
-import type { ParsedIp } from '../ip/address.js';
+import type { IpFacts } from '../ip/facts.js';
 import type { ListFacts } from '../lists/facts.js';
-import type { EmailFacts, IpFacts, Report, SourceStatus } from './facts.js';
-import type { EvaluationRequest } from './request.js';
-
-/**
- * The seams between the request path and the capabilities behind it. Each is one long-lived
- * resource: created once by its factory (initial load done), reloadable, closed on shutdown.
- */
-
-export interface Resource {
-  /** Provenance of every data source, for `/readyz` and the start-up log. */
-  status(): SourceStatus[];
-  close(): Promise<void>;
-}
-
-export interface EmailInspector extends Resource {
-  /**
-   * Everything known about an address. Never rejects: what could not be checked before `signal`
-   * aborts is `null` in the facts and named in `unavailable`.
-   */
-  inspect(email: ParsedEmail, signal: AbortSignal): Promise<Report<EmailFacts>>;
-  /**
-   * The same report at once when nothing has to be looked up on the network (the domain's answers
-   * are cached), else `undefined`: the common case then costs no deadline, timer or promise.
-   */
-  inspectCached(email: ParsedEmail): Report<EmailFacts> | undefined;
-}
-
-export interface IpInspector extends Resource {
-  /** Everything known about an address, from local data only. Never throws. */
-  inspect(ip: ParsedIp): Report<IpFacts>;
-}
+import type { Account, Resource } from '../core/ports.js';
+import type { EvaluationRequest } from '../request/evaluation-request.js';
 
 /** What rules read: the request and its enrichment. Field paths such as `email.domain` address it. */
 export interface EvaluationContext {
@@ -90,11 +61,6 @@ export interface ShadowOutcome {
   fired: string[];
   details: ScoreDetail[];
   dry_run: ScoreDetail[];
-}
-
-/** An account's identity as the request path sees it (never its keys): the store's unique id. */
-export interface Account {
-  id: string;
 }
 
 export interface RuleBook extends Resource {

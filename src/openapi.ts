@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import { ADMIN_ROUTES } from '../admin/index.js';
-import { adminPaths, adminSecuritySchemes, adminTags } from '../admin/openapi.js';
-import { STORE_CHECK } from '../evaluation/evaluate.js';
-import { evaluationRequestSchema } from '../evaluation/request.js';
-import { evaluationResponseSchema } from '../evaluation/response.js';
-import { problemCodes } from './problem.js';
-import { eraseRequestSchema, eraseResponseSchema } from './routes/erase.js';
-import { feedbackRequestSchema, feedbackResponseSchema } from './routes/feedback.js';
-import { sdkOpenApiPaths } from './routes/sdk.js';
-import { REQUEST_ID_PATTERN } from './request-id.js';
+import { ADMIN_ROUTES } from './admin/index.js';
+import { adminPaths, adminSecuritySchemes, adminTags } from './admin/openapi.js';
+import { STORE_CHECK } from './evaluation/evaluate.js';
+import { evaluationRequestSchema } from './request/evaluation-request.js';
+import { evaluationResponseSchema } from './evaluation/response.js';
+import { problemCodes } from './http/problem.js';
+import { eraseRequestSchema, eraseResponseSchema } from './http/routes/erase.js';
+import { feedbackRequestSchema, feedbackResponseSchema } from './http/routes/feedback.js';
+import { sdkOpenApiPaths } from './http/routes/sdk.js';
+import { REQUEST_ID_PATTERN } from './http/request-id.js';
 
 /**
  * The OpenAPI 3.1 document, generated from the same zod schemas that validate requests and type

@@ -1,11 +1,11 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { cliActor, fail, runIfMain } from '../cli.js';
-import { loadConfig } from '../config.js';
+import { cliActor, fail, runIfMain } from './common.js';
+import { loadConfig } from '../config/config.js';
 import { DEFAULT_ACCOUNT } from '../store/accounts.js';
 import { openStore } from '../store/index.js';
 import type { ListEntry } from '../store/lists.js';
-import { LIST_KINDS, LIST_NAMES } from './facts.js';
+import { LIST_KINDS, LIST_NAMES } from '../lists/facts.js';
 
 /**
  * `npm run lists -- <command>`: an account's block and allow lists in the store. Every change is

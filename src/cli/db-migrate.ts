@@ -1,7 +1,7 @@
 import { pino } from 'pino';
-import { loadConfig } from '../config.js';
-import { LATEST_VERSION } from './migrations/index.js';
-import { openStore } from './index.js';
+import { loadConfig } from '../config/config.js';
+import { LATEST_VERSION } from '../store/migrations/index.js';
+import { openStore } from '../store/index.js';
 
 /**
  * `npm run db:migrate`: brings the store named by DATABASE_URL to this version's schema and says

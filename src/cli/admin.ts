@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { cliActor, fail, runIfMain } from '../cli.js';
-import { loadConfig } from '../config.js';
+import { cliActor, fail, runIfMain } from './common.js';
+import { loadConfig } from '../config/config.js';
 import { openStore, type Store } from '../store/index.js';
-import { hashPassword, oneTimePassword } from './password.js';
+import { hashPassword, oneTimePassword } from '../admin/password.js';
 
 /**
  * `npm run admin -- <command>`: console users in the store (DATABASE_URL), for the first owner and

@@ -4,9 +4,9 @@ import type { Logger } from 'pino';
 import { readRuleFiles } from '../rules/templates.js';
 import { appendAudit } from '../store/audit.js';
 import type { Store } from '../store/index.js';
-import type { RuleFileText } from '../store/rule-sets.js';
-import { readAccountsFile, type AccountsFile } from './accounts-file.js';
-import { keyIdOf } from './key.js';
+import type { RuleFileText } from '../rules/templates.js';
+import { readAccountsFile, type AccountsFile } from '../keys/accounts-file.js';
+import { keyIdOf } from '../keys/key.js';
 
 /**
  * An accounts file from before the store, brought in once: its accounts (created if new), their

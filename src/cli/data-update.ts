@@ -1,9 +1,9 @@
-import { createDownload, proxyAgent } from './fetch.js';
-import { runDataUpdate } from './run.js';
-import { describeProxy, settingsFrom, SettingsError } from './settings.js';
+import { createDownload, proxyAgent } from '../data-update/fetch.js';
+import { runDataUpdate } from '../data-update/run.js';
+import { describeProxy, settingsFrom, SettingsError } from '../data-update/settings.js';
 
 /**
- * `npm run data:update`, or `node dist/data-update/cli.js` where npm is not wanted (the Docker
+ * `npm run data:update`, or `node dist/cli/data-update.js` where npm is not wanted (the Docker
  * image holds only the built code and production dependencies: this is all it needs). Downloads
  * the Tor exit list, the public cloud ranges and (with a MaxMind account) GeoLite2 City and ASN
  * into DATA_DIR, each validated then renamed into place, through HTTPS_PROXY/HTTP_PROXY unless

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { DEFAULT_DATABASE_URL, parseDatabaseUrl, type DatabaseUrl } from './store/url.js';
+import { DEFAULT_DATABASE_URL, parseDatabaseUrl, type DatabaseUrl } from './store-url.js';
 
 /**
  * The whole configuration, parsed once at boot from the environment by one schema.
