@@ -68,15 +68,6 @@ export async function openPostgres(database: DatabaseUrl & { engine: 'postgres' 
       // The history statement on connections of its own, whose server ends any statement past its
       // limit (a lock stall), so a statement the client gave up on never stays on the server.
       const recordPool = poolOf({ application_name: 'risk-evaluation-history', statement_timeout: historyStatementTimeoutMs(needs.history.stepTimeoutMs) });
-      // Its commits do not wait for the WAL to reach the disk (synchronous_commit off, for these
-      // connections only): a hot key's counter rows are locked until commit, so a flush per commit
-      // serialised a busy address's evaluations behind the disk (issue 30). On a crash of the
-      // server (not of the service), the last fraction of a second of history (wal_writer_delay,
-      // 200 ms by default) may be lost: counts a few events low, never wrong or corrupt. The
-      // evaluation log, accounts, keys and rules keep synchronous commits.
-      recordPool.on('connect', (client) => {
-        client.query('set synchronous_commit = off').catch(() => undefined);
-      });
       // One connection opened now: the first evaluations do not spend their history deadline connecting.
       (await recordPool.connect()).release();
       return { log: needs.log ? postgresLogWriter(pool) : null, history: postgresHistory(pool, recordPool, needs.history) };
