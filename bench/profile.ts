@@ -103,6 +103,11 @@ try {
     files.sort((a, b) => readFileSync(b).length - readFileSync(a).length);
     console.log(`profiles: ${files.join(', ')}`);
     summarise(files[0]!, Number(options.top));
+    // The writer thread's (SQLite): the second largest.
+    if (files[1] !== undefined) {
+      console.log('\nSecond thread (the SQLite writer):');
+      summarise(files[1], 12);
+    }
   }
 } finally {
   dnsProcess.kill('SIGTERM');
