@@ -17,7 +17,7 @@ import type { HistoryStore } from './store.js';
  * within `timeoutMs`, or throws, leaves the answer with `history: null` and `store` unavailable; and
  * at most `maxInFlight` round trips wait at once (past that, the answer goes without). The event of
  * a timed-out step is still remembered (PostgreSQL records it in the replica's pending batch when
- * the read is sent), though its answer said not.
+ * its read comes back, however late), though its answer said not.
  */
 export interface HistoryRecorderOptions {
   store: HistoryStore;

@@ -8,7 +8,7 @@ import { postgresMaintenance, type HistoryMaintenanceOptions } from './history-m
 /**
  * PostgreSQL: one round trip per evaluation, a read, and no row lock taken on the request path.
  * The evaluation reads what came before it (one read-only statement: a constant number of index
- * reads, each at most 101 entries) while its own changes go into this replica's pending changes,
+ * reads, each at most 101 entries); once it is back, its own changes go into this replica's pending changes,
  * which a writer sends every FLUSH_DELAY_MS in one transaction for the whole batch, summed (an
  * account farm's 1,000 events a second on one IP are one counter row update per flush, not 1,000
  * statements queued on its lock: issue 30). What an evaluation reads is the snapshot plus this
@@ -317,19 +317,20 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
         ],
         query_timeout: queryTimeoutMs,
       } as pg.QueryConfig);
-      // Recorded now, whatever the read: the next evaluations on this replica see it at once.
-      if (collecting.keys.size < maxPendingKeys) {
-        add(event);
-        schedule();
-      } else {
-        refused += 1;
-      }
       let row: Row;
       try {
         row = (await result).rows[0]!;
       } catch (error) {
         failed += 1;
         throw error;
+      }
+      // Recorded once read, not when the read is sent: a read that waited for a pooled connection
+      // could otherwise run after its own event's batch was written, and count the event twice.
+      if (collecting.keys.size < maxPendingKeys) {
+        add(event);
+        schedule();
+      } else {
+        refused += 1;
       }
       const snapshot = visibleIn(String(row.snapshot));
       return withUnwritten(priorOf(row, event), overlays.filter((o) => o.batch.xid === null || !snapshot(o.batch.xid)));
@@ -363,7 +364,7 @@ function visibleIn(snapshot: string): (xid: bigint) => boolean {
   return (xid) => xid < lo || (xid < hi && !running.has(xid.toString()));
 }
 
-/** What one unwritten batch adds to an evaluation's read, taken when the read is sent (before the event itself joins the batch). */
+/** What one unwritten batch adds to an evaluation's read, taken when the read is sent (the event itself joins a batch once read). */
 interface Overlay {
   batch: Batch;
   ipMinutes: number;
