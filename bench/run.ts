@@ -16,7 +16,9 @@
  *                                 # the batch writer, look-ups, prune and start-up on a log of --rows evaluations
  *   npm run bench -- --metrics-only  # only the metrics' cost: the service with METRICS_PORT set vs unset, A B A B
  *   npm run bench -- --behaviour-only # only behaviour history: evaluate with it on vs off (SQLite, PostgreSQL),
- *                                 # one hot key and distinct keys; record() as history grows to --history-keys; storage
+ *                                 # both mixes, memory on vs off; per-key cost at 10, 10,000 and 1,000,000 events;
+ *                                 # record() as history grows to --history-keys people (4 identifiers each); storage;
+ *                                 # the new-person mix on that grown store vs an empty one
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
@@ -29,7 +31,8 @@ import type { Zone } from '../test/support/dns-server.js';
 import { generateKey } from '../src/keys/key.js';
 import { startPostgres, type PostgresServer } from '../test/support/postgres.js';
 import { writeDataSet } from './data-set.js';
-import { benchHistory, type HistoryFigures } from './behaviour.js';
+import { benchHistory, benchKeyCost, type HistoryFigures, type KeyCostFigures } from './behaviour.js';
+import { personBody } from './mixes.js';
 import { benchStore, loggedEvaluations, type StoreFigures } from './store.js';
 
 const { values: options } = parseArgs({
@@ -56,7 +59,10 @@ const COLD_DOMAINS = quick ? 2_000 : 10_000;
 /** Evaluations in the log for the store's look-up, prune and start-up figures. */
 const LOG_ROWS = Number(options.rows ?? (quick ? 100_000 : 1_000_000));
 /** Distinct identifiers behaviour history is grown to before record() is timed again. */
-const HISTORY_KEYS = Number(options['history-keys'] ?? (quick ? 50_000 : 1_000_000));
+/** People (an IP, e-mail, user and device each: four identifiers) the history is grown to: 1,000,000 identifiers by default. */
+const HISTORY_KEYS = Number(options['history-keys'] ?? (quick ? 12_500 : 250_000));
+/** PostgreSQL's own growth figure stops here (a statement a millisecond; the HTTP comparison is SQLite's). */
+const PG_HISTORY_KEYS = quick ? 10_000 : 50_000;
 
 const KEY = generateKey();
 const WARM_DOMAIN = 'mail-bench.example';
@@ -90,8 +96,10 @@ function spawnNode(script: string[], env: Record<string, string>, log = '/dev/nu
   return spawn(process.execPath, script, { env: { PATH: process.env.PATH!, ...env }, stdio: ['ignore', sink, 'inherit', 'ipc'] });
 }
 
-/** The service from the built code, with the runtime probe preloaded (see bench/runtime-probe.mjs) and V8's flag as in production (Dockerfile). */
-const SERVICE = ['--optimize-for-size', '--import', './bench/runtime-probe.mjs', 'dist/server.js'];
+/** `npm start`'s exact V8 flags (package.json), so the benchmark measures the service as shipped. */
+const START_FLAGS = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ').filter((w) => w.startsWith('--'));
+/** The service from the built code, with the runtime probe preloaded (see bench/runtime-probe.mjs). */
+const SERVICE = [...START_FLAGS, '--import', './bench/runtime-probe.mjs', 'dist/server.js'];
 
 async function waitReady(url: string, child: ChildProcess, limitMs = 60_000): Promise<number> {
   const started = performance.now();
@@ -352,11 +360,12 @@ async function main(): Promise<void> {
     }
   };
   /**
-   * Behaviour history's cost on the request path: the same service with history on (HISTORY_DAYS
-   * 180) and off (0), A B A B, both with the log on; every request the same IP, user and device
-   * (a hot key), or every request new ones (distinct keys).
+   * Memory's cost on the request path (issue 24): the same service as shipped, history and log on,
+   * against one with both off (HISTORY_DAYS=0, RETENTION_DAYS=0), A B A B, on the two mixes: one
+   * person repeated (same IP, user, device) and a new person every request (new e-mail, user and
+   * device; one IP). `store`: the engine's DATABASE_URL (SQLite by default).
    */
-  const behaviourOnOff = async (label: string, store: Record<string, string>, keys: 'hot' | 'distinct') => {
+  const behaviourOnOff = async (label: string, store: Record<string, string>, keys: 'same' | 'new') => {
     const start = async (env: Record<string, string>) => {
       const s = await serviceEnv({ ...store, ...env });
       const child = spawnNode(SERVICE, s.env);
@@ -364,22 +373,18 @@ async function main(): Promise<void> {
       await waitReady(`http://127.0.0.1:${s.port}`, child);
       return { url: `http://127.0.0.1:${s.port}`, child };
     };
-    const on = await start({ HISTORY_DAYS: '180' });
-    const off = await start({ HISTORY_DAYS: '0' });
+    const on = await start({});
+    const off = await start({ HISTORY_DAYS: '0', RETENTION_DAYS: '0' });
     let n = 0;
-    const login = (i: number) => JSON.stringify({
-      ip: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, email: `user${i}@${WARM_DOMAIN}`, event_type: 'account_login',
-      user: { user_id: `u${i}` }, device_intelligence: { device_hash: (i + 1).toString(16).padStart(64, '0') },
-    });
-    const init: Partial<autocannon.Options> = keys === 'hot'
-      ? { body: login(7) }
-      : { requests: [{ setupRequest: (request) => ({ ...request, body: login((n += 1)) }) }] };
+    const init: Partial<autocannon.Options> = keys === 'same'
+      ? { body: personBody(7, WARM_DOMAIN) }
+      : { requests: [{ setupRequest: (request) => ({ ...request, body: personBody((n += 1), WARM_DOMAIN) }) }] };
     const runsOn: Run[] = [];
     const runsOff: Run[] = [];
-    for (let round = 0; round < rounds; round += 1) {
-      runsOn.push(await measured(`service, ${label} ${keys} history on`, on.url, on.child, init));
-      runsOff.push(await measured(`service, ${label} ${keys} history off`, off.url, off.child, init));
-      console.error(`behaviour ${label} ${keys} round ${round + 1}/${rounds}: on ${runsOn.at(-1)!.requests_per_s} req/s (p99 ${runsOn.at(-1)!.p99_ms} ms), off ${runsOff.at(-1)!.requests_per_s} req/s (p99 ${runsOff.at(-1)!.p99_ms} ms)`);
+    for (let round = 0; round < Math.min(rounds, 3); round += 1) {
+      runsOn.push(await measured(`service, ${label} ${keys} memory on`, on.url, on.child, init));
+      runsOff.push(await measured(`service, ${label} ${keys} memory off`, off.url, off.child, init));
+      console.error(`memory ${label} ${keys} round ${round + 1}: on ${runsOn.at(-1)!.requests_per_s} req/s (p99 ${runsOn.at(-1)!.p99_ms} ms), off ${runsOff.at(-1)!.requests_per_s} req/s (p99 ${runsOff.at(-1)!.p99_ms} ms)`);
     }
     await Promise.all([stop(on.child), stop(off.child)]);
     const ratios = runsOn.map((r, i) => r.requests_per_s / runsOff[i]!.requests_per_s);
@@ -391,33 +396,76 @@ async function main(): Promise<void> {
     };
   };
 
+  /**
+   * The new-person mix (HTTP, as shipped) on a store that already holds `persons` people's
+   * identifiers (grown in-process by benchHistory) against the same mix on an empty store, A B A B.
+   */
+  const grownOnOff = async (grown: string, persons: number) => {
+    const start = async (url: string) => {
+      const s = await serviceEnv({ DATABASE_URL: url });
+      const child = spawnNode(SERVICE, s.env);
+      processes.push(child);
+      const readyMs = await waitReady(`http://127.0.0.1:${s.port}`, child, 180_000);
+      return { url: `http://127.0.0.1:${s.port}`, child, readyMs };
+    };
+    const full = await start(grown);
+    const empty = await start(`sqlite:${mkdtempSync(join(root, 'empty-'))}/risk.sqlite`);
+    let n = 5_000_000;
+    const init: Partial<autocannon.Options> = { requests: [{ setupRequest: (request) => ({ ...request, body: personBody((n += 1), WARM_DOMAIN) }) }] };
+    const runsFull: Run[] = [];
+    const runsEmpty: Run[] = [];
+    for (let round = 0; round < Math.min(rounds, 3); round += 1) {
+      runsFull.push(await measured(`service, new person, ${persons} people stored`, full.url, full.child, init));
+      runsEmpty.push(await measured('service, new person, empty store', empty.url, empty.child, init));
+    }
+    await Promise.all([stop(full.child), stop(empty.child)]);
+    const ratios = runsFull.map((r, i) => r.requests_per_s / runsEmpty[i]!.requests_per_s);
+    return {
+      persons, ready_ms: [Math.round(full.readyMs), Math.round(empty.readyMs)], full: runsFull, empty: runsEmpty,
+      ratio: round2(median(ratios)), ratio_range: [round2(Math.min(...ratios)), round2(Math.max(...ratios))],
+      cpu_us: [median(runsFull.map((r) => r.cpu_us_per_request ?? 0)), median(runsEmpty.map((r) => r.cpu_us_per_request ?? 0))],
+    };
+  };
+
   const behaviourBench = async () => {
     let postgres: PostgresServer | undefined;
     try {
       postgres = await startPostgres();
       const onOff = [];
-      for (const keys of ['hot', 'distinct'] as const) {
+      for (const keys of ['same', 'new'] as const) {
         onOff.push(await behaviourOnOff('SQLite', {}, keys));
         onOff.push(await behaviourOnOff('PostgreSQL', { DATABASE_URL: await postgres.createDatabase() }, keys));
       }
-      const growth: HistoryFigures[] = [];
-      for (const url of [`sqlite:${mkdtempSync(join(root, 'history-'))}/risk.sqlite`, await postgres.createDatabase()]) {
-        growth.push(await benchHistory(url, HISTORY_KEYS));
+      const keyCost: KeyCostFigures[] = [];
+      for (const events of [10, 10_000, 1_000_000]) {
+        keyCost.push(await benchKeyCost(`sqlite:${mkdtempSync(join(root, 'key-cost-'))}/risk.sqlite`, events));
+        keyCost.push(await benchKeyCost(await postgres.createDatabase(), events));
       }
-      return { onOff, growth };
+      const growth: HistoryFigures[] = [];
+      const grownSqlite = `sqlite:${mkdtempSync(join(root, 'history-'))}/risk.sqlite`;
+      growth.push(await benchHistory(grownSqlite, HISTORY_KEYS));
+      // PostgreSQL grows at about a millisecond a statement: bounded to keep the bench to minutes.
+      growth.push(await benchHistory(await postgres.createDatabase(), Math.min(HISTORY_KEYS, PG_HISTORY_KEYS)));
+      const grown = await grownOnOff(grownSqlite, HISTORY_KEYS);
+      return { onOff, keyCost, growth, grown };
     } finally {
       await postgres?.close();
     }
   };
   const printBehaviour = (b: Awaited<ReturnType<typeof behaviourBench>>) => {
-    console.log('\n| behaviour | keys | history on req/s | off req/s | on/off (median of pairs) | p99 on / off ms | p99 added ms | service CPU µs/req on / off |\n|---|---|---:|---:|---:|---:|---:|---:|');
+    console.log('\n| memory (history + log) | mix | on req/s | off req/s | on/off (median of pairs) | p99 on / off ms | p99 added ms | service CPU µs/req on / off |\n|---|---|---:|---:|---:|---:|---:|---:|');
     for (const r of b.onOff) {
       console.log(`| ${r.label} | ${r.keys} | ${median(r.on.map((x) => x.requests_per_s))} | ${median(r.off.map((x) => x.requests_per_s))} | ${r.ratio} (${r.ratio_range.join('–')}) | ${median(r.on.map((x) => x.p99_ms))} / ${median(r.off.map((x) => x.p99_ms))} | ${r.p99_added_ms} | ${r.cpu_us.join(' / ')} |`);
     }
-    console.log('\n| engine | record() µs, one hot key (mean / p99) | first distinct keys | after N distinct keys | N | history MB per million evaluations |\n|---|---:|---:|---:|---:|---:|');
+    console.log('\n| engine | events the IP holds in its windows | record() µs of a new person from it (mean / p99) |\n|---|---:|---:|');
+    for (const k of b.keyCost) console.log(`| ${k.engine} | ${k.events} | ${k.record_us.mean} / ${k.record_us.p99} |`);
+    console.log('\n| engine | record() µs, one hot key (mean / p99) | first distinct keys | after N distinct keys | N | refused | history MB per million evaluations |\n|---|---:|---:|---:|---:|---:|---:|');
     for (const g of b.growth) {
-      console.log(`| ${g.engine} | ${g.hot_us.mean} / ${g.hot_us.p99} | ${g.distinct_first_us.mean} / ${g.distinct_first_us.p99} | ${g.distinct_last_us.mean} / ${g.distinct_last_us.p99} | ${g.evaluations} | ${g.mb_per_million} |`);
+      console.log(`| ${g.engine} | ${g.hot_us.mean} / ${g.hot_us.p99} | ${g.distinct_first_us.mean} / ${g.distinct_first_us.p99} | ${g.distinct_last_us.mean} / ${g.distinct_last_us.p99} | ${g.evaluations} | ${g.refused} | ${g.mb_per_million} |`);
     }
+    const g = b.grown;
+    console.log(`\nnew person every request (HTTP, SQLite as shipped) with ${g.persons} people (${g.persons * 4} identifiers) stored vs an empty store: ${g.ratio} (rounds ${g.ratio_range.join('–')}); ` +
+      `req/s ${median(g.full.map((r) => r.requests_per_s))} vs ${median(g.empty.map((r) => r.requests_per_s))}; CPU µs/request ${g.cpu_us.join(' vs ')}; time to ready ${g.ready_ms.join(' vs ')} ms`);
   };
 
   const writeResults = (summary: unknown) => {
@@ -449,7 +497,7 @@ async function main(): Promise<void> {
   const readyMs = await waitReady(serviceUrl, serviceProcess);
   const afterStart = await runtimeOf(serviceProcess);
   const sample = await (await fetch(`${serviceUrl}/v1/risk/evaluate`, {
-    method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: body(`jane@${WARM_DOMAIN}`),
+    method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: personBody(7, WARM_DOMAIN),
   })).text();
 
   const ceilingPort = await freePort();
@@ -460,18 +508,31 @@ async function main(): Promise<void> {
 
 
   try {
-    // A B A B…: the machine's drift affects both sides alike.
+    // A B C B…: the machine's drift affects both sides alike. The service as shipped (history and
+    // log on, SQLite) on issue 24's two mixes: one person repeated, and a new person (e-mail, user,
+    // device) every request from one IP; the ceiling between them.
     const warm: Run[] = [];
     const ceiling: Run[] = [];
+    const newPerson: Run[] = [];
+    const ceilingNew: Run[] = [];
+    let person = 1_000;
+    const newPersonInit: Partial<autocannon.Options> = { requests: [{ setupRequest: (request) => ({ ...request, body: personBody((person += 1), WARM_DOMAIN) }) }] };
     for (let round = 0; round < rounds; round += 1) {
-      warm.push(await measured('service (cached domain)', serviceUrl, serviceProcess, { body: body(`jane@${WARM_DOMAIN}`) }));
-      ceiling.push(await measured('ceiling', ceilingUrl, ceilingProcess, { body: body(`jane@${WARM_DOMAIN}`) }));
-      console.error(`round ${round + 1}/${rounds}: service ${warm.at(-1)!.requests_per_s} req/s, ceiling ${ceiling.at(-1)!.requests_per_s} req/s`);
+      warm.push(await measured('service, one person repeated', serviceUrl, serviceProcess, { body: personBody(7, WARM_DOMAIN) }));
+      ceiling.push(await measured('ceiling', ceilingUrl, ceilingProcess, { body: personBody(7, WARM_DOMAIN) }));
+      newPerson.push(await measured('service, a new person every request', serviceUrl, serviceProcess, newPersonInit));
+      ceilingNew.push(await measured('ceiling', ceilingUrl, ceilingProcess, newPersonInit));
+      console.error(`round ${round + 1}/${rounds}: one person ${warm.at(-1)!.requests_per_s} req/s, new person ${newPerson.at(-1)!.requests_per_s} req/s, ceiling ${ceiling.at(-1)!.requests_per_s} / ${ceilingNew.at(-1)!.requests_per_s} req/s`);
     }
+    const printMixes = () => {
+      for (const [label, service, bare] of [['one person repeated', warm, ceiling], ['a new person every request', newPerson, ceilingNew]] as const) {
+        const c = compare(service, bare);
+        console.log(`${label}: service/ceiling ${c.ratio} (rounds ${c.ratio_range.join('–')}); p99 ${median(service.map((r) => r.p99_ms))} ms (ceiling ${median(bare.map((r) => r.p99_ms))}); ` +
+          `CPU per request ${median(service.map((r) => r.cpu_us_per_request ?? 0))} µs (ceiling ${median(bare.map((r) => r.cpu_us_per_request ?? 0))}; ratio ${c.cpu_ratio})`);
+      }
+    };
     if (options['warm-only']) {
-      const c = compare(warm, ceiling);
-      console.log(`service/ceiling: ${c.ratio} (rounds ${c.ratio_range.join('–')}); p99 service/ceiling ${c.p99_ratio}; CPU ceiling/service ${c.cpu_ratio}`);
-      console.log(`CPU per request: service ${median(warm.map((r) => r.cpu_us_per_request ?? 0))} µs, ceiling ${median(ceiling.map((r) => r.cpu_us_per_request ?? 0))} µs`);
+      printMixes();
       return;
     }
     const invalid = await measured('service (400: invalid body)', serviceUrl, serviceProcess, {
@@ -518,6 +579,7 @@ async function main(): Promise<void> {
       warm: { runs: warm, median_rps: serviceRps },
       ceiling: { runs: ceiling, median_rps: ceilingRps },
       ...compare(warm, ceiling),
+      new_person: { runs: newPerson, ceiling: ceilingNew, ...compare(newPerson, ceilingNew) },
       invalid,
       cold: { run: coldRun, event_loop_delay_p99_ms: coldRuntime.event_loop_delay_p99_ms, dns_queries: coldQueries, queries_per_domain: Math.round((coldQueries / COLD_DOMAINS) * 100) / 100 },
       long_run: { run: longRunResult, rss_mb_after: Math.round(afterLong.rss_bytes / 2 ** 20) },
@@ -527,13 +589,14 @@ async function main(): Promise<void> {
       behaviour,
     };
 
-    const rows = [...warm, ...ceiling, invalid, coldRun, longRunResult];
+    const rows = [...warm, ...ceiling, ...newPerson, ...ceilingNew, invalid, coldRun, longRunResult];
     console.log('\n| target | req/s | p50 ms | p99 ms | CPU µs/req | errors | non-2xx | requests |\n|---|---:|---:|---:|---:|---:|---:|---:|');
     for (const r of rows) console.log(`| ${r.target} | ${r.requests_per_s} | ${r.p50_ms} | ${r.p99_ms} | ${r.cpu_us_per_request ?? '-'} | ${r.errors} | ${r.non_2xx} | ${r.total} |`);
     console.log(
       `\nservice/ceiling: ${summary.ratio} (median of ${rounds} paired rounds, range ${summary.ratio_range.join('–')}; median req/s ${serviceRps} vs ${ceilingRps}); ` +
         `p99 service/ceiling: ${summary.p99_ratio}; CPU per request ceiling/service: ${summary.cpu_ratio}`,
     );
+    printMixes();
     console.log(`start-up: ${summary.start_up.time_to_ready_ms} ms to ready, RSS ${summary.start_up.rss_mb} MB; after ${longRun} varied evaluations: RSS ${summary.long_run.rss_mb_after} MB`);
     console.log(`cold path: ${coldRun.requests_per_s} req/s, p99 ${coldRun.p99_ms} ms, event-loop delay p99 ${coldRuntime.event_loop_delay_p99_ms} ms, ${summary.cold.queries_per_domain} DNS queries per new domain`);
     printMetrics(metrics);

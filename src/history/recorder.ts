@@ -15,8 +15,9 @@ import type { HistoryStore } from './store.js';
  * The evaluation's history step: one read-and-record per evaluation, before the rules run. It is
  * never what fails or delays an answer: a store that is down is not asked; one that does not answer
  * within `timeoutMs`, or throws, leaves the answer with `history: null` and `store` unavailable; and
- * at most `maxInFlight` round trips wait at once (past that, the answer goes without). The statement
- * of a timed-out step may still complete: the event is then remembered though the answer said not.
+ * at most `maxInFlight` round trips wait at once (past that, the answer goes without). The event of
+ * a timed-out step is still remembered (PostgreSQL records it in the replica's pending batch when
+ * its read comes back, however late), though its answer said not.
  */
 export interface HistoryRecorderOptions {
   store: HistoryStore;

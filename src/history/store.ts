@@ -7,7 +7,8 @@ import type { HistoryEvent, Prior } from './event.js';
  */
 export interface HistoryStore {
   /**
-   * Synchronous on SQLite (memory and WAL reads); one round trip on PostgreSQL. Never retried.
+   * Synchronous on SQLite (memory, and WAL reads of identifiers the key filter says the file may
+   * hold); one read-only round trip on PostgreSQL, the changes written in batches. Never retried.
    * `null`: not recorded, because the changes waiting to be written fill memory (SQLite); the
    * evaluation goes without history.
    */

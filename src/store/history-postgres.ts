@@ -1,79 +1,91 @@
 import type pg from 'pg';
-import { SET_KEEP } from '../history/caps.js';
+import { GRAIN_HOUR, GRAIN_MINUTE, HOURS_IN_WINDOW, MINUTES_IN_WINDOW, SET_ACCOUNTS, SET_COUNTRIES, SET_DEVICES, SET_KEEP } from '../history/caps.js';
 import type { HistoryEvent, Prior } from '../history/event.js';
+import type { Place } from '../history/place.js';
 import type { HistoryStore } from '../history/store.js';
 import { postgresMaintenance, type HistoryMaintenanceOptions } from './history-maintenance.js';
 
 /**
- * PostgreSQL: one statement per evaluation records the event and reads what came before it. Its
- * data-modifying CTEs add to the cells (counters +1, a member's last-seen time, an identifier's
- * first and last seen, a user's place); the final SELECT runs on the snapshot taken before them, so it
- * reads the history without this event, which `historyFacts` then counts in. Every change only adds
- * up (sums, greatest, least), so replicas recording together never lose one another's events;
- * rows are locked in one order (counters, members, identifiers; by key within each), so two such
- * statements never deadlock. A named statement: parsed and planned once per pooled connection.
+ * PostgreSQL: one round trip per evaluation, a read, and no row lock taken on the request path.
+ * The evaluation reads what came before it (one read-only statement: a constant number of index
+ * reads, each at most 101 entries); once it is back, its own changes go into this replica's pending changes,
+ * which a writer sends every FLUSH_DELAY_MS in one transaction for the whole batch, summed (an
+ * account farm's 1,000 events a second on one IP are one counter row update per flush, not 1,000
+ * statements queued on its lock: issue 30). What an evaluation reads is the snapshot plus this
+ * replica's changes not yet in it: counters of batches the snapshot does not show (told by the
+ * batch's transaction id against the read's snapshot, so a batch is never counted twice or not at
+ * all), set members as a union with the pending ones (exact: a member is never counted twice),
+ * first and last seen as least and greatest. Other replicas' events are seen once their writer
+ * has flushed them: within FLUSH_DELAY_MS plus a round trip. Every change only adds up (sums,
+ * greatest, least), so replicas writing together never lose each other's events; a batch locks
+ * its rows in one order (counters, members, identifiers; by key within each), so two replicas'
+ * batches never deadlock. The writer's commits do not wait for the disk (synchronous_commit off on
+ * its connections): on a crash of the PostgreSQL server, the last fraction of a second of history
+ * may be lost (counts a few events low). A batch the server refuses is not retried: its events
+ * are lost and counted as `failed`. Past MAX_PENDING_KEYS identifiers waiting (the server slow
+ * or down), an event is still answered from what was read, but not recorded (`refused`).
  */
-/**
- * A member's or an identifier's last-seen time is refreshed at most once a minute: windows are
- * hours and days long, and a busy address's statements then do not all wait for one row's lock.
- * (A user's row is written at every event: it holds the place of the previous one.)
- */
-const REFRESH_MS = 60_000;
-
-/** Counters are spread over this many rows per bucket, for the same reason; a read sums them. */
+/** How often the writer sends the pending changes. */
+export const FLUSH_DELAY_MS = 50;
+/** Identifiers with changes waiting to be written, at most (about 300 bytes each, and their members). */
+export const MAX_PENDING_KEYS = 50_000;
+/** Counters are spread over this many rows per bucket (each replica's batch picks one); a read sums them. */
 const SHARDS = 8;
 
-const RECORD = `
-with
-counts as (
-  insert into history_counts as h (account_id, key, grain, bucket, shard, n)
-  select $1, v.key, v.grain, v.bucket, $20::integer, 1
-  from (values ($7::bytea, 1, $3::integer), ($7::bytea, 2, $4::integer), ($8::bytea, 2, $4::integer), ($10::bytea, 1, $3::integer)) v(key, grain, bucket)
-  where v.key is not null
-  order by v.key, v.grain
-  on conflict (account_id, key, grain, bucket, shard) do update set n = h.n + 1
-),
-sets(key, kind, member) as (
-  values ($7::bytea, 'a', $9::bytea), ($10::bytea, 'a', $9::bytea), ($8::bytea, 'd', $10::bytea), ($11::bytea, 'd', $10::bytea), ($11::bytea, 'c', $12::bytea)
-),
-members as (
-  insert into history_members (account_id, key, kind, member, last_seen)
-  select $1, s.key, s.kind, s.member, $2 from sets s
-  where s.key is not null and s.member is not null
-  order by s.key, s.kind, s.member
-  on conflict (account_id, key, kind, member) do nothing
-),
-members_seen as (
-  update history_members h set last_seen = $2
-  from sets s
-  where s.key is not null and s.member is not null
-    and h.account_id = $1 and h.key = s.key and h.kind = s.kind and h.member = s.member and h.last_seen < $2 - ${REFRESH_MS}
-),
-trimmed as (
-  delete from history_members h
-  using sets s, lateral (
-    select o.member from history_members o
-    where o.account_id = $1 and o.key = s.key and o.kind = s.kind and o.member <> s.member
-    order by o.last_seen desc offset $19
-  ) old
-  where s.key is not null and s.member is not null
-    and h.account_id = $1 and h.key = s.key and h.kind = s.kind and h.member = old.member
-),
-keys as (
-  insert into history_keys (account_id, key, first_seen, last_seen)
-  select $1, v.key, $2, $2 from (values ($8::bytea), ($10::bytea)) v(key)
-  where v.key is not null
-  order by v.key
-  on conflict (account_id, key) do nothing
-),
-keys_seen as (
-  update history_keys h set last_seen = $2
-  where h.account_id = $1 and h.key in ($8::bytea, $10::bytea) and h.last_seen < $2 - ${REFRESH_MS}
-),
-user_key as (
-  insert into history_keys as h (account_id, key, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous)
-  select $1, $11::bytea, $2, $2, $13, $14, $15, $16, $17, $18
-  where $11::bytea is not null
+const READ = `
+select
+  pg_current_snapshot()::text as snapshot,
+  (select coalesce(sum(n), 0) from history_counts where account_id = $1 and key = $6 and grain = 1 and bucket > $2::integer - 60) as ip_minutes,
+  (select coalesce(sum(n), 0) from history_counts where account_id = $1 and key = $6 and grain = 2 and bucket > $3::integer - 24) as ip_hours,
+  (select count(*) from (select m.member from (select member from history_members where account_id = $1 and key = $6 and kind = 'a' and last_seen >= $4 limit $12) m
+    union select unnest($13::bytea[])) s) as ip_accounts,
+  (select last_seen from history_members where account_id = $1 and key = $6 and kind = 'a' and member = $8) as ip_accounts_current,
+  (select coalesce(sum(n), 0) from history_counts where account_id = $1 and key = $7 and grain = 2 and bucket > $3::integer - 24) as email_hours,
+  (select first_seen from history_keys where account_id = $1 and key = $7) as email_first_seen,
+  (select count(*) from (select m.member from (select member from history_members where account_id = $1 and key = $7 and kind = 'd' and last_seen >= $5 limit $12) m
+    union select unnest($14::bytea[])) s) as email_devices,
+  (select last_seen from history_members where account_id = $1 and key = $7 and kind = 'd' and member = $9) as email_devices_current,
+  (select coalesce(sum(n), 0) from history_counts where account_id = $1 and key = $9 and grain = 1 and bucket > $2::integer - 60) as device_minutes,
+  (select first_seen from history_keys where account_id = $1 and key = $9) as device_first_seen,
+  (select count(*) from (select m.member from (select member from history_members where account_id = $1 and key = $9 and kind = 'a' and last_seen >= $5 limit $12) m
+    union select unnest($15::bytea[])) s) as device_accounts,
+  (select last_seen from history_members where account_id = $1 and key = $9 and kind = 'a' and member = $8) as device_accounts_current,
+  u.first_seen as user_first_seen, u.last_seen as user_last_seen, u.country as user_country, u.latitude as user_latitude,
+  u.longitude as user_longitude, u.radius_km as user_radius_km, u.asn as user_asn, u.anonymous as user_anonymous,
+  (select count(*) from (select m.member from (select member from history_members where account_id = $1 and key = $10 and kind = 'd' and last_seen >= $5 limit $12) m
+    union select unnest($16::bytea[])) s) as user_devices,
+  (select last_seen from history_members where account_id = $1 and key = $10 and kind = 'd' and member = $9) as user_devices_current,
+  (select count(*) from (select m.member from (select member from history_members where account_id = $1 and key = $10 and kind = 'c' and last_seen >= $4 limit $12) m
+    union select unnest($17::bytea[])) s) as user_countries,
+  (select last_seen from history_members where account_id = $1 and key = $10 and kind = 'c' and member = $11) as user_countries_current,
+  exists (select 1 from history_members where account_id = $1 and key = $10 and kind = 'd') as user_has_devices,
+  exists (select 1 from history_members where account_id = $1 and key = $10 and kind = 'c') as user_has_countries
+from (select 1) one
+left join history_keys u on u.account_id = $1 and u.key = $10
+`;
+
+/** The writer's statements: one transaction per batch, rows in key order. */
+const WRITE_COUNTS = `insert into history_counts as h (account_id, key, grain, bucket, shard, n)
+  select a, k, g, b, $6::integer, n from unnest($1::text[], $2::bytea[], $3::integer[], $4::integer[], $5::integer[]) u(a, k, g, b, n)
+  order by a, k, g, b
+  on conflict (account_id, key, grain, bucket, shard) do update set n = h.n + excluded.n`;
+const WRITE_MEMBERS = `insert into history_members as h (account_id, key, kind, member, last_seen)
+  select a, k, t, m, s from unnest($1::text[], $2::bytea[], $3::text[], $4::bytea[], $5::bigint[]) u(a, k, t, m, s)
+  order by a, k, t, m
+  on conflict (account_id, key, kind, member) do update set last_seen = greatest(h.last_seen, excluded.last_seen)`;
+/** Each touched set back to its most recent SET_KEEP members (rows another replica's batch holds are left for the next). */
+const TRIM_SETS = `delete from history_members h
+  using (select distinct a, k, t from unnest($1::text[], $2::bytea[], $3::text[]) u(a, k, t)) s,
+  lateral (select o.member from history_members o where o.account_id = s.a and o.key = s.k and o.kind = s.t
+           order by o.last_seen desc offset $4 for update skip locked) old
+  where h.account_id = s.a and h.key = s.k and h.kind = s.t and h.member = old.member`;
+const WRITE_KEYS = `insert into history_keys as h (account_id, key, first_seen, last_seen)
+  select a, k, f, l from unnest($1::text[], $2::bytea[], $3::bigint[], $4::bigint[]) u(a, k, f, l)
+  order by a, k
+  on conflict (account_id, key) do update set first_seen = least(h.first_seen, excluded.first_seen), last_seen = greatest(h.last_seen, excluded.last_seen)`;
+const WRITE_USERS = `insert into history_keys as h (account_id, key, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous)
+  select * from unnest($1::text[], $2::bytea[], $3::bigint[], $4::bigint[], $5::text[], $6::real[], $7::real[], $8::real[], $9::bigint[], $10::integer[])
+  order by 1, 2
   on conflict (account_id, key) do update set
     first_seen = least(h.first_seen, excluded.first_seen),
     last_seen = greatest(h.last_seen, excluded.last_seen),
@@ -82,32 +94,31 @@ user_key as (
     longitude = case when excluded.last_seen >= h.last_seen then excluded.longitude else h.longitude end,
     radius_km = case when excluded.last_seen >= h.last_seen then excluded.radius_km else h.radius_km end,
     asn = case when excluded.last_seen >= h.last_seen then excluded.asn else h.asn end,
-    anonymous = case when excluded.last_seen >= h.last_seen then excluded.anonymous else h.anonymous end
-)
-select
-  (select coalesce(sum(n), 0) from history_counts where account_id = $1 and key = $7 and grain = 1 and bucket > $3::integer - 60) as ip_minutes,
-  (select coalesce(sum(n), 0) from history_counts where account_id = $1 and key = $7 and grain = 2 and bucket > $4::integer - 24) as ip_hours,
-  (select count(*) from (select 1 from history_members where account_id = $1 and key = $7 and kind = 'a' and last_seen >= $5 limit $19) s) as ip_accounts,
-  (select last_seen from history_members where account_id = $1 and key = $7 and kind = 'a' and member = $9) as ip_accounts_current,
-  (select coalesce(sum(n), 0) from history_counts where account_id = $1 and key = $8 and grain = 2 and bucket > $4::integer - 24) as email_hours,
-  (select first_seen from history_keys where account_id = $1 and key = $8) as email_first_seen,
-  (select count(*) from (select 1 from history_members where account_id = $1 and key = $8 and kind = 'd' and last_seen >= $6 limit $19) s) as email_devices,
-  (select last_seen from history_members where account_id = $1 and key = $8 and kind = 'd' and member = $10) as email_devices_current,
-  (select coalesce(sum(n), 0) from history_counts where account_id = $1 and key = $10 and grain = 1 and bucket > $3::integer - 60) as device_minutes,
-  (select first_seen from history_keys where account_id = $1 and key = $10) as device_first_seen,
-  (select count(*) from (select 1 from history_members where account_id = $1 and key = $10 and kind = 'a' and last_seen >= $6 limit $19) s) as device_accounts,
-  (select last_seen from history_members where account_id = $1 and key = $10 and kind = 'a' and member = $9) as device_accounts_current,
-  u.first_seen as user_first_seen, u.last_seen as user_last_seen, u.country as user_country, u.latitude as user_latitude,
-  u.longitude as user_longitude, u.radius_km as user_radius_km, u.asn as user_asn, u.anonymous as user_anonymous,
-  (select count(*) from (select 1 from history_members where account_id = $1 and key = $11 and kind = 'd' and last_seen >= $6 limit $19) s) as user_devices,
-  (select last_seen from history_members where account_id = $1 and key = $11 and kind = 'd' and member = $10) as user_devices_current,
-  (select count(*) from (select 1 from history_members where account_id = $1 and key = $11 and kind = 'c' and last_seen >= $5 limit $19) s) as user_countries,
-  (select last_seen from history_members where account_id = $1 and key = $11 and kind = 'c' and member = $12) as user_countries_current,
-  exists (select 1 from history_members where account_id = $1 and key = $11 and kind = 'd') as user_has_devices,
-  exists (select 1 from history_members where account_id = $1 and key = $11 and kind = 'c') as user_has_countries
-from (select 1) one
-left join history_keys u on u.account_id = $1 and u.key = $11
-`;
+    anonymous = case when excluded.last_seen >= h.last_seen then excluded.anonymous else h.anonymous end`;
+
+/** One identifier's changes not yet written: counters, set members, first and last seen (and a user's last place). */
+interface PendingKey {
+  account: string;
+  key: Buffer;
+  /** grain * 1e9 + bucket → events. */
+  cells: Map<number, number>;
+  /** kind → member hex → [member, last seen]. */
+  sets: Map<string, Map<string, [Buffer, number]>>;
+  firstSeen: number | null;
+  lastSeen: number | null;
+  user: boolean;
+  place: Place | null;
+}
+
+/** A batch of changes: being collected (xid null, not sent), or sent and waiting for its commit. */
+interface Batch {
+  keys: Map<string, PendingKey>;
+  /** The writing transaction's id, once known: a read whose snapshot shows it has these changes. */
+  xid: bigint | null;
+}
+
+const idOf = (account: string, key: Buffer) => `${account}\u0000${key.toString('hex')}`;
+const cellOf = (grain: number, bucket: number) => grain * 1e9 + bucket;
 
 type Row = Record<string, number | string | boolean | null>;
 
@@ -126,40 +137,317 @@ export function historyStatementTimeoutMs(stepTimeoutMs: number): number {
 const CLIENT_GRACE_MS = 1_000;
 
 /**
- * `pool` for erasure and pruning (batches that may take a while); `recordPool` for the statement of
- * every evaluation, its connections opened with statement_timeout (historyStatementTimeoutMs).
+ * `pool` for erasure and pruning (batches that may take a while); `recordPool` for the read of
+ * every evaluation and the writer's batches, its connections opened with statement_timeout
+ * (historyStatementTimeoutMs) and synchronous_commit off.
  */
-export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: HistoryMaintenanceOptions & { stepTimeoutMs: number }): HistoryStore {
+export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: HistoryMaintenanceOptions & { stepTimeoutMs: number; flushDelayMs?: number; maxPendingKeys?: number }): HistoryStore {
   const queryTimeoutMs = historyStatementTimeoutMs(options.stepTimeoutMs) + CLIENT_GRACE_MS;
+  const flushDelayMs = options.flushDelayMs ?? FLUSH_DELAY_MS;
+  const maxPendingKeys = options.maxPendingKeys ?? MAX_PENDING_KEYS;
   const maintenance = postgresMaintenance(pool, options);
   let failed = 0;
+  let refused = 0;
+  let collecting: Batch = { keys: new Map(), xid: null };
+  /** Sent, not yet committed (or failed): at most one at a time. */
+  let sent: Batch | null = null;
+  let flushing: Promise<void> | null = null;
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+
+  const pendingOf = (account: string, key: Buffer, user = false): PendingKey => {
+    const id = idOf(account, key);
+    let p = collecting.keys.get(id);
+    if (p === undefined) {
+      p = { account, key, cells: new Map(), sets: new Map(), firstSeen: null, lastSeen: null, user, place: null };
+      collecting.keys.set(id, p);
+    }
+    return p;
+  };
+  const count = (p: PendingKey, grain: number, bucket: number) => {
+    const c = cellOf(grain, bucket);
+    p.cells.set(c, (p.cells.get(c) ?? 0) + 1);
+  };
+  const touch = (p: PendingKey, kind: string, member: Buffer, at: number) => {
+    let set = p.sets.get(kind);
+    if (set === undefined) p.sets.set(kind, (set = new Map()));
+    const hex = member.toString('hex');
+    const before = set.get(hex);
+    set.set(hex, [member, Math.max(before?.[1] ?? at, at)]);
+  };
+  const seenAt = (p: PendingKey, at: number, place: Place | null) => {
+    p.firstSeen = p.firstSeen === null ? at : Math.min(p.firstSeen, at);
+    if (p.lastSeen === null || at >= p.lastSeen) {
+      p.lastSeen = at;
+      if (p.user) p.place = place;
+    }
+  };
+
+  /** The event's changes, into the batch being collected. */
+  const add = (event: HistoryEvent) => {
+    const { account } = event;
+    const ip = pendingOf(account, event.ip);
+    count(ip, GRAIN_MINUTE, event.minute);
+    count(ip, GRAIN_HOUR, event.hour);
+    touch(ip, SET_ACCOUNTS, event.identity, event.at);
+    const email = pendingOf(account, event.email);
+    count(email, GRAIN_HOUR, event.hour);
+    seenAt(email, event.at, null);
+    if (event.device !== null) {
+      const device = pendingOf(account, event.device);
+      count(device, GRAIN_MINUTE, event.minute);
+      touch(device, SET_ACCOUNTS, event.identity, event.at);
+      seenAt(device, event.at, null);
+      touch(email, SET_DEVICES, event.device, event.at);
+    }
+    if (event.user !== null) {
+      const user = pendingOf(account, event.user, true);
+      user.user = true;
+      if (event.device !== null) touch(user, SET_DEVICES, event.device, event.at);
+      if (event.country !== null) touch(user, SET_COUNTRIES, event.country, event.at);
+      seenAt(user, event.at, event.place);
+    }
+  };
+
+  const schedule = () => {
+    if (timer !== undefined || flushing !== null || closed) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      void flush();
+    }, flushDelayMs);
+    timer.unref();
+  };
+
+  const writeBatch = async (batch: Batch) => {
+    const c: unknown[][] = [[], [], [], [], []];
+    const m: unknown[][] = [[], [], [], [], []];
+    const k: unknown[][] = [[], [], [], []];
+    const u: unknown[][] = [[], [], [], [], [], [], [], [], [], []];
+    for (const p of batch.keys.values()) {
+      for (const [cell, n] of p.cells) {
+        const grain = cell >= 2e9 ? GRAIN_HOUR : GRAIN_MINUTE;
+        c[0]!.push(p.account); c[1]!.push(p.key); c[2]!.push(grain); c[3]!.push(cell - grain * 1e9); c[4]!.push(n);
+      }
+      for (const [kind, set] of p.sets) {
+        for (const [member, seen] of set.values()) {
+          m[0]!.push(p.account); m[1]!.push(p.key); m[2]!.push(kind); m[3]!.push(member); m[4]!.push(seen);
+        }
+      }
+      if (p.firstSeen === null || p.lastSeen === null) continue;
+      if (p.user) {
+        const q = p.place;
+        u[0]!.push(p.account); u[1]!.push(p.key); u[2]!.push(p.firstSeen); u[3]!.push(p.lastSeen); u[4]!.push(q?.country ?? null);
+        u[5]!.push(q?.latitude ?? null); u[6]!.push(q?.longitude ?? null); u[7]!.push(q?.radiusKm ?? null); u[8]!.push(q?.asn ?? null); u[9]!.push(flag(q?.anonymous ?? null));
+      } else {
+        k[0]!.push(p.account); k[1]!.push(p.key); k[2]!.push(p.firstSeen); k[3]!.push(p.lastSeen);
+      }
+    }
+    const client = await recordPool.connect();
+    try {
+      await client.query('begin');
+      // This transaction's commit does not wait for the disk (see above); the session's other work does.
+      await client.query('set local synchronous_commit = off');
+      const xid = await client.query<{ xid: string }>('select pg_current_xact_id()::text as xid');
+      batch.xid = BigInt(xid.rows[0]!.xid);
+      if (c[0]!.length > 0) await client.query({ name: 'history_write_counts', text: WRITE_COUNTS, values: [...c, Math.floor(Math.random() * SHARDS)] });
+      if (m[0]!.length > 0) {
+        await client.query({ name: 'history_write_members', text: WRITE_MEMBERS, values: m });
+        await client.query({ name: 'history_trim_sets', text: TRIM_SETS, values: [m[0], m[1], m[2], SET_KEEP] });
+      }
+      if (k[0]!.length > 0) await client.query({ name: 'history_write_keys', text: WRITE_KEYS, values: k });
+      if (u[0]!.length > 0) await client.query({ name: 'history_write_users', text: WRITE_USERS, values: u });
+      await client.query('commit');
+    } catch (error) {
+      await client.query('rollback').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  };
+
+  function flush(): Promise<void> {
+    flushing ??= (async () => {
+      while (collecting.keys.size > 0) {
+        const batch = collecting;
+        collecting = { keys: new Map(), xid: null };
+        sent = batch;
+        try {
+          await writeBatch(batch);
+        } catch (error) {
+          // Not retried (the server may stay down for long): counted, and the store reported down by its probe.
+          failed += batch.keys.size;
+          void error;
+        } finally {
+          sent = null;
+        }
+        if (closed && collecting.keys.size === 0) break;
+      }
+    })().finally(() => {
+      flushing = null;
+      if (collecting.keys.size > 0) schedule();
+    });
+    return flushing;
+  }
+
+  /**
+   * What this replica has recorded and the read may not show: the batch being collected, and the
+   * one sent, unless the read's snapshot shows its transaction committed.
+   */
+  const unwritten = (): Batch[] => (sent === null ? [collecting] : [collecting, sent]);
+
   return {
     async record(event: HistoryEvent): Promise<Prior> {
-      const p = event.place;
+      const batches = unwritten();
+      const overlays = batches.map((b) => overlayOf(b, event));
+      const members = (key: Buffer | null, kind: string): Buffer[] => {
+        if (key === null) return [];
+        const out: Buffer[] = [];
+        const id = idOf(event.account, key);
+        for (const b of batches) for (const [member] of b.keys.get(id)?.sets.get(kind)?.values() ?? []) out.push(member);
+        return out;
+      };
       const result = recordPool.query<Row>({
-        name: 'history_record',
-        text: RECORD,
+        name: 'history_read',
+        text: READ,
         values: [
-          event.account, event.at, event.minute, event.hour, event.since24h, event.since30d,
-          event.ip, event.email, event.identity, event.device, event.user, event.country,
-          p.country, p.latitude, p.longitude, p.radiusKm, p.asn, flag(p.anonymous), SET_KEEP, Math.floor(Math.random() * SHARDS),
+          event.account, event.minute, event.hour, event.since24h, event.since30d,
+          event.ip, event.email, event.identity, event.device, event.user, event.country, SET_KEEP,
+          members(event.ip, SET_ACCOUNTS), members(event.email, SET_DEVICES), members(event.device, SET_ACCOUNTS),
+          members(event.user, SET_DEVICES), members(event.user, SET_COUNTRIES),
         ],
         query_timeout: queryTimeoutMs,
       } as pg.QueryConfig);
+      let row: Row;
       try {
-        return priorOf((await result).rows[0]!, event);
+        row = (await result).rows[0]!;
       } catch (error) {
         failed += 1;
         throw error;
       }
+      // Recorded once read, not when the read is sent: a read that waited for a pooled connection
+      // could otherwise run after its own event's batch was written, and count the event twice.
+      if (collecting.keys.size < maxPendingKeys) {
+        add(event);
+        schedule();
+      } else {
+        refused += 1;
+      }
+      const snapshot = visibleIn(String(row.snapshot));
+      return withUnwritten(priorOf(row, event), overlays.filter((o) => o.batch.xid === null || !snapshot(o.batch.xid)));
     },
-    erase: maintenance.erase,
-    prune: maintenance.prune,
-    stats: () => ({ failed, pruned: maintenance.pruned() }),
+    async erase(account, keys) {
+      // What is pending goes first, so the erasure takes it too.
+      await flush();
+      return maintenance.erase(account, keys);
+    },
+    async prune() {
+      await flush();
+      return maintenance.prune();
+    },
+    stats: () => ({ failed, refused, pruned: maintenance.pruned(), pending: collecting.keys.size + (sent?.keys.size ?? 0) }),
     async close() {
+      closed = true;
+      clearTimeout(timer);
+      await flushing;
+      await flush();
       await recordPool.end();
     },
   };
+}
+
+/** Whether a transaction's effects are in a snapshot (`pg_current_snapshot()` as text, xmin:xmax:xip,…). */
+function visibleIn(snapshot: string): (xid: bigint) => boolean {
+  const [xmin, xmax, xip] = snapshot.split(':');
+  const running = new Set((xip ?? '').split(',').filter(Boolean));
+  const lo = BigInt(xmin!);
+  const hi = BigInt(xmax!);
+  return (xid) => xid < lo || (xid < hi && !running.has(xid.toString()));
+}
+
+/** What one unwritten batch adds to an evaluation's read, taken when the read is sent (the event itself joins a batch once read). */
+interface Overlay {
+  batch: Batch;
+  ipMinutes: number;
+  ipHours: number;
+  emailHours: number;
+  deviceMinutes: number;
+  /** Last seen of the event's member in each set: ip accounts, email devices, device accounts, user devices, user countries. */
+  current: Array<number | null>;
+  /** First seen of the e-mail, the device, the user. */
+  first: Array<number | null>;
+  user: { lastSeen: number | null; place: Place | null; devices: boolean; countries: boolean } | null;
+}
+
+function overlayOf(batch: Batch, event: HistoryEvent): Overlay {
+  const get = (key: Buffer | null) => (key === null ? undefined : batch.keys.get(idOf(event.account, key)));
+  const sum = (p: PendingKey | undefined, grain: number, from: number, to: number) => {
+    let total = 0;
+    if (p !== undefined) {
+      for (const [cell, n] of p.cells) {
+        const bucket = cell - grain * 1e9;
+        if (bucket > from && bucket <= to) total += n;
+      }
+    }
+    return total;
+  };
+  const seen = (p: PendingKey | undefined, kind: string, member: Buffer | null) => (member === null ? null : (p?.sets.get(kind)?.get(member.toString('hex'))?.[1] ?? null));
+  const ip = get(event.ip);
+  const email = get(event.email);
+  const device = get(event.device);
+  const user = get(event.user);
+  const minuteFrom = event.minute - MINUTES_IN_WINDOW;
+  const hourFrom = event.hour - HOURS_IN_WINDOW;
+  return {
+    batch,
+    ipMinutes: sum(ip, GRAIN_MINUTE, minuteFrom, event.minute),
+    ipHours: sum(ip, GRAIN_HOUR, hourFrom, event.hour),
+    emailHours: sum(email, GRAIN_HOUR, hourFrom, event.hour),
+    deviceMinutes: sum(device, GRAIN_MINUTE, minuteFrom, event.minute),
+    current: [
+      seen(ip, SET_ACCOUNTS, event.identity), seen(email, SET_DEVICES, event.device), seen(device, SET_ACCOUNTS, event.identity),
+      seen(user, SET_DEVICES, event.device), seen(user, SET_COUNTRIES, event.country),
+    ],
+    first: [email?.firstSeen ?? null, device?.firstSeen ?? null, user?.firstSeen ?? null],
+    user: user === undefined ? null : {
+      lastSeen: user.lastSeen, place: user.place,
+      devices: (user.sets.get(SET_DEVICES)?.size ?? 0) > 0, countries: (user.sets.get(SET_COUNTRIES)?.size ?? 0) > 0,
+    },
+  };
+}
+
+/**
+ * The read plus what this replica recorded that it does not show. Set counts already include the
+ * pending members (the statement's union); here their `current`, the counters, first and last seen.
+ */
+function withUnwritten(prior: Prior, overlays: Overlay[]): Prior {
+  const later = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.max(a, b));
+  const earlier = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.min(a, b));
+  for (const o of overlays) {
+    prior.ip.minutes += o.ipMinutes;
+    prior.ip.hours += o.ipHours;
+    prior.ip.accounts.current = later(prior.ip.accounts.current, o.current[0]!);
+    prior.email.hours += o.emailHours;
+    prior.email.firstSeen = earlier(prior.email.firstSeen, o.first[0]!);
+    prior.email.devices.current = later(prior.email.devices.current, o.current[1]!);
+    if (prior.device !== null) {
+      prior.device.minutes += o.deviceMinutes;
+      prior.device.firstSeen = earlier(prior.device.firstSeen, o.first[1]!);
+      prior.device.accounts.current = later(prior.device.accounts.current, o.current[2]!);
+    }
+    if (prior.user !== null && o.user !== null) {
+      const u = prior.user;
+      u.firstSeen = earlier(u.firstSeen, o.first[2]!);
+      if (o.user.lastSeen !== null && (u.lastSeen === null || o.user.lastSeen >= u.lastSeen)) {
+        u.lastSeen = o.user.lastSeen;
+        u.place = o.user.place;
+      }
+      u.baseline.devices ||= o.user.devices;
+      u.baseline.countries ||= o.user.countries;
+      u.devices.current = later(u.devices.current, o.current[3]!);
+      u.countries.current = later(u.countries.current, o.current[4]!);
+    }
+  }
+  return prior;
 }
 
 /** A boolean that may be unknown, as the nullable integer column holds it. */

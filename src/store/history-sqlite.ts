@@ -4,6 +4,7 @@ import type { HistoryEvent, Prior, SetReading } from '../history/event.js';
 import type { Place } from '../history/place.js';
 import type { ErasedHistory, HistoryStore } from '../history/store.js';
 import { pruneBounds, PRUNE_BATCH, type HistoryMaintenanceOptions } from './history-maintenance.js';
+import { keyFilter, type KeyFilter } from './history-key-filter.js';
 import type { HistoryWrite } from './sqlite-log-worker.js';
 import type { SqliteWriterThread } from './sqlite-log-writer.js';
 
@@ -11,7 +12,9 @@ import type { SqliteWriterThread } from './sqlite-log-writer.js';
  * SQLite: the process is the store's only writer (README "Store": SQLite is for one process), so
  * the history it has touched lately is held in memory, and memory is the truth. An evaluation
  * reads and updates its identifiers there, synchronously; an identifier not in memory is read
- * from the file first (three indexed reads; WAL readers never wait for the writer). Changes are
+ * from the file first (three indexed reads; WAL readers never wait for the writer), unless the key
+ * filter (history-key-filter.ts, loaded when the store opens) says the file cannot hold it: a new
+ * person costs no read of the file. Changes are
  * written back in batches by the writer thread the evaluation log uses, so the request path never
  * waits for the write lock. An identifier with changes not yet written stays in memory until they
  * are; the others are evicted oldest first past the bounds below. When the writer falls so far
@@ -28,6 +31,8 @@ export interface SqliteHistoryOptions extends HistoryMaintenanceOptions {
   maxBytes?: number;
   flushDelayMs?: number;
   flushBatch?: number;
+  /** The identifiers the file may hold; by default loaded from it when the store opens. */
+  filter?: KeyFilter;
 }
 
 export const SQLITE_HISTORY_DEFAULTS = {
@@ -83,6 +88,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
   const selectCounts = reader.prepare('select grain, bucket, sum(n) as n from history_counts where account_id = ? and key = ? and ((grain = 1 and bucket > ?) or (grain = 2 and bucket > ?)) group by grain, bucket');
   const selectMembers = reader.prepare('select kind, member, last_seen from history_members where account_id = ? and key = ?');
 
+  const known: KeyFilter = o.filter ?? loadKeyFilter(reader);
   const cache = new Map<string, KeyState>();
   const dirty = new Set<KeyState>();
   let bytes = 0;
@@ -102,6 +108,11 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       dirtyKey: false, dirtyCounts: new Set(), dirtyMembers: new Set(), evicted: [], inFlight: 0, bytes: BASE_BYTES, touchedAt: 0,
     };
     if (erasingKeys.has(id)) return state;
+    // Never seen: nothing to read. From now on it may be in the file (its write-back is coming).
+    if (!known.mayHave(key)) {
+      known.add(key);
+      return state;
+    }
     const row = selectKey.get(account, key) as { first_seen: number; last_seen: number; country: string | null; latitude: number | null; longitude: number | null; radius_km: number | null; asn: number | null; anonymous: number | null } | undefined;
     if (row) {
       state.firstSeen = row.first_seen;
@@ -436,4 +447,16 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       await o.thread.release();
     },
   };
+}
+
+/**
+ * Every key the history tables hold, into a new filter: one pass over each table, a key met twice
+ * added twice (harmless). IPs have counters and sets but no identifier row.
+ */
+export function loadKeyFilter(reader: Sqlite.Database): KeyFilter {
+  const filter = keyFilter();
+  for (const table of ['history_keys', 'history_counts', 'history_members']) {
+    for (const key of reader.prepare(`select key from ${table}`).pluck().iterate() as Iterable<Buffer>) filter.add(key);
+  }
+  return filter;
 }

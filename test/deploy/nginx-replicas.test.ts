@@ -125,10 +125,12 @@ describe('two replicas behind nginx on one PostgreSQL', () => {
     await expect.poll(async () => (await evaluate(nginx!.url, rotated)).status, { timeout: 10_000, interval: 50 }).toBe(200);
 
     // 0. One stream of sign-ups from one address, alternating between the replicas: each answer
-    //    counts every event before it, whichever replica recorded it.
+    //    counts every event before it, whichever replica recorded it, once that replica's writer
+    //    has sent it (every 50 ms: src/store/history-postgres.ts; separate processes, so waited out).
     const address = { ip: '81.2.69.190' };
     for (let i = 1; i <= 6; i++) {
       const replica = replicas[i % 2]!;
+      if (i > 1) await new Promise((r) => setTimeout(r, 250));
       const answer = await (await evaluate(`http://127.0.0.1:${replica.port}`, kept, evaluationBody({ ...address, email: `user${i}@example.com` }))).json() as { history: { ip: { events_1h: number; accounts_24h: number } } };
       expect(answer.history.ip).toMatchObject({ events_1h: i, accounts_24h: i });
     }

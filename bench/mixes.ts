@@ -1,0 +1,13 @@
+/**
+ * The two request mixes of issue 24, shared by `npm run bench` and bench/profile.ts: person `i`'s
+ * sign-up (an e-mail, a user and a device of their own), always from one IP. The same `i` every
+ * request is one person repeated; a new `i` every request is a new person every request (an
+ * account farm's traffic, or a sign-up campaign behind one NAT address).
+ */
+export function personBody(i: number, domain: string, ip = '81.2.69.160'): string {
+  return JSON.stringify({
+    ip, email: `user${i}@${domain}`, event_type: 'account_register',
+    user: { user_id: `u-${i}`, first_name: 'Jane', last_name: 'Doe' },
+    device_intelligence: { device_hash: (i + 1).toString(16).padStart(64, '0') },
+  });
+}

@@ -1,0 +1,115 @@
+/**
+ * `npx tsx bench/profile.ts`: a CPU profile of the built service (`node --cpu-prof`, main thread)
+ * under autocannon load, for the two mixes of `npm run bench` (one person repeated; a new person
+ * every request: new e-mail, user and device, one IP), and the functions that took the most self
+ * time. What guided the history/log work of issue 24; everything on 127.0.0.1, every run bounded.
+ *
+ *   npm run build && npx tsx bench/profile.ts                   # both mixes, 10 s each, SQLite
+ *   npx tsx bench/profile.ts --mix new --seconds 5 --flags=--optimize-for-size
+ *   npx tsx bench/profile.ts --postgres                         # on a loopback PostgreSQL
+ */
+import { fork, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { generateKey } from '../src/keys/key.js';
+import { startPostgres } from '../test/support/postgres.js';
+import { writeDataSet } from './data-set.js';
+import { personBody } from './mixes.js';
+
+const { values: options } = parseArgs({
+  options: {
+    mix: { type: 'string', default: 'both' },
+    seconds: { type: 'string', default: '10' },
+    flags: { type: 'string', default: '' },
+    postgres: { type: 'boolean', default: false },
+    top: { type: 'string', default: '25' },
+  },
+});
+const KEY = generateKey();
+const DOMAIN = 'mail-bench.example';
+
+const freePort = () => new Promise<number>((resolve) => {
+  const s = createServer().listen(0, '127.0.0.1', () => {
+    const { port } = s.address() as { port: number };
+    s.close(() => resolve(port));
+  });
+});
+
+interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount: number }
+
+function summarise(file: string, top: number) {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: Node[]; samples: number[] };
+  const total = profile.samples.length;
+  const byFunction = new Map<string, number>();
+  const byArea = new Map<string, number>();
+  for (const n of profile.nodes) {
+    if (n.hitCount === 0) continue;
+    const url = n.callFrame.url.replace(/^.*\/(dist|node_modules)\//, '$1/');
+    const name = `${n.callFrame.functionName || '(anonymous)'} ${url}:${n.callFrame.lineNumber + 1}`;
+    byFunction.set(name, (byFunction.get(name) ?? 0) + n.hitCount);
+    const area = n.callFrame.url === '' ? n.callFrame.functionName : url.startsWith('dist/') ? url.split('/').slice(0, 2).join('/') : url.startsWith('node_modules/') ? url.split('/').slice(0, 2).join('/') : url.startsWith('node:') ? url : 'other';
+    byArea.set(area, (byArea.get(area) ?? 0) + n.hitCount);
+  }
+  const pct = (x: number) => `${((x / total) * 100).toFixed(1)} %`;
+  console.log(`\n${total} samples. By area (self time):`);
+  for (const [a, x] of [...byArea].sort((p, q) => q[1] - p[1]).slice(0, 15)) console.log(`  ${pct(x).padStart(7)}  ${a}`);
+  console.log('Top functions (self time):');
+  for (const [f, x] of [...byFunction].sort((p, q) => q[1] - p[1]).slice(0, top)) console.log(`  ${pct(x).padStart(7)}  ${f}`);
+}
+
+const root = mkdtempSync(join(tmpdir(), 'risk-profile-'));
+const dataDir = join(root, 'data');
+mkdirSync(dataDir);
+writeDataSet(dataDir);
+const dnsProcess = fork(new URL('./dns-server-process.ts', import.meta.url), { execArgv: ['--import', 'tsx'] });
+dnsProcess.send({ zone: { [DOMAIN]: { MX: [{ exchange: `mx1.${DOMAIN}`, priority: 10 }] } }, latencyMinMs: 1, latencyMaxMs: 5 });
+const dns = await new Promise<{ port: number }>((resolve) => dnsProcess.once('message', (m) => resolve(m as { port: number })));
+const postgres = options.postgres ? await startPostgres() : null;
+
+try {
+  for (const mix of options.mix === 'both' ? ['same', 'new'] : [options.mix!]) {
+    const port = await freePort();
+    const dir = mkdtempSync(join(root, `prof-${mix}-`));
+    const database = postgres ? await postgres.createDatabase() : `sqlite:${dir}/risk.sqlite`;
+    const flags = options.flags!.split(' ').filter(Boolean);
+    const child = spawn(process.execPath, [...flags, '--cpu-prof', `--cpu-prof-dir=${dir}/prof`, 'dist/server.js'], {
+      env: {
+        PATH: process.env.PATH!, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', API_KEYS: KEY,
+        DATA_DIR: dataDir, RULES_DIR: 'rules', DNS_SERVERS: `127.0.0.1:${dns.port}`, RATE_LIMIT_MAX: '10000000', DATABASE_URL: database,
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    for (let i = 0; i < 400; i++) {
+      if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    let n = 0;
+    const result = await autocannon({
+      url: `http://127.0.0.1:${port}/v1/risk/evaluate`, method: 'POST', connections: 50, duration: Number(options.seconds),
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      requests: [{ setupRequest: (r) => ({ ...r, body: personBody(mix === 'same' ? 7 : (n += 1), DOMAIN) }) }],
+    });
+    console.log(`\n== mix ${mix} (${options.postgres ? 'PostgreSQL' : 'SQLite'}; flags: ${flags.join(' ') || 'none'}): ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms, non-2xx ${result.non2xx}`);
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+    const files = readdirSync(`${dir}/prof`).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(dir, 'prof', f));
+    // The main thread's profile is the largest (the writer thread's is written beside it).
+    files.sort((a, b) => readFileSync(b).length - readFileSync(a).length);
+    console.log(`profiles: ${files.join(', ')}`);
+    summarise(files[0]!, Number(options.top));
+    // The writer thread's (SQLite): the second largest.
+    if (files[1] !== undefined) {
+      console.log('\nSecond thread (the SQLite writer):');
+      summarise(files[1], 12);
+    }
+  }
+} finally {
+  dnsProcess.kill('SIGTERM');
+  await postgres?.close();
+}
