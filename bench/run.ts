@@ -17,6 +17,8 @@
  *   npm run bench -- --metrics-only  # only the metrics' cost: the service with METRICS_PORT set vs unset, A B A B
  *   npm run bench -- --behaviour-only # only behaviour history: evaluate with it on vs off (SQLite, PostgreSQL),
  *                                 # one hot key and distinct keys; record() as history grows to --history-keys; storage
+ *   npm run bench -- --detection-only # only detection quality: precision and recall of `disposable` and
+ *                                 # `free_provider` on a labelled set (bench/detection.ts; also `npm run bench:detection`)
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
@@ -30,6 +32,7 @@ import { generateKey } from '../src/keys/key.js';
 import { startPostgres, type PostgresServer } from '../test/support/postgres.js';
 import { writeDataSet } from './data-set.js';
 import { benchHistory, type HistoryFigures } from './behaviour.js';
+import { benchDetection } from './detection.js';
 import { benchStore, loggedEvaluations, type StoreFigures } from './store.js';
 
 const { values: options } = parseArgs({
@@ -39,6 +42,7 @@ const { values: options } = parseArgs({
     'store-only': { type: 'boolean', default: false },
     'metrics-only': { type: 'boolean', default: false },
     'behaviour-only': { type: 'boolean', default: false },
+    'detection-only': { type: 'boolean', default: false },
     'history-keys': { type: 'string' },
     rows: { type: 'string' },
     rounds: { type: 'string' },
@@ -195,6 +199,10 @@ function compare(warm: Run[], ceiling: Run[]) {
 }
 
 async function main(): Promise<void> {
+  if (options['detection-only']) {
+    if (!(await benchDetection())) throw new Error('a legitimate domain was called disposable or an organisation free');
+    return;
+  }
   const root = mkdtempSync(join(tmpdir(), 'risk-bench-'));
   const dataDir = join(root, 'data');
   mkdirSync(dataDir);
