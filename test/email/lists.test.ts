@@ -135,6 +135,20 @@ describe('bundled data', () => {
     for (const reserved of ['example.com', 'example.org', 'mail.example', 'test.com']) expect(data.freeProviders.has(reserved), reserved).toBe(false);
   });
 
+  it('calls regional free providers free (recovered from freemail), yet no organisation or placeholder', () => {
+    for (const free of ['yahoo.nl', 'lenta.ru', 'live.com.my', 'aport.ru', 'onet.eu', 'rambler.ru', 'fastmail.net']) expect(data.freeProviders.has(free), free).toBe(true);
+    // On a vendor list, corrected: companies, a placeholder, a university, a suffix no registry has.
+    for (const notFree of ['example.com', 'facebook.com', 'bt.com', 'nus.edu.sg', 'comcast.com', 'check.com12', 'email.tst']) {
+      expect(data.freeProviders.has(notFree), notFree).toBe(false);
+    }
+  });
+
+  it('trusts a broad list only where another agrees: real providers one of them carries stay clean', () => {
+    // zoho.com, hushmail.com and email.com are on @dahoom/disposable-email alone.
+    for (const real of ['zoho.com', 'hushmail.com', 'email.com']) expect(disposable(real), real).toBe(false);
+    expect(bundled.corroborating.map((l) => l.name)).toEqual(['email.disposable.mailchecker', 'email.disposable.burner', 'email.disposable.disposable_github', 'email.disposable.freemail']);
+  });
+
   it('drops typo domains the vendor free list carries, so they are still suggested', () => {
     for (const [typo, meant] of [['gmial.com', 'gmail.com'], ['hotmial.com', 'hotmail.com'], ['yaho.com', 'yahoo.com']] as const) {
       expect(data.freeProviders.has(typo), typo).toBe(false);
