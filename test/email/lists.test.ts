@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadBundledLists } from '../../src/email/bundled.js';
 import { DISPOSABLE_MX_HOSTS } from '../../src/email/disposable-mx-hosts.js';
-import { isListedDisposable } from '../../src/email/disposable.js';
+import { isDisposable, isListedDisposable } from '../../src/email/disposable.js';
 import { DomainList } from '../../src/email/domain-list.js';
 import { FREE_PROVIDER_ADDITIONS, isInstitutional, NOT_FREE_PROVIDERS, REAL_NEAR_MAJOR } from '../../src/email/free-providers.js';
 import { parseDomainList } from '../../src/email/list-file.js';
@@ -167,6 +167,18 @@ describe('bundled data', () => {
 
   it('keeps every curated disposable mail host on the vendor lists', () => {
     expect(DISPOSABLE_MX_HOSTS.filter((h) => data.disposable.listed.match(h) === null)).toEqual([]);
+  });
+
+  it('never takes a legitimate mail domain, a major provider or a relay for a throw-away mail host', () => {
+    const hosts = DomainList.of(DISPOSABLE_MX_HOSTS);
+    const legit = [...TOP_MAIL_DOMAINS.all, ...MAJOR_PROVIDERS, ...RELAY_DOMAINS];
+    expect(legit.filter((d) => hosts.match(d) !== null || hosts.match(`mx1.${d}`) !== null)).toEqual([]);
+    expect(new Set(DISPOSABLE_MX_HOSTS).size).toBe(DISPOSABLE_MX_HOSTS.length);
+    // A fresh domain whose mail goes to one is disposable; one on Google's or Microsoft's is not.
+    const mx = (exchange: string) => [{ exchange, priority: 10 }];
+    expect(isDisposable('fresh-brand-4821.com', mx('mx.kuku.lu'), data.disposable)).toBe(true);
+    expect(isDisposable('fresh-brand-4821.com', mx('aspmx.l.google.com'), data.disposable)).toBe(false);
+    expect(isDisposable('fresh-brand-4821.com', mx('fresh-brand-4821-com.mail.protection.outlook.com'), data.disposable)).toBe(false);
   });
 
   it('never lets a vendor list flag a major provider', () => {
