@@ -34,7 +34,8 @@ ENV NODE_ENV=production \
     PORT=3000 \
     DATA_DIR=/data \
     RULES_DIR=/rules \
-    DATABASE_URL=sqlite:/var/lib/risk/risk.sqlite
+    DATABASE_URL=sqlite:/var/lib/risk/risk.sqlite \
+    DATA_UPDATE_ON_START=true
 WORKDIR /app
 COPY --from=deps --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist ./dist

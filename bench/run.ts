@@ -19,6 +19,8 @@
  *                                 # both mixes, memory on vs off; per-key cost at 10, 10,000 and 1,000,000 events;
  *                                 # record() as history grows to --history-keys people (4 identifiers each); storage;
  *                                 # the new-person mix on that grown store vs an empty one
+ *   npm run bench -- --detection-only # only detection quality: precision and recall of `disposable` and
+ *                                 # `free_provider` on a labelled set (bench/detection.ts; also `npm run bench:detection`)
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
@@ -33,6 +35,7 @@ import { startPostgres, type PostgresServer } from '../test/support/postgres.js'
 import { writeDataSet } from './data-set.js';
 import { benchHistory, benchKeyCost, type HistoryFigures, type KeyCostFigures } from './behaviour.js';
 import { personBody } from './mixes.js';
+import { benchDetection } from './detection.js';
 import { benchStore, loggedEvaluations, type StoreFigures } from './store.js';
 
 const { values: options } = parseArgs({
@@ -42,6 +45,7 @@ const { values: options } = parseArgs({
     'store-only': { type: 'boolean', default: false },
     'metrics-only': { type: 'boolean', default: false },
     'behaviour-only': { type: 'boolean', default: false },
+    'detection-only': { type: 'boolean', default: false },
     'history-keys': { type: 'string' },
     rows: { type: 'string' },
     rounds: { type: 'string' },
@@ -203,6 +207,10 @@ function compare(warm: Run[], ceiling: Run[]) {
 }
 
 async function main(): Promise<void> {
+  if (options['detection-only']) {
+    if (!(await benchDetection())) throw new Error('a legitimate domain was called disposable or an organisation free');
+    return;
+  }
   const root = mkdtempSync(join(tmpdir(), 'risk-bench-'));
   const dataDir = join(root, 'data');
   mkdirSync(dataDir);

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { getServers } from 'node:dns';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
+import { updateOnFirstStart } from './data-update/first-start.js';
 import { ConfigError, loadConfig, parseDnsServer, type Config, type DnsServer } from './config/config.js';
 import { generateKey, keyIdOf, hashKey, MIN_KEY_LENGTH } from './keys/key.js';
 import { createLogger } from './logger.js';
@@ -142,6 +143,8 @@ async function main(): Promise<void> {
     { address: app.server.address(), metrics: metricsListener?.address ?? (config.metrics.token !== null ? 'on PORT, with the token' : 'off'), sources: app.sources(), dns_servers: config.dnsServers.map((s) => `${s.host}:${s.port}`), node_env: config.env },
     'ready',
   );
+  // In the background: the service serves on its bundled data meanwhile, and reloads the files as they land.
+  void updateOnFirstStart(process.env, config.dataDir, logger);
 }
 
 void main();

@@ -1,5 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parseDomainList } from '../email/list-file.js';
+import { FILE_CAPS } from '../files/caps.js';
 import { parseAddressList } from '../ip/lists.js';
 import { openMmdb, type MmdbKind } from '../ip/maxmind.js';
 import { parseNetwork } from '../ip/numeric.js';
@@ -28,6 +30,8 @@ export interface UpdateReport {
 
 export const TOR_FILE = 'tor-exit-nodes.txt';
 export const DATACENTER_FILE = 'datacenter-ranges.txt';
+export const DISPOSABLE_FILE = 'disposable-domains.txt';
+export const PROXY_FILE = 'proxy-list.txt';
 
 export interface UpdateContext {
   /** How each URL is fetched: with the proxy and retries of the settings (fetch.ts). */
@@ -42,6 +46,12 @@ export async function runDataUpdate(settings: UpdateSettings, context: UpdateCon
     await Promise.all([
       settings.tor === null ? [skipped('tor', TOR_FILE, 'DATA_UPDATE_TOR_URL is off')] : [await updateTor(settings.dataDir, settings.tor, download)],
       updateDatacenterRanges(settings, download, now),
+      settings.disposable.length === 0
+        ? [skipped('disposable', DISPOSABLE_FILE, 'DATA_UPDATE_DISPOSABLE_URLS is off')]
+        : updateSectioned(settings.dataDir, DISPOSABLE_FILE, 'disposable', FILE_CAPS.domainList, settings.disposable.map((url) => ({ url, read: readDisposable })), download, now),
+      settings.proxyLists.length === 0
+        ? [skipped('proxy', PROXY_FILE, 'DATA_UPDATE_PROXY_URLS is off')]
+        : updateSectioned(settings.dataDir, PROXY_FILE, 'proxy', FILE_CAPS.addressList, settings.proxyLists.map((url) => ({ url, read: readRangeList })), download, now),
       updateMaxMind(settings, download),
     ])
   ).flat();
@@ -157,6 +167,91 @@ async function updateDatacenterRanges(settings: UpdateSettings, download: Downlo
   try {
     if (parseAddressList(text).entries === 0) throw new Error('merged list has no ranges: not written');
     await replaceAtomically(settings.dataDir, DATACENTER_FILE, text);
+  } catch (error) {
+    return results.map((r) => (r.outcome === 'updated' ? failed(r.source, r.file, error) : r));
+  }
+  return results;
+}
+
+/** A fetched list the checks below accepted: its entries, and what the result line says of it. */
+interface ReadList {
+  lines: string[];
+  detail: string;
+}
+
+/**
+ * A throw-away domain list as upstream serves it: one domain per line, `#` comments. Refused
+ * whole when any line is not a domain (an HTML error page), when it is empty, or when most of its
+ * entries are public suffixes (a list of `co.uk`, `ddns.net`… is a mix-up, not throw-away domains);
+ * the few public suffixes of a good list are left out, as the service would.
+ */
+function readDisposable(url: string, body: string): ReadList {
+  const parsed = parseDomainList(body, url);
+  if ('error' in parsed) throw new Error(`not a domain list: ${parsed.error}`);
+  const { size } = parsed.list;
+  const suffixes = parsed.publicSuffixes.length;
+  if (size === 0 && suffixes === 0) throw new Error(`${url}: no domains`);
+  if (suffixes > size) throw new Error(`${url}: ${suffixes} of ${size + suffixes} entries are public suffixes: not a throw-away domain list`);
+  const suffixSet = new Set(parsed.publicSuffixes);
+  const lines = [...new Set(body.split('\n').map((l) => l.replace(/#.*$/, '').trim().toLowerCase()).filter((l) => l !== '' && !suffixSet.has(l.replace(/^(\*\.|@)/, ''))))];
+  return { lines, detail: `${size} domains${suffixes ? ` (${suffixes} public suffixes left out)` : ''}` };
+}
+
+/** An open proxy list: addresses and CIDRs, `#` comments; refused as the Tor list is. */
+function readRangeList(url: string, body: string): ReadList {
+  const list = parseAddressList(body);
+  if (list.entries === 0 || list.malformed > list.entries / 100) {
+    throw new Error(`${url}: ${list.entries} addresses and ${list.malformed} malformed lines: not a range list`);
+  }
+  const lines = body.split('\n').map((l) => l.replace(/#.*$/, '').trim()).filter((l) => l !== '' && parseNetwork(l) !== null);
+  return { lines, detail: `${lines.length} ranges` };
+}
+
+/**
+ * Fetches several lists into one `DATA_DIR` file, one `# source: URL fetched TIME` section each,
+ * as for the cloud ranges: the operator's lines above the first marker are kept, and a source
+ * that fails this time (unreachable, an error page, an empty or nonsensical list) keeps its last
+ * good section. Nothing is written when every source failed.
+ */
+async function updateSectioned(
+  dataDir: string,
+  file: string,
+  kind: string,
+  /** The service refuses a bigger file (files/caps.ts): one is not written. */
+  cap: number,
+  sources: { url: string; read: (url: string, body: string) => ReadList }[],
+  download: Download,
+  now: () => Date,
+): Promise<SourceResult[]> {
+  const previous = sectionsOf(await readFile(join(dataDir, file), 'utf8').catch(() => ''));
+  const stamp = now().toISOString();
+  const fetched = await Promise.all(
+    sources.map(async ({ url, read }) => {
+      try {
+        return { url, list: read(url, (await download(url)).toString('utf8')), error: null };
+      } catch (error) {
+        return { url, list: null, error };
+      }
+    }),
+  );
+  const results: SourceResult[] = [];
+  const sections: string[] = [];
+  for (const { url, list, error } of fetched) {
+    const source = `${kind}:${url}`;
+    if (list) {
+      sections.push([`# source: ${url} fetched ${stamp}`, ...list.lines].join('\n'));
+      results.push({ source, file, outcome: 'updated', detail: list.detail });
+    } else {
+      const kept = previous.sections.get(url);
+      if (kept) sections.push(kept.join('\n'));
+      results.push({ source, file, outcome: 'failed', detail: `${(error as Error).message}${kept ? ' (last good copy kept)' : ''}` });
+    }
+  }
+  if (results.every((r) => r.outcome === 'failed')) return results;
+  const text = [`${OWN_HEADER} ${kind} lists, written ${stamp}. Lines above the first "# source:" line are yours and are kept.`, ...previous.own, ...sections, ''].join('\n');
+  try {
+    if (Buffer.byteLength(text) > cap) throw new Error(`${file} would be ${Buffer.byteLength(text)} bytes, over the service's cap of ${cap}: not written`);
+    await replaceAtomically(dataDir, file, text);
   } catch (error) {
     return results.map((r) => (r.outcome === 'updated' ? failed(r.source, r.file, error) : r));
   }

@@ -34,6 +34,10 @@ export interface UpdateSettings {
   retryDelayMs: number;
   proxy: ProxySettings;
   tor: string | null;
+  /** Throw-away domain lists, each enough on its own, merged into `disposable-domains.txt`. */
+  disposable: string[];
+  /** Open proxy lists (addresses or CIDRs), merged into `proxy-list.txt`: `is_proxy`. */
+  proxyLists: string[];
   clouds: CloudSource[];
   /** `null` when no MaxMind account is configured: those databases are skipped, not failed. */
   maxmind: MaxMindSource | null;
@@ -44,6 +48,10 @@ export interface UpdateSettings {
 
 export const DEFAULT_URLS = {
   DATA_UPDATE_TOR_URL: 'https://check.torproject.org/torbulkexitlist',
+  // The two lists that count alone in the bundled data (docs/data.md, "E-mail lists"), from upstream.
+  DATA_UPDATE_DISPOSABLE_URLS: 'https://raw.githubusercontent.com/disposable-email-domains/disposable-email-domains/main/disposable_email_blocklist.conf,https://raw.githubusercontent.com/7c/fakefilter/main/txt/data.txt',
+  // Off until the operator picks one: no open proxy list whose licence and upkeep we could check is the default.
+  DATA_UPDATE_PROXY_URLS: 'off',
   DATA_UPDATE_AWS_URL: 'https://ip-ranges.amazonaws.com/ip-ranges.json',
   DATA_UPDATE_GOOGLE_URL: 'https://www.gstatic.com/ipranges/cloud.json',
   // A download page linking to this week's ServiceTags_Public_YYYYMMDD.json (a direct JSON URL works too).
@@ -72,6 +80,7 @@ export function settingsFrom(env: Env): UpdateSettings {
     if (!Number.isInteger(n) || n < min || n > max) throw new SettingsError(`${name}: must be an integer between ${min} and ${max}`);
     return n;
   };
+  const urls = (name: keyof typeof DEFAULT_URLS): string[] => value(name)?.split(',').map((u) => u.trim()) ?? [];
   const timeout = integer('DATA_UPDATE_TIMEOUT_MS', 60_000, 100, 3_600_000);
   const cloud = (name: string, format: RangeFormat, variable: keyof typeof DEFAULT_URLS): CloudSource[] => {
     const v = value(variable);
@@ -94,6 +103,8 @@ export function settingsFrom(env: Env): UpdateSettings {
     retryDelayMs: integer('DATA_UPDATE_RETRY_DELAY_MS', 2000, 0, 600_000),
     proxy: proxyFrom(env),
     tor: value('DATA_UPDATE_TOR_URL'),
+    disposable: urls('DATA_UPDATE_DISPOSABLE_URLS'),
+    proxyLists: urls('DATA_UPDATE_PROXY_URLS'),
     clouds: [
       ...cloud('aws', 'aws', 'DATA_UPDATE_AWS_URL'),
       ...cloud('google', 'google', 'DATA_UPDATE_GOOGLE_URL'),

@@ -22,11 +22,11 @@ export interface BundledLists {
   /** Lists each of which is enough on its own to call a domain disposable. */
   disposable: BundledList[];
   /**
-   * Broad lists with more mistakes (they carry `yeah.net`, `tom.com`, `nus.edu.sg`): a domain on
-   * one of them counts only when the other has it too (`agreedDisposable`).
+   * Broad lists with more mistakes (they carry `yeah.net`, `tom.com`, `nus.edu.sg`, `zoho.com`): a
+   * domain on one of them counts only when another has it too (`agreedDisposable`).
    */
   corroborating: BundledList[];
-  /** The domains both corroborating lists have (many are on a `disposable` list too). */
+  /** The domains at least two corroborating lists have (many are on a `disposable` list too). */
   agreedDisposable: string[];
   freeProviders: BundledList;
   /** The few hundred mainstream providers (email-providers' common.json), corrected likewise. */
@@ -55,8 +55,14 @@ const lines = (pkg: string, file: string): string[] => readFileSync(require.reso
  *   ivolo's list, by its main contributor; entries also cover their subdomains.
  * - `disposable-email-domains-js` (CC0): the disposable-email-domains/disposable-email-domains
  *   blocklist, reviewed entry by entry.
- * - `mailchecker` (FGRibreau/mailchecker, MIT) and `burner-email-providers` (findie, MIT): broad
- *   lists that each add thousands of domains and a few real providers; used where they agree.
+ * - `fakefilter` (7c/fakefilter, BSD-3-Clause): domains seen live at the temp-mail services it
+ *   watches, published daily; none of the top mail domains.
+ * - `mailchecker` (FGRibreau/mailchecker, MIT), `burner-email-providers` (findie, MIT),
+ *   `@dahoom/disposable-email` (a daily npm copy of disposable/disposable, MIT) and `freemail`'s
+ *   disposable.txt (ISC): broad lists that each add thousands of domains and a few real providers
+ *   (`zoho.com`, `hushmail.com`, `21cn.com`); a domain counts where two of them agree.
+ * - free providers: `email-providers` (all.json) and `freemail`'s free.txt, both corrected
+ *   (`curateFreeProviders`).
  */
 export function loadBundledLists(): BundledLists {
   // Package files do not change while the process runs: read and normalise them once.
@@ -69,16 +75,26 @@ function load(): BundledLists {
   const disposable = [
     list('email.disposable.tompec', 'disposable-domains', 'index.json', json('disposable-domains', 'index.json'), notDisposable),
     list('email.disposable.blocklist', 'disposable-email-domains-js', 'dist/dict/disposable_email_blocklist.json', json('disposable-email-domains-js', 'dist/dict/disposable_email_blocklist.json'), notDisposable),
+    list('email.disposable.fakefilter', 'fakefilter', 'txt/data.txt', lines('fakefilter', 'txt/data.txt'), notDisposable),
   ];
   const corroborating = [
     list('email.disposable.mailchecker', 'mailchecker', 'platform/node', mailcheckerDomains(), notDisposable),
     list('email.disposable.burner', 'burner-email-providers', 'emails.txt', lines('burner-email-providers', 'emails.txt'), notDisposable),
+    list('email.disposable.disposable_github', '@dahoom/disposable-email', 'domains.json', json('@dahoom/disposable-email', 'domains.json'), notDisposable),
+    list('email.disposable.freemail', 'freemail', 'data/disposable.txt', lines('freemail', 'data/disposable.txt'), notDisposable),
   ];
-  const freeVendor = list('email.free_provider', 'email-providers', 'all.json', json('email-providers', 'all.json'), new Set());
+  const vendorFree = list('email.free_provider', 'email-providers', 'all.json', json('email-providers', 'all.json'), new Set());
+  const freemailFree = list('email.free_provider.freemail', 'freemail', 'data/free.txt', lines('freemail', 'data/free.txt'), new Set());
+  // One list for the status page: its source names both packages, its entries are the union's.
+  const freeVendor: BundledList = {
+    ...vendorFree,
+    source: `${vendorFree.source}, ${freemailFree.source}`,
+    domains: [...new Set([...vendorFree.domains, ...freemailFree.domains])],
+  };
   const majorVendor = list('email.free_provider.common', 'email-providers', 'common.json', json('email-providers', 'common.json'), new Set());
   const isTypo = (domain: string) => majorProviderNear(domain) !== null;
   const freeDomains = new Set(curateFreeProviders(freeVendor.domains, isTypo));
-  const agreedDisposable = onBoth(corroborating[0]!, corroborating[1]!);
+  const agreedDisposable = onTwoOrMore(corroborating);
   for (const l of corroborating) l.domains = [];
   return {
     disposable,
@@ -102,8 +118,15 @@ function mailcheckerDomains(): Set<string> {
   return domains;
 }
 
-/** The domains on both lists. */
-function onBoth(a: BundledList, b: BundledList): string[] {
-  const inA = new Set(a.domains);
-  return [...new Set(b.domains.filter((d) => inA.has(d)))];
+/** The domains on at least two of the lists. */
+function onTwoOrMore(lists: BundledList[]): string[] {
+  const seen = new Set<string>();
+  const agreed = new Set<string>();
+  for (const l of lists) {
+    for (const d of new Set(l.domains)) {
+      if (seen.has(d)) agreed.add(d);
+      else seen.add(d);
+    }
+  }
+  return [...agreed];
 }

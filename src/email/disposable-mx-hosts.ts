@@ -2,7 +2,10 @@
  * Mail-host domains run by disposable-mail services. A domain whose every MX host is one of these
  * (or under one) receives its mail at a throwaway inbox, whatever its name: this catches the fresh
  * domains such services rotate through before any list has them. Each entry is itself on the
- * bundled disposable lists (a test keeps it that way); `DATA_DIR/disposable-mx-hosts.txt` adds more.
+ * bundled disposable lists and none is one of the top legitimate mail domains or a relay (tests keep
+ * it that way); `DATA_DIR/disposable-mx-hosts.txt` adds more. The second group are the services
+ * fakefilter (7c/fakefilter, BSD-3-Clause) names as the providers of the most throw-away domains it
+ * has seen, each on a bundled list; their mail hosts sit under their own domains.
  */
 export const DISPOSABLE_MX_HOSTS: readonly string[] = [
   '10minutemail.com',
@@ -39,4 +42,36 @@ export const DISPOSABLE_MX_HOSTS: readonly string[] = [
   'throwawaymail.com',
   'trashmail.com',
   'yopmail.com',
+  // From fakefilter's provider index (json/data_version2.json), 2026-11.
+  '10minutemail.net',
+  '10minutemail.org',
+  'anonymmail.net',
+  'cryptogmail.com',
+  'disposablemail.com',
+  'email-fake.com',
+  'emailnator.com',
+  'fakemail.net',
+  'fakemailgenerator.com',
+  'fakermail.com',
+  'getnada.cc',
+  'kuku.lu',
+  'linshiyouxiang.net',
+  'mail-temp.com',
+  'mail.td',
+  'minuteinbox.com',
+  'muellmail.com',
+  'spamdecoy.net',
+  'spoofmail.de',
+  'temp-email.info',
+  'temp-inbox.me',
+  'temp-mail.io',
+  'tempinbox.xyz',
+  'tempmail.io',
+  'temporary-mail.net',
+  'temporarymail.com',
+  'throwaway.io',
+  'tmail.gg',
+  'trash-mail.com',
+  'txen.de',
+  'wegwerfemailadresse.com',
 ];

@@ -1,7 +1,10 @@
+import { parse } from 'tldts';
 import { publicSuffixOf } from './public-suffix.js';
 
 /**
- * What `email-providers` (its all.json, ~8,700 domains gathered from sign-up data) gets wrong, found
+ * What `email-providers` (its all.json, ~8,700 domains gathered from sign-up data) and `freemail`
+ * (free.txt, ~4,500 domains from public free-provider lists: regional providers all.json lacks,
+ * `lenta.ru`, `onet.eu`, `live.com.my`) get wrong, found
  * by checking its most common entries by hand against the providers' own pages. The vendor list
  * stays the base, refreshed by upgrading the package; the lists below and the rules of
  * `curateFreeProviders` correct it. A domain added here needs a reason a reviewer can check.
@@ -59,6 +62,7 @@ export const NOT_FREE_PROVIDERS: readonly string[] = [
   'bt.com', // BT Group itself; its customers are on btinternet.com
   'casino.com',
   'clerk.com',
+  'comcast.com', // Comcast the company; its customers are on comcast.net
   'dnsmadeeasy.com',
   'easypost.com',
   'facebook.com', // @facebook.com addresses ended in 2014
@@ -94,10 +98,16 @@ export function isInstitutional(domain: string): boolean {
   return INSTITUTIONAL_TLD.has(labels.at(-1)!) || (labels.length >= 2 && INSTITUTIONAL_SLD.has(labels.at(-2)!));
 }
 
+/** Whether the domain ends in a suffix the Public Suffix List knows (vendor lists carry `check.com12`, `email.tst`). */
+function hasKnownSuffix(domain: string): boolean {
+  const parsed = parse(domain, { allowPrivateDomains: true, extractHostname: false, validateHostname: false, detectIp: false });
+  return parsed.isIcann === true || parsed.isPrivate === true;
+}
+
 /** The vendor list corrected: a curated entry is kept, a wrong or institutional one dropped. */
 export function curateFreeProviders(vendor: readonly string[], isTypoOfMajor: (domain: string) => boolean): string[] {
   const wrong = new Set(NOT_FREE_PROVIDERS);
   const curated = new Set([...FREE_PROVIDER_ADDITIONS, ...REAL_NEAR_MAJOR]);
-  const kept = vendor.filter((d) => curated.has(d) || (!wrong.has(d) && !RESERVED.test(d) && !isInstitutional(d) && !isTypoOfMajor(d)));
+  const kept = vendor.filter((d) => curated.has(d) || (!wrong.has(d) && !RESERVED.test(d) && hasKnownSuffix(d) && !isInstitutional(d) && !isTypoOfMajor(d)));
   return [...new Set([...kept, ...curated])];
 }

@@ -6,6 +6,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createDownload } from '../../src/data-update/fetch.js';
 import { runDataUpdate } from '../../src/data-update/run.js';
 import { describeProxy, settingsFrom, SettingsError, type UpdateSettings } from '../../src/data-update/settings.js';
+import { isListedDisposable } from '../../src/email/disposable.js';
+import { openEmailSources } from '../../src/email/sources.js';
 import { createIpInspector } from '../../src/ip/index.js';
 import { capturedLogger, configFor, ip, tempDir } from '../ip/fixtures.js';
 import { CLOUD_URLS, sourcesAt, startOrigin, type Origin } from './origin.js';
@@ -59,6 +61,9 @@ describe('npm run data:update', () => {
     const report = await update(settingsFrom(env()));
     expect(outcomes(report.results)).toEqual({
       tor: 'updated',
+      [`disposable:${base}/disposable-blocklist`]: 'updated',
+      [`disposable:${base}/fakefilter`]: 'updated',
+      [`proxy:${base}/proxy-list`]: 'updated',
       'cloud:aws': 'updated', 'cloud:google': 'updated', 'cloud:azure': 'updated',
       'cloud:oracle': 'updated', 'cloud:digitalocean': 'updated', 'cloud:cloudflare': 'updated',
       'maxmind:GeoLite2-City': 'updated',
@@ -66,7 +71,7 @@ describe('npm run data:update', () => {
     });
     expect(report.exitCode).toBe(1);
     expect(report.results.find((r) => r.source === 'maxmind:GeoLite2-ASN')?.detail).toMatch(/not a MaxMind DB|truncated|corrupt/);
-    expect((await readdir(dir)).sort()).toEqual(['GeoLite2-City.mmdb', 'datacenter-ranges.txt', 'tor-exit-nodes.txt']);
+    expect((await readdir(dir)).sort()).toEqual(['GeoLite2-City.mmdb', 'datacenter-ranges.txt', 'disposable-domains.txt', 'proxy-list.txt', 'tor-exit-nodes.txt']);
 
     const ranges = await readFile(join(dir, 'datacenter-ranges.txt'), 'utf8');
     expect(ranges).toContain(`# source: aws ${base}/aws.json fetched 2026-11-21T12:00:00.000Z\n3.0.0.0/9\n2600:1f00::/24`);
@@ -81,9 +86,58 @@ describe('npm run data:update', () => {
       expect(inspector.inspect(ip('20.33.1.1')).facts.is_datacenter).toBe(true);
       expect(inspector.inspect(ip('2604:a880::1')).facts.is_datacenter).toBe(true);
       expect(inspector.inspect(ip('81.2.69.1')).facts.city).toBe('London');
+      expect(inspector.inspect(ip('203.0.113.9')).facts.is_proxy).toBe(true);
     } finally {
       await inspector.close();
     }
+  });
+
+  it('fetches the throw-away domain lists into disposable-domains.txt, keeping the operator\'s own lines, and the service reads them', async () => {
+    await writeFile(join(dir, 'disposable-domains.txt'), '# my own additions\nmy-throwaway.example.org\n');
+    const report = await update(settingsFrom(env({ MAXMIND_ACCOUNT_ID: '' })));
+    expect(report.results.filter((r) => r.source.startsWith('disposable:')).map((r) => r.detail)).toEqual(['3 domains', '2 domains']);
+    const text = await readFile(join(dir, 'disposable-domains.txt'), 'utf8');
+    expect(text).toContain('# my own additions\nmy-throwaway.example.org\n');
+    expect(text).toContain(`# source: ${base}/fakefilter fetched 2026-11-21T12:00:00.000Z\nwebxio.pro\nanhmaybietchoi.com`);
+    const sources = await openEmailSources({ dataDir: dir, reloadIntervalMs: 60_000, logger: capturedLogger().logger });
+    try {
+      for (const domain of ['webxio.pro', 'throwaway-fixture.net', 'my-throwaway.example.org']) {
+        expect(isListedDisposable(domain, sources.current().disposable), domain).toBe(true);
+      }
+      // Provenance and age for the Data sources page and /metrics: the file, its time, its count.
+      expect(sources.status().find((s) => s.name === 'email.disposable.additions')).toMatchObject({ loaded: true, entries: 6, error: null, build_date: expect.any(String) });
+    } finally {
+      sources.close();
+    }
+  });
+
+  it.each([
+    ['an HTML error page', '/disposable-html', /not a domain list: .*:1: "<!DOCTYPE html>" is not a domain/],
+    ['an empty file', '/disposable-empty', /no domains/],
+    ['a list of public suffixes', '/disposable-suffixes', /4 of 5 entries are public suffixes/],
+  ])('refuses %s from a throw-away list source, and its last good copy keeps serving', async (_what, path, reason) => {
+    const previous = [
+      '# source: ' + `${base}${path}` + ' fetched 2026-11-01T00:00:00.000Z',
+      'last-good.example.net',
+    ].join('\n');
+    await writeFile(join(dir, 'disposable-domains.txt'), `${previous}\n`);
+    const report = await update(settingsFrom(env({ DATA_UPDATE_DISPOSABLE_URLS: `${base}${path},${base}/fakefilter`, MAXMIND_ACCOUNT_ID: '' })));
+    const result = report.results.find((r) => r.source === `disposable:${base}${path}`);
+    expect(result?.outcome).toBe('failed');
+    expect(result?.detail).toMatch(reason);
+    expect(result?.detail).toContain('(last good copy kept)');
+    expect(report.exitCode).toBe(1);
+    const text = await readFile(join(dir, 'disposable-domains.txt'), 'utf8');
+    expect(text).toContain(`${previous}\n`);
+    expect(text).toContain('\nwebxio.pro\n');
+    expect(text).not.toMatch(/<html|\nddns\.net|\nco\.uk/);
+  });
+
+  it('writes nothing when every throw-away list source fails', async () => {
+    await writeFile(join(dir, 'disposable-domains.txt'), 'kept.example.net\n');
+    const report = await update(settingsFrom(env({ DATA_UPDATE_DISPOSABLE_URLS: `${base}/disposable-empty,${base}/disposable-html`, MAXMIND_ACCOUNT_ID: '' })));
+    expect(report.results.filter((r) => r.source.startsWith('disposable:')).map((r) => r.outcome)).toEqual(['failed', 'failed']);
+    expect(await readFile(join(dir, 'disposable-domains.txt'), 'utf8')).toBe('kept.example.net\n');
   });
 
   it('keeps the previous file when a source serves something that is not its format', async () => {

@@ -26,6 +26,8 @@ export const CLOUD_URLS = ['DATA_UPDATE_AWS_URL', 'DATA_UPDATE_GOOGLE_URL', 'DAT
 export function sourcesAt(base: string): Record<string, string> {
   return {
     DATA_UPDATE_TOR_URL: `${base}/tor`,
+    DATA_UPDATE_DISPOSABLE_URLS: `${base}/disposable-blocklist,${base}/fakefilter`,
+    DATA_UPDATE_PROXY_URLS: `${base}/proxy-list`,
     DATA_UPDATE_AWS_URL: `${base}/aws.json`,
     DATA_UPDATE_GOOGLE_URL: `${base}/google.json`,
     DATA_UPDATE_AZURE_URL: `${base}/azure`,
@@ -59,6 +61,14 @@ export async function startOrigin(): Promise<Origin> {
       }
       res.end('185.220.101.1\n');
     },
+    // Throw-away domain lists as upstream serves them (trimmed), and three that must be refused.
+    '/disposable-blocklist': (_q, res) => res.end('0-mail.com\n10minutemail.co.za\nthrowaway-fixture.net\n'),
+    '/fakefilter': (_q, res) => res.end('# Fake and Temp Mail Providers\n# https://github.com/7c/fakefilter\n# Last Update: 2026-11-20T00:14:44.419Z\nwebxio.pro\nanhmaybietchoi.com\n'),
+    '/disposable-html': (_q, res) => res.end('<!DOCTYPE html>\n<html><head><title>429 Too Many Requests</title></head><body>Slow down</body></html>\n'),
+    '/disposable-empty': (_q, res) => res.end(''),
+    '/disposable-suffixes': (_q, res) => res.end('co.uk\nddns.net\ncom.au\nblogspot.com\nthrowaway-fixture.net\n'),
+    // An open proxy list: one address or CIDR a line.
+    '/proxy-list': (_q, res) => res.end('203.0.113.0/24\n198.51.100.7/32\n'),
     '/aws.json': (_q, res) => res.end(JSON.stringify({
       syncToken: '1', prefixes: [{ ip_prefix: '3.0.0.0/9', region: 'us-east-1', service: 'AMAZON' }],
       ipv6_prefixes: [{ ipv6_prefix: '2600:1f00::/24', region: 'us-east-1', service: 'AMAZON' }],

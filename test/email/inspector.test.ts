@@ -270,8 +270,11 @@ describe('DATA_DIR lists', () => {
     expect(status.map((s) => s.name)).toEqual([
       'email.disposable.tompec',
       'email.disposable.blocklist',
+      'email.disposable.fakefilter',
       'email.disposable.mailchecker',
       'email.disposable.burner',
+      'email.disposable.disposable_github',
+      'email.disposable.freemail',
       'email.disposable.agreed',
       'email.disposable.additions',
       'email.disposable.allowlist',

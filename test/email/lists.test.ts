@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadBundledLists } from '../../src/email/bundled.js';
 import { DISPOSABLE_MX_HOSTS } from '../../src/email/disposable-mx-hosts.js';
-import { isListedDisposable } from '../../src/email/disposable.js';
+import { isDisposable, isListedDisposable } from '../../src/email/disposable.js';
 import { DomainList } from '../../src/email/domain-list.js';
 import { FREE_PROVIDER_ADDITIONS, isInstitutional, NOT_FREE_PROVIDERS, REAL_NEAR_MAJOR } from '../../src/email/free-providers.js';
 import { parseDomainList } from '../../src/email/list-file.js';
@@ -135,6 +135,20 @@ describe('bundled data', () => {
     for (const reserved of ['example.com', 'example.org', 'mail.example', 'test.com']) expect(data.freeProviders.has(reserved), reserved).toBe(false);
   });
 
+  it('calls regional free providers free (recovered from freemail), yet no organisation or placeholder', () => {
+    for (const free of ['yahoo.nl', 'lenta.ru', 'live.com.my', 'aport.ru', 'onet.eu', 'rambler.ru', 'fastmail.net']) expect(data.freeProviders.has(free), free).toBe(true);
+    // On a vendor list, corrected: companies, a placeholder, a university, a suffix no registry has.
+    for (const notFree of ['example.com', 'facebook.com', 'bt.com', 'nus.edu.sg', 'comcast.com', 'check.com12', 'email.tst']) {
+      expect(data.freeProviders.has(notFree), notFree).toBe(false);
+    }
+  });
+
+  it('trusts a broad list only where another agrees: real providers one of them carries stay clean', () => {
+    // zoho.com, hushmail.com and email.com are on @dahoom/disposable-email alone.
+    for (const real of ['zoho.com', 'hushmail.com', 'email.com']) expect(disposable(real), real).toBe(false);
+    expect(bundled.corroborating.map((l) => l.name)).toEqual(['email.disposable.mailchecker', 'email.disposable.burner', 'email.disposable.disposable_github', 'email.disposable.freemail']);
+  });
+
   it('drops typo domains the vendor free list carries, so they are still suggested', () => {
     for (const [typo, meant] of [['gmial.com', 'gmail.com'], ['hotmial.com', 'hotmail.com'], ['yaho.com', 'yahoo.com']] as const) {
       expect(data.freeProviders.has(typo), typo).toBe(false);
@@ -153,6 +167,18 @@ describe('bundled data', () => {
 
   it('keeps every curated disposable mail host on the vendor lists', () => {
     expect(DISPOSABLE_MX_HOSTS.filter((h) => data.disposable.listed.match(h) === null)).toEqual([]);
+  });
+
+  it('never takes a legitimate mail domain, a major provider or a relay for a throw-away mail host', () => {
+    const hosts = DomainList.of(DISPOSABLE_MX_HOSTS);
+    const legit = [...TOP_MAIL_DOMAINS.all, ...MAJOR_PROVIDERS, ...RELAY_DOMAINS];
+    expect(legit.filter((d) => hosts.match(d) !== null || hosts.match(`mx1.${d}`) !== null)).toEqual([]);
+    expect(new Set(DISPOSABLE_MX_HOSTS).size).toBe(DISPOSABLE_MX_HOSTS.length);
+    // A fresh domain whose mail goes to one is disposable; one on Google's or Microsoft's is not.
+    const mx = (exchange: string) => [{ exchange, priority: 10 }];
+    expect(isDisposable('fresh-brand-4821.com', mx('mx.kuku.lu'), data.disposable)).toBe(true);
+    expect(isDisposable('fresh-brand-4821.com', mx('aspmx.l.google.com'), data.disposable)).toBe(false);
+    expect(isDisposable('fresh-brand-4821.com', mx('fresh-brand-4821-com.mail.protection.outlook.com'), data.disposable)).toBe(false);
   });
 
   it('never lets a vendor list flag a major provider', () => {

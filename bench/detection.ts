@@ -1,0 +1,142 @@
+/**
+ * Detection quality of the e-mail lists: `npm run bench:detection` (also the first thing
+ * `npm run bench` prints). No network, no DNS: the labelled set is built from devDependencies
+ * (their versions are printed) and the project's own fixture; the service's answer is the list
+ * check `POST /v1/risk/evaluate` makes before any DNS (`isListedDisposable`, the free-provider list).
+ *
+ * The labelled set (sources and why in docs/data.md, "Measuring detection"):
+ * - disposable positives: domains on at least two of four maintained throw-away lists the service
+ *   does NOT bundle (disposable-email-domains, fakefilter, @dahoom/disposable-email, freemail's
+ *   disposable.txt), less the negatives, the relays and the project's verified exceptions;
+ * - negatives: test/email/fixtures/top-mail-domains.txt (consumer providers and organisations,
+ *   none may ever be disposable) and the relay domains;
+ * - free-provider positives: freemail's free.txt less every domain any throw-away list (bundled
+ *   or not) carries, the organisations and entries under no known public suffix or under `.edu`,
+ *   `.gov`, `.mil` (`australia.edu` is a vanity domain, but such a domain is never called free), plus the fixture's consumer section; free-provider
+ *   negatives: the fixture's business section (companies, universities, public bodies) and the
+ *   placeholders and companies the project corrects (example.com, facebook.com, bt.com…).
+ *
+ * Prints precision and recall; the exit code is 1 when a negative is called disposable or an
+ * organisation free (precision must stay at 100 %).
+ */
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { pino } from 'pino';
+import { parse } from 'tldts';
+import { isListedDisposable } from '../src/email/disposable.js';
+import { NOT_FREE_PROVIDERS } from '../src/email/free-providers.js';
+import { normalizeAll } from '../src/email/list-file.js';
+import { NOT_DISPOSABLE } from '../src/email/not-disposable.js';
+import { RELAY_DOMAINS } from '../src/email/relay.js';
+import { openEmailSources } from '../src/email/sources.js';
+import { TOP_MAIL_DOMAINS } from '../test/email/fixtures/top-mail-domains.js';
+
+const require = createRequire(import.meta.url);
+const version = (pkg: string): string => (require(`${pkg}/package.json`) as { version: string }).version;
+const text = (pkg: string, file: string): string => readFileSync(require.resolve(`${pkg}/${file}`), 'utf8');
+const lines = (pkg: string, file: string): string[] => normalizeAll(text(pkg, file).split('\n').filter((l) => !l.startsWith('#')));
+const json = (pkg: string, file: string): string[] => normalizeAll(JSON.parse(text(pkg, file)) as string[]);
+
+/** The evaluation lists: none is bundled by the service (docs/data.md says why). */
+function evaluationLists(): { name: string; domains: Set<string> }[] {
+  return [
+    { name: `disposable-email-domains@${version('disposable-email-domains')}`, domains: new Set(json('disposable-email-domains', 'index.json')) },
+    { name: `fakefilter@${version('fakefilter')}`, domains: new Set(lines('fakefilter', 'txt/data.txt')) },
+    { name: `@dahoom/disposable-email@${version('@dahoom/disposable-email')}`, domains: new Set(json('@dahoom/disposable-email', 'domains.json')) },
+    { name: `freemail@${version('freemail')} disposable.txt`, domains: new Set(lines('freemail', 'data/disposable.txt')) },
+  ];
+}
+
+/** Bundled throw-away lists, read raw (before the project's exceptions) to leave their domains out of the free positives. */
+function bundledRaw(): string[] {
+  return [
+    ...json('disposable-domains', 'index.json'),
+    ...json('disposable-email-domains-js', 'dist/dict/disposable_email_blocklist.json'),
+    ...lines('burner-email-providers', 'emails.txt'),
+    ...normalizeAll((require('mailchecker/platform/node') as { blacklist(): Set<string> }).blacklist()),
+  ];
+}
+
+/** freemail's free.txt carries typos of suffixes (`check.com12`, `email.tst`): those are no one's provider. */
+function knownSuffix(domain: string): boolean {
+  const parsed = parse(domain, { allowPrivateDomains: true, extractHostname: false, validateHostname: false, detectIp: false });
+  return parsed.isIcann === true || parsed.isPrivate === true;
+}
+
+export interface DetectionSet {
+  disposable: string[];
+  /** The positives no bundled list carries (before the project's exceptions): what more sources must catch. */
+  unbundled: string[];
+  notDisposable: string[];
+  free: string[];
+  notFree: string[];
+  sources: string[];
+}
+
+export function detectionSet(): DetectionSet {
+  const lists = evaluationLists();
+  const relays = RELAY_DOMAINS;
+  const legit = new Set([...TOP_MAIL_DOMAINS.all, ...relays, ...NOT_DISPOSABLE]);
+  const votes = new Map<string, number>();
+  for (const l of lists) for (const d of l.domains) votes.set(d, (votes.get(d) ?? 0) + 1);
+  const disposable = [...votes].filter(([d, n]) => n >= 2 && !legit.has(d)).map(([d]) => d).sort();
+
+  const anyThrowAway = new Set([...bundledRaw(), ...lists.flatMap((l) => [...l.domains])]);
+  const business = new Set(TOP_MAIL_DOMAINS.business);
+  const notFree = [...new Set([...TOP_MAIL_DOMAINS.business, ...NOT_FREE_PROVIDERS, 'example.com', 'example.org', 'nus.edu.sg'])].sort();
+  const notFreeSet = new Set(notFree);
+  const free = [...new Set([...lines('freemail', 'data/free.txt'), ...TOP_MAIL_DOMAINS.consumer])]
+    .filter((d) => knownSuffix(d) && !/\.(edu|gov|mil)$/.test(d))
+    .filter((d) => (!anyThrowAway.has(d) || TOP_MAIL_DOMAINS.consumer.includes(d)) && !business.has(d) && !notFreeSet.has(d))
+    .sort();
+  const bundled = new Set(bundledRaw());
+  return {
+    disposable,
+    unbundled: disposable.filter((d) => !bundled.has(d)),
+    notDisposable: [...legit].sort(),
+    free,
+    notFree,
+    sources: [...lists.map((l) => l.name), `freemail@${version('freemail')} free.txt`, 'test/email/fixtures/top-mail-domains.txt', 'src/email/relay.ts'],
+  };
+}
+
+const pct = (n: number, of: number): string => `${((100 * n) / Math.max(of, 1)).toFixed(1)} % (${n.toLocaleString('en')} of ${of.toLocaleString('en')})`;
+
+export async function benchDetection(): Promise<boolean> {
+  const set = detectionSet();
+  const dataDir = await mkdtemp(join(tmpdir(), 'bench-detection-'));
+  const sources = await openEmailSources({ dataDir, reloadIntervalMs: 60_000, logger: pino({ level: 'silent' }) });
+  try {
+    const data = sources.current();
+    const disposable = (d: string) => isListedDisposable(d, data.disposable);
+    const free = (d: string) => data.freeProviders.has(d);
+    const caught = set.disposable.filter(disposable);
+    const wrongDisposable = set.notDisposable.filter(disposable);
+    const freeCaught = set.free.filter(free);
+    const wrongFree = set.notFree.filter(free);
+    const missed = set.free.filter((d) => !free(d));
+
+    console.log('detection (list checks, no DNS); the labelled set from:');
+    for (const s of set.sources) console.log(`  ${s}`);
+    console.log(`disposable: recall ${pct(caught.length, set.disposable.length)}`);
+    console.log(`  of those no bundled list has: ${pct(set.unbundled.filter(disposable).length, set.unbundled.length)}`);
+    console.log(`  legitimate domains and relays called disposable: ${pct(wrongDisposable.length, set.notDisposable.length)}${wrongDisposable.length ? ` ${wrongDisposable.join(', ')}` : ''}`);
+    console.log(`  precision ${pct(caught.length, caught.length + wrongDisposable.length)}`);
+    console.log(`free_provider: recall ${pct(freeCaught.length, set.free.length)}`);
+    console.log(`  organisations and placeholders called free: ${pct(wrongFree.length, set.notFree.length)}${wrongFree.length ? ` ${wrongFree.join(', ')}` : ''}`);
+    console.log(`  precision ${pct(freeCaught.length, freeCaught.length + wrongFree.length)}`);
+    if (process.env.BENCH_DETECTION_MISSED) console.log(`  missed: ${missed.join(' ')}`);
+    return wrongDisposable.length === 0 && wrongFree.length === 0;
+  } finally {
+    sources.close();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  if (!(await benchDetection())) process.exitCode = 1;
+}

@@ -1,0 +1,62 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { FIRST_RUN_MARKER, updateOnFirstStart } from '../../src/data-update/first-start.js';
+import { capturedLogger, tempDir } from '../ip/fixtures.js';
+import { sourcesAt, startOrigin, type Origin } from './origin.js';
+
+let origin: Origin;
+beforeAll(async () => {
+  origin = await startOrigin();
+});
+afterAll(() => origin.close());
+
+let dir: string;
+let cleanup: () => Promise<void>;
+beforeEach(async () => {
+  ({ dir, cleanup } = await tempDir());
+});
+afterEach(() => cleanup());
+
+/** Every source on a port nothing listens on: an install without the internet. */
+async function unreachable(): Promise<Record<string, string>> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return sourcesAt(`http://127.0.0.1:${port}`);
+}
+
+describe('the data job at first start', () => {
+  it('runs once where the sources are reachable, then leaves it to the schedule', async () => {
+    const { logger, lines } = capturedLogger();
+    const env = { DATA_UPDATE_ON_START: 'true', ...sourcesAt(origin.base), MAXMIND_ACCOUNT_ID: '' };
+    const report = await updateOnFirstStart(env, dir, logger);
+    expect(report?.results.filter((r) => r.outcome === 'updated').length).toBeGreaterThan(5);
+    expect(await readdir(dir)).toEqual(expect.arrayContaining([FIRST_RUN_MARKER, 'tor-exit-nodes.txt', 'disposable-domains.txt']));
+    expect(lines().some((l) => /data job at first start: \d+ sources updated/.test(String(l.msg)))).toBe(true);
+    const before = origin.requested.length;
+    expect(await updateOnFirstStart(env, dir, logger)).toBeNull();
+    expect(origin.requested.length).toBe(before);
+  });
+
+  it('says plainly when nothing could be fetched, and tries again at the next start', async () => {
+    const { logger, lines } = capturedLogger();
+    const env = { DATA_UPDATE_ON_START: 'true', ...(await unreachable()), MAXMIND_ACCOUNT_ID: '' };
+    const report = await updateOnFirstStart(env, dir, logger);
+    expect(report?.results.every((r) => r.outcome !== 'updated')).toBe(true);
+    const notice = lines().find((l) => String(l.msg).includes('no source could be fetched'));
+    expect(notice?.msg).toContain('run `npm run data:update` where the internet is reachable');
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('does nothing unless DATA_UPDATE_ON_START is true', async () => {
+    const { logger } = capturedLogger();
+    const before = origin.requested.length;
+    expect(await updateOnFirstStart({ ...sourcesAt(origin.base) }, dir, logger)).toBeNull();
+    expect(origin.requested.length).toBe(before);
+    await expect(readFile(join(dir, FIRST_RUN_MARKER))).rejects.toThrow();
+  });
+});
