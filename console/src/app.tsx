@@ -1,7 +1,7 @@
 import type { ComponentType } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ok, useSessionToken } from './api/client';
-import { Loading, ProblemMessage } from './components/ui';
+import { focusMainHeading, headingWanted, Loading, ProblemMessage } from './components/ui';
 import { asProblem } from './hooks';
 import { Audit } from './pages/audit/Audit';
 import { ChangePassword, Login, Setup } from './pages/login/Login';
@@ -89,6 +89,29 @@ function Shell({ session, onLogout, refresh }: { session: SessionInfo; onLogout:
   useEffect(() => {
     document.title = `${section.title} · Risk console`;
   }, [section.title]);
+  // A new page (not a new search on the same one: `?filters`) takes focus to its main heading, as
+  // a page load would start a screen reader there; a page still loading takes it when it shows.
+  const place = [account?.id, section.page, ...route.rest.filter((part) => !part.startsWith('?'))].join('/');
+  const shownPlace = useRef(place);
+  useEffect(() => {
+    if (shownPlace.current === place) return;
+    shownPlace.current = place;
+    headingWanted.value = !focusMainHeading();
+  }, [place]);
+  // A focused control that goes away (the draft discarded, its bar with it) would leave focus on
+  // <body>, back at the top of the page: the main heading takes it instead, once whatever gives
+  // focus back on its own (a dialog to its opener) has had its turn.
+  useEffect(() => {
+    const lost = (event: FocusEvent) => {
+      const left = event.target;
+      if (event.relatedTarget !== null || !(left instanceof Node)) return;
+      setTimeout(() => {
+        if (!left.isConnected && (document.activeElement === document.body || document.activeElement === null)) focusMainHeading();
+      }, 100);
+    };
+    document.addEventListener('focusout', lost);
+    return () => document.removeEventListener('focusout', lost);
+  }, []);
 
   return (
     <Session.Provider value={{ session, account: account?.id, role, owner, refresh }}>

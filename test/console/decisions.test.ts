@@ -2,6 +2,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { login, type Session } from '../support/admin.js';
 import { evaluationBody } from '../support/app.js';
+import { expectNoAxeViolations } from '../support/axe.js';
 import { launchChromium } from '../support/browser.js';
 import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer, type ConsoleServer } from '../support/console.js';
 
@@ -66,6 +67,7 @@ describe('the Decisions page', () => {
       // The chart: uPlot's canvas, and its label with the same totals as the log.
       await page.locator('.states-over-time canvas').first().waitFor();
       await expect.poll(() => page.locator('.states-over-time [role=img]').getAttribute('aria-label')).toBe(`Decisions per hour: ${PLAIN + 1} approve, 0 review, 1 decline.`);
+      await expectNoAxeViolations(page, 'Decisions, every row');
 
       // Filters: by state, then by e-mail address; each is in the URL.
       await page.getByLabel('State').selectOption('decline');
@@ -92,6 +94,7 @@ describe('the Decisions page', () => {
       // The API's refusal is shown at the field it names.
       await page.getByText('must be an IPv4 or IPv6 address, or a CIDR range').waitFor();
       await expect.poll(() => page.getByLabel('IP address or CIDR').getAttribute('aria-invalid')).toBe('true');
+      await expectNoAxeViolations(page, 'Decisions, a refused filter');
 
       expect(requests.filter((url) => !url.startsWith(server.origin))).toEqual([]);
       expect(troubles).toEqual([]);
@@ -118,12 +121,15 @@ describe('the Decisions page', () => {
       await expect(page.locator('.position figcaption').textContent()).resolves.toMatch(/^51\.\d{4}, -0\.\d{4}/);
       // The DNS of this test service answers nothing: said, not guessed.
       await expect(page.getByRole('region', { name: 'What could not be checked' }).textContent()).resolves.toMatch(/could not run/);
+      await page.getByText('The request as received').click();
+      await expectNoAxeViolations(page, 'a decision');
 
       await page.getByLabel('Reason (optional)').fill('Chargeback');
       await page.getByRole('button', { name: 'Label fraud' }).click();
       await page.getByRole('region', { name: 'Label' }).getByText('Labelled fraud').waitFor();
       await page.reload();
       await page.getByRole('region', { name: 'Label' }).getByText('“Chargeback”').waitFor();
+      await expectNoAxeViolations(page, 'a labelled decision');
       const stored = await server.app.inject({ url: `/admin/v1/accounts/acme/decisions/${made.disposable}`, headers: owner.read });
       expect(stored.json().labelled).toMatchObject({ label: 'fraud', reason: 'Chargeback' });
       // And the log shows it.
@@ -152,6 +158,48 @@ describe('the Decisions page', () => {
   });
 });
 
+describe('the Decisions page, with the keyboard', () => {
+  it('keeps the filter form (its fields, their ids, focus) across searches; a decision opened starts at its heading', async () => {
+    const { context, page, troubles } = await openConsole(browser, server.origin);
+    const focused = () => page.evaluate<string>("(() => { const e = document.activeElement; return e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + ' ' + e.textContent.trim().slice(0, 40); })()");
+    try {
+      await logIn(page, OWNER);
+      await page.goto(`${server.origin}/console/#/acme/decisions`);
+      const rows = page.locator('table.decisions tbody tr');
+      await expect.poll(() => rows.count()).toBe(50);
+      const emailId = await page.getByLabel('E-mail address').getAttribute('id');
+      await page.getByLabel('E-mail address').focus();
+      await page.keyboard.type('jane.doe@mailinator.com');
+      await page.keyboard.press('Enter');
+      await expect.poll(() => rows.count()).toBe(1);
+      // The same field (same id), still focused, still holding what was typed.
+      await expect.poll(focused).toBe(`input#${emailId} `);
+      await expect(page.getByLabel('E-mail address').inputValue()).resolves.toBe('jane.doe@mailinator.com');
+      await page.getByRole('button', { name: 'Clear filters' }).focus();
+      await page.keyboard.press('Enter');
+      await expect.poll(() => rows.count()).toBe(50);
+      await expect.poll(focused).toBe('button Clear filters');
+      expect(await page.getByLabel('E-mail address').getAttribute('id')).toBe(emailId);
+      await expect(page.getByLabel('E-mail address').inputValue()).resolves.toBe('');
+      // Back shows the search before in the form.
+      await page.goBack();
+      await expect.poll(() => rows.count()).toBe(1);
+      await expect.poll(() => page.getByLabel('E-mail address').inputValue()).toBe('jane.doe@mailinator.com');
+
+      // The row's link is named by what it shows (the time), then the decision's id.
+      const link = page.getByRole('link', { name: `decision ${made.disposable}` });
+      const name = await link.evaluate((a) => a.textContent);
+      expect(name).toMatch(new RegExp(`^.+, decision ${made.disposable}$`));
+      await link.focus();
+      await page.keyboard.press('Enter');
+      await expect.poll(focused).toBe('h1 Decision');
+      expect(troubles).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
 describe('the Lists page', () => {
   it('adds an entry, refuses a bad value at its field, and removes an entry after a confirmation', async () => {
     const { context, page, troubles } = await openConsole(browser, server.origin);
@@ -168,14 +216,17 @@ describe('the Lists page', () => {
       await form.getByLabel('Value').fill('203.0.113.0/24');
       await form.getByRole('button', { name: 'Add' }).click();
       await page.getByRole('cell', { name: '203.0.113.0/24', exact: true }).waitFor();
+      await expectNoAxeViolations(page, 'Lists, one entry');
       const listed = await server.app.inject({ url: '/admin/v1/accounts/acme/lists', headers: owner.read });
       expect(listed.json().entries).toEqual([expect.objectContaining({ list: 'block', kind: 'ip', value: '203.0.113.0/24', reason: 'Card testing' })]);
 
       await page.getByRole('button', { name: 'Remove 203.0.113.0/24 from the block list' }).click();
       const dialog = page.getByRole('dialog');
       await expect(dialog.textContent()).resolves.toContain('list_block stops firing');
+      await expectNoAxeViolations(page, 'Lists, the Remove dialog');
       await dialog.getByRole('button', { name: 'Remove entry' }).click();
       await page.getByRole('cell', { name: 'No entry.' }).waitFor();
+      await expectNoAxeViolations(page, 'Lists, empty');
       expect((await server.app.inject({ url: '/admin/v1/accounts/acme/lists', headers: owner.read })).json().entries).toEqual([]);
       expect(troubles).toEqual([]);
     } finally {

@@ -2,6 +2,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CONSOLE_CSP } from '../../src/http/routes/console.js';
 import { createUser } from '../support/admin.js';
+import { expectNoAxeViolations } from '../support/axe.js';
 import { launchChromium } from '../support/browser.js';
 import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer, type ConsoleServer } from '../support/console.js';
 
@@ -58,13 +59,17 @@ describe('serving', () => {
 });
 
 describe('every page, as an owner', () => {
-  it('renders its heading under the CSP with no error and no request off this origin', async () => {
+  it('renders its heading under the CSP with no error, no request off this origin and no axe-core violation', async () => {
     const { context, page, requests, troubles } = await openConsole(browser, server.origin);
     try {
+      await page.getByRole('button', { name: 'Log in' }).waitFor();
+      await expectNoAxeViolations(page, 'Log in');
       await logIn(page, OWNER);
-      for (const [link, heading] of [['Users', 'Users'], ['Data sources', 'Data sources'], ['Audit log', 'Audit log'], ['Getting started', 'Getting started']]) {
+      for (const [link, heading] of [['Decisions', 'Decisions'], ['Threat rules', 'Threat rules'], ['Lists', 'Lists'], ['Users', 'Users'], ['Data sources', 'Data sources'], ['Audit log', 'Audit log'], ['Getting started', 'Getting started']] as const) {
         await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: link }).click();
         await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+        // Getting started: fixed on branch firsthour (issue 25)
+        if (heading !== 'Getting started') await expectNoAxeViolations(page, heading);
       }
       await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Audit log' }).click();
       await page.getByRole('cell', { name: 'account.create' }).first().waitFor();

@@ -66,8 +66,56 @@ export function CopyButton({ text, label = 'Copy', target }: { text: string; lab
 }
 
 /**
+ * Text that may scroll (a rule file, a JSON body, a diff): it takes focus, so a keyboard user can
+ * scroll it, and is named by `label` (a plain <pre> may not carry a name: it needs a role).
+ */
+export function ScrollingText({ label, class: className, landmark = false, children }: { label: string; class?: string; landmark?: boolean; children: ComponentChildren }) {
+  return <pre class={className} tabIndex={0} role={landmark ? 'region' : 'group'} aria-label={label}>{children}</pre>;
+}
+
+/**
+ * Where focus goes back when something opened from a control closes (a dialog, a picker): to that
+ * control, when focus was inside what closes (or lost to the page) and the control is still there;
+ * else to the page's main heading. Call it in the opened component, with a ref to its element.
+ */
+export function useReturnFocus(ref: { current: HTMLElement | null }) {
+  useEffect(() => {
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    return () => {
+      // Preact runs this before it removes the element: where focus is now says whether it was inside.
+      const inside = ref.current?.contains(document.activeElement) || document.activeElement === document.body || document.activeElement === null;
+      if (!inside) return;
+      // After the closing render: the opener may be replaced (re-rendered) or gone by then.
+      setTimeout(() => {
+        const again = opener && (opener.isConnected ? opener : sameControl(opener));
+        if (again) again.focus();
+        else focusMainHeading();
+      });
+    };
+  }, []);
+}
+
+/** The control on the page now that is `gone` rendered again: same tag, id, name and text. */
+function sameControl(gone: HTMLElement): HTMLElement | undefined {
+  const signature = (e: Element) => [e.tagName, e.id, e.getAttribute('aria-label'), e.textContent].join('\n');
+  const wanted = signature(gone);
+  return [...document.querySelectorAll<HTMLElement>(`#main ${gone.tagName}`)].find((e) => signature(e) === wanted);
+}
+
+/** A route change found no heading yet (the page was loading): the next main heading shown takes focus. */
+export const headingWanted = { value: false };
+
+/** Focus on the page's main heading (a route change, or a control that went away). */
+export function focusMainHeading(): boolean {
+  const heading = document.querySelector<HTMLElement>('#main h1');
+  heading?.focus();
+  return heading !== null;
+}
+
+/**
  * A modal confirmation (the native <dialog>: focus stays inside, Escape cancels). It says what
- * the action stops, and runs it only on the explicit button.
+ * the action stops, and runs it only on the explicit button. Closed, it gives focus back to the
+ * control that opened it.
  */
 export function Confirm({ title, children, action, onConfirm, onCancel, busy, problem }: {
   title: string;
@@ -80,6 +128,8 @@ export function Confirm({ title, children, action, onConfirm, onCancel, busy, pr
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   const id = useId();
+  // First: it notes the opener before showModal() moves focus, and sees focus inside before close().
+  useReturnFocus(ref);
   useEffect(() => {
     const dialog = ref.current;
     if (dialog && !dialog.open) dialog.showModal();
@@ -102,10 +152,17 @@ export function Loading({ what }: { what: string }) {
   return <p class="muted" role="status">Loading {what}…</p>;
 }
 
+/** A page: its main heading (focusable from script, for a route change), an intro and the rest. */
 export function Page({ title, children, intro }: { title: string; intro?: ComponentChildren; children: ComponentChildren }) {
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    if (!headingWanted.value) return;
+    headingWanted.value = false;
+    heading.current?.focus();
+  }, []);
   return (
     <>
-      <h1>{title}</h1>
+      <h1 ref={heading} tabIndex={-1}>{title}</h1>
       {intro ? <p class="intro">{intro}</p> : null}
       {children}
     </>

@@ -1,5 +1,5 @@
 import { api, ok, type Answered } from '../../api/client';
-import { Page, ProblemMessage, Time } from '../../components/ui';
+import { Page, ProblemMessage, ScrollingText, Time } from '../../components/ui';
 import { usePages } from '../../hooks';
 import { useSession } from '../../session';
 
@@ -31,7 +31,7 @@ export function Audit() {
                 {e.before !== null || e.after !== null ? (
                   <details>
                     <summary>Before and after</summary>
-                    <div class="diff"><pre aria-label="Before">{json(e.before) || '(nothing)'}</pre><pre aria-label="After">{json(e.after) || '(nothing)'}</pre></div>
+                    <div class="diff"><ScrollingText label="Before">{json(e.before) || '(nothing)'}</ScrollingText><ScrollingText label="After">{json(e.after) || '(nothing)'}</ScrollingText></div>
                   </details>
                 ) : <span class="muted">–</span>}
               </td>

@@ -2,7 +2,7 @@ import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import type uPlot from 'uplot';
 import { api, ok, type Answered } from '../../api/client';
-import { Field, Loading, Page, ProblemMessage, StateBadge, Time } from '../../components/ui';
+import { Field, Loading, Page, ProblemMessage, ScrollingText, StateBadge, Time } from '../../components/ui';
 import { UPlot } from '../../components/UPlot';
 import { useAction, useResource } from '../../hooks';
 import { href } from '../../router';
@@ -34,8 +34,8 @@ export function DecisionDetail({ id }: { id: string }) {
           <Facts d={d} />
           <section class="card" aria-labelledby="raw">
             <h2 id="raw">Request and answer</h2>
-            <details><summary>The request as received</summary><pre>{json(d.request)}</pre></details>
-            <details><summary>The answer as sent</summary><pre>{json(d.response)}</pre></details>
+            <details><summary>The request as received</summary><ScrollingText label="The request as received">{json(d.request)}</ScrollingText></details>
+            <details><summary>The answer as sent</summary><ScrollingText label="The answer as sent">{json(d.response)}</ScrollingText></details>
           </section>
         </>
       ) : null}

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Answered, type ApiProblem } from '../../api/client';
 import { Field, Loading, Page, ProblemMessage, SelectField, StateBadge, Time } from '../../components/ui';
 import { usePages, useResource } from '../../hooks';
@@ -34,7 +34,7 @@ function DecisionLog({ filters }: { filters: Filters }) {
 
   return (
     <Page title="Decisions" intro="Every evaluation this account made, newest first (kept RETENTION_DAYS). Filter, open one to see why it scored what it did, and label it fraud or legit.">
-      <FilterForm key={key} filters={filters} problem={log.error} />
+      <FilterForm filters={filters} problem={log.error} />
       {stats.data ? <StatesOverTime stats={stats.data} /> : null}
       {stats.error && !log.error ? <ProblemMessage problem={stats.error} /> : null}
       {log.error && log.error.errors.length === 0 ? <ProblemMessage problem={log.error} /> : null}
@@ -49,7 +49,7 @@ function DecisionLog({ filters }: { filters: Filters }) {
         <tbody>
           {log.items.map((d) => (
             <tr key={d.id}>
-              <td class="nowrap"><a href={href(account!, 'decisions', d.id)} aria-label={`Decision ${d.id}`}><Time at={d.evaluated_at} /></a></td>
+              <td class="nowrap"><a href={href(account!, 'decisions', d.id)}><Time at={d.evaluated_at} /><span class="visually-hidden">, decision {d.id}</span></a></td>
               <td><code>{d.event_type}</code></td>
               <td class="wrap">{d.email}</td>
               <td class="wrap"><code>{d.ip}</code></td>
@@ -69,11 +69,18 @@ function DecisionLog({ filters }: { filters: Filters }) {
   );
 }
 
-/** The filters as a form; applying it changes the URL, which loads the matching decisions. */
+/**
+ * The filters as a form; applying it changes the URL, which loads the matching decisions. The form
+ * stays the same elements across searches (focus stays on Search, its fields keep their ids); a URL
+ * changed otherwise (back, a shared link) is shown in it.
+ */
 function FilterForm({ filters, problem }: { filters: Filters; problem: ApiProblem | undefined }) {
   const { account } = useSession();
   // The form shows times in the browser's zone; the URL keeps instants, so a shared link means the same range anywhere.
-  const [form, setForm] = useState<Filters>({ ...filters, from: filters.from && isoToLocal(filters.from), to: filters.to && isoToLocal(filters.to) });
+  const shown = (f: Filters): Filters => ({ ...f, from: f.from && isoToLocal(f.from), to: f.to && isoToLocal(f.to) });
+  const [form, setForm] = useState<Filters>(() => shown(filters));
+  const key = filterSegment(filters);
+  useEffect(() => setForm(shown(filters)), [key]);
   const set = (name: keyof Filters) => (value: string) => setForm((f) => ({ ...f, [name]: value }));
   const input = (name: keyof Filters, label: string, extra: Record<string, unknown> = {}) => (
     <Field label={label} value={form[name] ?? ''} onInput={(e) => set(name)(e.currentTarget.value)} error={problem?.field(name)} {...extra} />

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Answered } from '../../api/client';
-import { Confirm, Loading, Page, ProblemMessage, Time } from '../../components/ui';
+import { Confirm, Loading, Page, ProblemMessage, ScrollingText, Time } from '../../components/ui';
 import { asProblem, useAction, useResource } from '../../hooks';
 import { href, navigate } from '../../router';
 import { useSession } from '../../session';
@@ -163,7 +163,7 @@ function OneBacktest({ account, eventType, id }: { account: string; eventType: s
             {backtest.status === 'running' && role === 'admin' ? <button type="button" class="danger" onClick={() => setConfirming(true)}>Cancel backtest</button> : null}
             <details>
               <summary>The rule file tested</summary>
-              <pre>{backtest.yaml}</pre>
+              <ScrollingText label="The rule file tested">{backtest.yaml}</ScrollingText>
             </details>
           </section>
           {backtest.report ? <ReportView report={backtest.report} account={account} candidateName="candidate" /> : null}

@@ -1,5 +1,5 @@
 import { api, ok } from '../../api/client';
-import { Loading, ProblemMessage } from '../../components/ui';
+import { Loading, ProblemMessage, ScrollingText } from '../../components/ui';
 import { useResource } from '../../hooks';
 import { useSession } from '../../session';
 import type { Version } from './types';
@@ -38,9 +38,9 @@ export function DraftDiff({ eventType, draft }: { eventType: string; draft: Vers
             {rules!.reordered ? <li>Rules reordered</li> : null}
           </ul>
           {d.text ? (
-            <pre class="diff-text" aria-label={`Diff of the YAML of ${eventType}`}>
+            <ScrollingText class="diff-text" landmark label={`Diff of the YAML of ${eventType}`}>
               {d.text.split('\n').filter((line) => !line.startsWith('====')).map((line, i) => <span key={i} class={lineClass(line)}>{line}{'\n'}</span>)}
-            </pre>
+            </ScrollingText>
           ) : null}
         </>
       ) : null}

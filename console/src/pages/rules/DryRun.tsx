@@ -78,6 +78,7 @@ function DryRunResult({ answer }: { answer: DryRunAnswer }) {
               <td class="wrap">{r.evidence.map((e) => `${e.field} = ${e.reading === 'value' ? JSON.stringify(e.value) : e.reading}${e.unavailable ? ` (${e.unavailable})` : ''}`).join('; ')}</td>
             </tr>
           ))}
+          {answer.rules.length === 0 ? <tr><td colSpan={5} class="muted">No rule in this version.</td></tr> : null}
         </tbody>
       </table>
     </section>

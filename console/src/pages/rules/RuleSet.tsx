@@ -1,6 +1,6 @@
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { api, ok } from '../../api/client';
-import { Confirm, Field, Loading, Page, ProblemMessage, Time } from '../../components/ui';
+import { Confirm, Field, Loading, Page, ProblemMessage, ScrollingText, Time } from '../../components/ui';
 import { asProblem, useAction, useResource } from '../../hooks';
 import { href } from '../../router';
 import { useSession } from '../../session';
@@ -104,7 +104,7 @@ function RuleFile({ version }: { version: Version }) {
   return (
     <details class="rule-file">
       <summary>The rule file of version {version.version} (YAML)</summary>
-      <pre>{version.yaml}</pre>
+      <ScrollingText label={`Rule file of version ${version.version}`}>{version.yaml}</ScrollingText>
     </details>
   );
 }
@@ -154,8 +154,15 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
     setConfirm(undefined);
     reload();
   });
-  const changed = () => {
+  // The library picker or the custom rule editor, closed (Close, or a rule added), gives focus back
+  // to the button that opened it (a ref: the first change makes the draft, and Preact may render the button anew).
+  const openers = { library: useRef<HTMLButtonElement>(null), custom: useRef<HTMLButtonElement>(null) };
+  const close = () => {
+    if (adding) setTimeout(() => openers[adding].current?.focus());
     setAdding(undefined);
+  };
+  const changed = () => {
+    close();
     reload();
   };
 
@@ -187,7 +194,8 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
           </div>
         </div>
       ) : (
-        <p class="muted">No draft: the first change below starts one from the live version. The live rules change only when it is published.</p>
+        // A <div> as the bar is: Preact then keeps the blocks below as they are when the first change makes the draft (focus stays on them).
+        <div><p class="muted">No draft: the first change below starts one from the live version. The live rules change only when it is published.</p></div>
       )}
       {draft ? <Problems version={draft} /> : null}
       {overtaken ? (
@@ -199,11 +207,11 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
       ) : null}
       <Shadow eventType={eventType} />
       <div class="actions">
-        <button type="button" aria-expanded={adding === 'library'} onClick={() => setAdding(adding === 'library' ? undefined : 'library')}>Add from the library</button>
-        <button type="button" aria-expanded={adding === 'custom'} onClick={() => setAdding(adding === 'custom' ? undefined : 'custom')}>Write a custom rule</button>
+        <button ref={openers.library} type="button" aria-expanded={adding === 'library'} onClick={() => setAdding(adding === 'library' ? undefined : 'library')}>Add from the library</button>
+        <button ref={openers.custom} type="button" aria-expanded={adding === 'custom'} onClick={() => setAdding(adding === 'custom' ? undefined : 'custom')}>Write a custom rule</button>
       </div>
-      {adding === 'library' ? <LibraryPicker eventType={eventType} present={(base?.rules ?? []).map((r) => r.id)} onAdded={changed} onClose={() => setAdding(undefined)} /> : null}
-      {adding === 'custom' ? <CustomRuleEditor eventType={eventType} onAdded={changed} onClose={() => setAdding(undefined)} /> : null}
+      {adding === 'library' ? <LibraryPicker eventType={eventType} present={(base?.rules ?? []).map((r) => r.id)} onAdded={changed} onClose={close} /> : null}
+      {adding === 'custom' ? <CustomRuleEditor eventType={eventType} onAdded={changed} onClose={close} /> : null}
       {base ? (
         <>
           <ThresholdsForm key={base.yaml_sha256} eventType={eventType} version={base} onChanged={reload} />

@@ -78,6 +78,7 @@ function Members({ account }: { account: string }) {
                 <td class="row-actions"><button type="button" class="danger" onClick={() => setRemoving(u)} aria-label={`Remove ${u.email}`}>Remove</button></td>
               </tr>
             ))}
+            {members.data.users.length === 0 ? <tr><td colSpan={5} class="muted">No member yet: add one below.</td></tr> : null}
           </tbody>
         </table>
       ) : null}
@@ -142,6 +143,7 @@ function AllUsers() {
                 </td>
               </tr>
             ))}
+            {users.data.users.length === 0 ? <tr><td colSpan={5} class="muted">No user.</td></tr> : null}
           </tbody>
         </table>
       ) : <Loading what="users" />}
