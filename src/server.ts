@@ -1,8 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { getServers } from 'node:dns';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig, parseDnsServer, type Config, type DnsServer } from './config.js';
+import { ConfigError, loadConfig, withSystemResolvers, type Config } from './config.js';
 import { generateKey, keyIdOf, hashKey, MIN_KEY_LENGTH } from './keys/key.js';
 import { createLogger } from './logger.js';
 import { listenForMetrics, type MetricsListener } from './metrics/listener.js';
@@ -10,10 +9,6 @@ import { listenForMetrics, type MetricsListener } from './metrics/listener.js';
 /** The only file that touches the process: environment, listening, signals. */
 
 const DEV_KEY_FILE = '.dev-api-key';
-
-function systemResolvers(): DnsServer[] {
-  return getServers().flatMap((s) => parseDnsServer(s) ?? []);
-}
 
 /**
  * Outside production, a fresh clone with no keys (none in API_KEYS, none in the store) still
@@ -61,7 +56,7 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger(config.logLevel);
-  if (config.dnsServers.length === 0) config = { ...config, dnsServers: systemResolvers() };
+  config = withSystemResolvers(config);
 
   // NODE_ENV=production never uses one: a start with no key at all is refused there.
   const announce = (key: string) => {
