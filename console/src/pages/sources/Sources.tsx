@@ -2,6 +2,7 @@ import { api, ok, type Answered } from '../../api/client';
 import { Loading, Page, ProblemMessage } from '../../components/ui';
 import { useResource } from '../../hooks';
 import { useSession } from '../../session';
+import { AdviceText, SOURCE_ADVICE } from './advice';
 
 type Source = Answered<'listSources'>['sources'][number];
 
@@ -33,7 +34,10 @@ function SourceTable({ sources }: { sources: Source[] }) {
           return (
             <tr key={s.name}>
               <th scope="row"><code>{s.name}</code> <span class="muted">{s.type}</span></th>
-              <td class="nowrap"><span class={s.loaded ? 'state ok' : 'state warn'}>{s.loaded ? 'loaded' : 'not loaded'}</span></td>
+              <td class={s.loaded || SOURCE_ADVICE[s.name] === undefined ? 'nowrap' : 'wrap'}>
+                <span class={s.loaded ? 'state ok' : 'state warn'}>{s.loaded ? 'loaded' : 'not loaded'}</span>
+                {!s.loaded && SOURCE_ADVICE[s.name] ? <div class="advice"><AdviceText advice={SOURCE_ADVICE[s.name]!} /></div> : null}
+              </td>
               <td class="wrap">{s.source ?? <span class="muted">–</span>}</td>
               <td class="nowrap">{s.build_date ? s.build_date.slice(0, 10) : <span class="muted">unknown</span>}</td>
               <td class="nowrap">{age === null ? <span class="muted">–</span> : <span class={age > 30 ? 'state warn' : undefined}>{age} {age === 1 ? 'day' : 'days'}</span>}</td>
