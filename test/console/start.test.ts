@@ -31,6 +31,8 @@ const commandContrasts = (page: Page) =>
       const [r, g, b] = (color.match(/[\d.]+/g) ?? []).slice(0, 3).map(Number).map((v) => v / 255).map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
       return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
     };
+    // In the page (the tests' tsconfig has no DOM library, so its global is typed here).
+    const { getComputedStyle } = globalThis as unknown as { getComputedStyle(element: unknown): { color: string; backgroundColor: string } };
     return blocks.map((pre) => {
       const text = luminance(getComputedStyle(pre.querySelector('code') ?? pre).color);
       const background = luminance(getComputedStyle(pre).backgroundColor);
