@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config/config.js';
+import { loadConfig, withSystemResolvers } from '../src/config/config.js';
 import { generateKey } from '../src/keys/key.js';
 import { createLogger } from '../src/logger.js';
 import { SDK_DIST, sriOf } from '../scripts/build-sdk.js';
@@ -19,7 +19,8 @@ const demoPort = Number(env.DEMO_PORT ?? 4000);
 async function startService(): Promise<{ url: string; apiKey: string; close(): Promise<void> }> {
   if (env.RISK_URL && env.RISK_API_KEY) return { url: env.RISK_URL.replace(/\/$/, ''), apiKey: env.RISK_API_KEY, close: async () => {} };
   const apiKey = generateKey();
-  const config = loadConfig({ ...env, NODE_ENV: 'development', API_KEYS: apiKey, ACCOUNTS_FILE: undefined, HOST: '127.0.0.1', LOG_LEVEL: env.LOG_LEVEL ?? 'warn' });
+  // DNS_SERVERS unset (a fresh clone): the system's resolvers, as `npm start` does.
+  const config = withSystemResolvers(loadConfig({ ...env, NODE_ENV: 'development', API_KEYS: apiKey, ACCOUNTS_FILE: undefined, HOST: '127.0.0.1', LOG_LEVEL: env.LOG_LEVEL ?? 'warn' }));
   const app = await buildApp(config, { logger: createLogger(config.logLevel) });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   return { url: address, apiKey, close: () => app.close() };

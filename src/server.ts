@@ -1,20 +1,16 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { getServers } from 'node:dns';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { updateOnFirstStart } from './data-update/first-start.js';
-import { ConfigError, loadConfig, parseDnsServer, type Config, type DnsServer } from './config/config.js';
+import { ConfigError, loadConfig, withSystemResolvers, type Config } from './config/config.js';
 import { generateKey, keyIdOf, hashKey, MIN_KEY_LENGTH } from './keys/key.js';
 import { createLogger } from './logger.js';
+import { forPeople } from './log-for-people.js';
 import { listenForMetrics, type MetricsListener } from './metrics/listener.js';
 
 /** The only file that touches the process: environment, listening, signals. */
 
 const DEV_KEY_FILE = '.dev-api-key';
-
-function systemResolvers(): DnsServer[] {
-  return getServers().flatMap((s) => parseDnsServer(s) ?? []);
-}
 
 /**
  * Outside production, a fresh clone with no keys (none in API_KEYS, none in the store) still
@@ -37,16 +33,17 @@ function newDevelopmentKey(): string {
 
 /**
  * Outside production, while no console user exists: the first owner's one-time setup link, on the
- * terminal (stderr), never in the JSON log on stdout. README "Administration".
+ * terminal (stderr), never in the JSON log on stdout. Printed once the service listens, so it is
+ * the last thing a start prints, the link alone on its line, easy to copy. README "Administration".
  */
 function printSetupLink(config: Config, token: string): void {
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
   const base = `http://${host}:${config.port}`;
   process.stderr.write(
-    '\nNo console user yet. Create the first instance owner (this link works once, for 24 hours; a restart replaces it):\n' +
-      `  in the console:  ${base}/console/#setup=${token}\n` +
-      `  or with curl:    curl -si ${base}/admin/v1/setup -H 'Content-Type: application/json' \\\n` +
-      `                     -d '{"token":"${token}","email":"you@example.com","password":"at least 12 characters"}'\n\n`,
+    '\nNo console user yet. Create the first instance owner (the link works once, for 24 hours; a restart replaces it).\n' +
+      `With curl: curl -si ${base}/admin/v1/setup -H 'Content-Type: application/json' -d '{"token":"${token}","email":"you@example.com","password":"at least 12 characters"}'\n` +
+      'Or open this link in a browser:\n\n' +
+      `${base}/console/#setup=${token}\n\n`,
   );
 }
 
@@ -61,8 +58,9 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const logger = createLogger(config.logLevel);
-  if (config.dnsServers.length === 0) config = { ...config, dnsServers: systemResolvers() };
+  // A development start prints for a person (src/log-for-people.ts); production and test log JSON.
+  const logger = createLogger(config.logLevel, config.env === 'development' ? forPeople() : undefined);
+  config = withSystemResolvers(config);
 
   // NODE_ENV=production never uses one: a start with no key at all is refused there.
   const announce = (key: string) => {
@@ -76,9 +74,12 @@ async function main(): Promise<void> {
     else development = () => announce(newDevelopmentKey());
   }
 
+  // The setup token arrives while the app is built: its link is printed after the ready line.
+  let listening = false;
+  let setupToken: string | undefined;
   let app: FastifyInstance;
   try {
-    app = await buildApp(config, { logger, developmentKey: development, onSetupToken: (token) => printSetupLink(config, token) });
+    app = await buildApp(config, { logger, developmentKey: development, onSetupToken: (token) => (listening ? printSetupLink(config, token) : (setupToken = token)) });
   } catch (error) {
     logger.fatal({ error: (error as Error).message }, 'start-up failed');
     logger.flush();
@@ -139,12 +140,19 @@ async function main(): Promise<void> {
       process.exit(1);
     }
   }
-  logger.info(
-    { address: app.server.address(), metrics: metricsListener?.address ?? (config.metrics.token !== null ? 'on PORT, with the token' : 'off'), sources: app.sources(), dns_servers: config.dnsServers.map((s) => `${s.host}:${s.port}`), node_env: config.env },
-    'ready',
-  );
+  const metrics = metricsListener?.address ?? (config.metrics.token !== null ? 'on PORT, with the token' : 'off');
+  const dnsServers = config.dnsServers.map((s) => `${s.host}:${s.port}`);
+  if (config.env === 'development') {
+    // For a person: where it listens and what is missing, not every source's record (GET /admin/v1/sources has them).
+    const notLoaded = app.sources().filter((s) => !s.loaded).map((s) => s.name);
+    logger.info({ url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`, metrics, dns_servers: dnsServers.join(', '), sources_not_loaded: notLoaded.join(', ') || 'none' }, 'ready');
+  } else {
+    logger.info({ address: app.server.address(), metrics, sources: app.sources(), dns_servers: dnsServers, node_env: config.env }, 'ready');
+  }
   // In the background: the service serves on its bundled data meanwhile, and reloads the files as they land.
   void updateOnFirstStart(process.env, config.dataDir, logger);
+  listening = true;
+  if (setupToken !== undefined) printSetupLink(config, setupToken);
 }
 
 void main();

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
  * never one above. Type-only imports count too: a type names what a module depends on.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ['core', 'config', 'version.ts', 'logger.ts'],
+  ['core', 'config', 'version.ts', 'logger.ts', 'log-for-people.ts'],
   ['dns', 'files'],
   ['email', 'ip', 'keys'],
   ['request'],

@@ -1,3 +1,4 @@
+import { getServers } from 'node:dns';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { DEFAULT_DATABASE_URL, parseDatabaseUrl, type DatabaseUrl } from './store-url.js';
@@ -211,4 +212,13 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     historyTimeoutMs: e.HISTORY_TIMEOUT_MS,
     session: { idleTimeoutMs: e.SESSION_IDLE_TIMEOUT_MS, maxAgeMs: e.SESSION_MAX_AGE_MS },
   };
+}
+
+/**
+ * The config with DNS_SERVERS, or, when that is empty, the system's resolvers (resolv.conf, as
+ * node:dns reads it). Every process that evaluates (the server, the demo) starts through this.
+ */
+export function withSystemResolvers(config: Config): Config {
+  if (config.dnsServers.length > 0) return config;
+  return { ...config, dnsServers: getServers().flatMap((s) => parseDnsServer(s) ?? []) };
 }

@@ -112,4 +112,32 @@ describe('the deployment examples', () => {
     expect(compose.services['data-update'].volumes).toEqual(['data:/data']);
     expect(compose.services['risk-1'].volumes).toEqual(['data:/data:ro']);
   });
+
+  it('name only files that exist, and only paths in a Secret that something mounts', () => {
+    const hostFiles = Object.values(compose.services).flatMap((service) => ((service as Doc).volumes ?? []) as string[])
+      .map((volume) => volume.split(':')[0]!)
+      .filter((source) => source.startsWith('.') || source.startsWith('/'));
+    expect(hostFiles.length).toBeGreaterThan(0);
+    for (const source of hostFiles) expect(existsSync(join('deploy', source)), source).toBe(true);
+    const mounted = [...pod.containers, ...cronJob!.spec.jobTemplate.spec.template.spec.containers].flatMap((c: Doc) => (c.volumeMounts ?? []).map((m: Doc) => m.mountPath as string));
+    const secretText = readFileSync(join(K8S, 'secret.example.yaml'), 'utf8');
+    for (const [, path] of secretText.matchAll(/sslrootcert=(\/[^&'\s]+)/g)) expect(mounted.some((m) => path!.startsWith(m)), path).toBe(true);
+  });
+
+  it('let the admin API\'s 1 MiB rule import through nginx, and tell the service the scheme', () => {
+    const nginx = readFileSync('deploy/nginx.conf', 'utf8');
+    const limit = /client_max_body_size (\d+)([km]?);/.exec(nginx)!;
+    expect(Number(limit[1]) * { '': 1, k: 1024, m: 1024 * 1024 }[limit[2] as '' | 'k' | 'm']).toBeGreaterThanOrEqual(1024 * 1024);
+    expect(nginx).toContain('proxy_set_header X-Forwarded-Proto $scheme;');
+  });
+
+  it('pin image versions and set resource requests and limits', () => {
+    for (const [name, service] of Object.entries(compose.services) as Array<[string, Doc]>) {
+      if (service.image === undefined || service.image === 'risk-evaluation:local') continue; // the service's own, built here
+      expect(service.image, name).toMatch(/:\d+\.\d+(\.\d+)?-\w+(@sha256:[0-9a-f]{64})?$/);
+    }
+    for (const name of ['risk-1', 'risk-2']) expect(compose.services[name].deploy.resources.limits.memory, name).toBeDefined();
+    expect(container.resources.requests).toBeDefined();
+    expect(container.resources.limits.memory).toBeDefined();
+  });
 });

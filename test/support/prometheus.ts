@@ -5,8 +5,10 @@ import { execFileSync } from 'node:child_process';
  * (`prometheus_client.parser`, Debian's `python3-prometheus-client`), not by the library that wrote
  * it: what the tests assert is what a Prometheus-compatible reader takes from the text. Its parser
  * is strict (a malformed line, a sample outside its family, a bad escape is an error). The npm
- * parser `parse-prometheus-text-format` was tried first and dropped: it merges the series of a
- * labelled histogram into one, losing their labels, sums and counts.
+ * parsers `parse-prometheus-text-format` (1.1.1) and `exposition` (1.2.0) were tried and dropped:
+ * both merge the series of a labelled histogram into one, losing their labels, sums and counts. So
+ * this one Debian package stays: a test file importing this module is skipped, with one line naming
+ * the package, where it is missing, and fails with CI=true (test/support/requirements.ts).
  */
 interface Sample {
   name: string;

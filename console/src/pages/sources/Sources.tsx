@@ -1,7 +1,9 @@
+import { Fragment } from 'preact';
 import { api, ok, type Answered } from '../../api/client';
 import { Loading, Page, ProblemMessage } from '../../components/ui';
 import { useResource } from '../../hooks';
 import { useSession } from '../../session';
+import { AdviceText, SOURCE_ADVICE } from './advice';
 
 type Source = Answered<'listSources'>['sources'][number];
 
@@ -31,15 +33,21 @@ function SourceTable({ sources }: { sources: Source[] }) {
         {sources.map((s) => {
           const age = ageOf(s.build_date);
           return (
-            <tr key={s.name}>
-              <th scope="row"><code>{s.name}</code> <span class="muted">{s.type}</span></th>
-              <td class="nowrap"><span class={s.loaded ? 'state ok' : 'state warn'}>{s.loaded ? 'loaded' : 'not loaded'}</span></td>
-              <td class="wrap">{s.source ?? <span class="muted">–</span>}</td>
-              <td class="nowrap">{s.build_date ? s.build_date.slice(0, 10) : <span class="muted">unknown</span>}</td>
-              <td class="nowrap">{age === null ? <span class="muted">–</span> : <span class={age > 30 ? 'state warn' : undefined}>{age} {age === 1 ? 'day' : 'days'}</span>}</td>
-              <td class="num nowrap">{count(s.entries)}</td>
-              <td>{s.error ? <span class="state bad">{s.error}</span> : <span class="muted">none</span>}</td>
-            </tr>
+            <Fragment key={s.name}>
+              <tr>
+                <th scope="row"><code>{s.name}</code> <span class="muted">{s.type}</span></th>
+                <td class="nowrap"><span class={s.loaded ? 'state ok' : 'state warn'}>{s.loaded ? 'loaded' : 'not loaded'}</span></td>
+                <td class="wrap">{s.source ?? <span class="muted">–</span>}</td>
+                <td class="nowrap">{s.build_date ? s.build_date.slice(0, 10) : <span class="muted">unknown</span>}</td>
+                <td class="nowrap">{age === null ? <span class="muted">–</span> : <span class={age > 30 ? 'state warn' : undefined}>{age} {age === 1 ? 'day' : 'days'}</span>}</td>
+                <td class="num nowrap">{count(s.entries)}</td>
+                <td>{s.error ? <span class="state bad">{s.error}</span> : <span class="muted">none</span>}</td>
+              </tr>
+              {/* What loads a source that is not loaded, on a row of its own under it. */}
+              {!s.loaded && SOURCE_ADVICE[s.name] ? (
+                <tr class="advice"><td colSpan={7}><AdviceText advice={SOURCE_ADVICE[s.name]!} /></td></tr>
+              ) : null}
+            </Fragment>
           );
         })}
       </tbody>

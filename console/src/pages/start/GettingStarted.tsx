@@ -4,6 +4,7 @@ import { Confirm, CopyButton, Field, Loading, Page, ProblemMessage, Time } from 
 import { useAction, useResource } from '../../hooks';
 import { href, navigate } from '../../router';
 import { useSession } from '../../session';
+import { AdviceText, CHECK_ADVICE } from '../sources/advice';
 
 type KeyInfo = Answered<'listKeys'>['keys'][number];
 type NewKey = { key: string; info: KeyInfo; replaced?: KeyInfo };
@@ -12,6 +13,19 @@ type NewKey = { key: string; info: KeyInfo; replaced?: KeyInfo };
 export const curlFor = (origin: string, key: string) =>
   `curl -s ${origin}/v1/risk/evaluate \\\n  -H "Authorization: Bearer ${key}" \\\n  -H 'Content-Type: application/json' \\\n` +
   `  -d '{"ip":"81.2.69.160","email":"jane.doe@example.com","event_type":"account_register"}'`;
+
+/** The same request from Node.js (18+, fetch built in) and from Python 3 (standard library only). */
+export const nodeFor = (origin: string, key: string) =>
+  `const response = await fetch('${origin}/v1/risk/evaluate', {\n  method: 'POST',\n  headers: { Authorization: 'Bearer ${key}', 'Content-Type': 'application/json' },\n` +
+  `  body: JSON.stringify({ ip: '81.2.69.160', email: 'jane.doe@example.com', event_type: 'account_register' }),\n});\nconsole.log(await response.json());`;
+
+export const pythonFor = (origin: string, key: string) =>
+  `import json, urllib.request\n\nrequest = urllib.request.Request(\n    '${origin}/v1/risk/evaluate',\n` +
+  `    data=json.dumps({'ip': '81.2.69.160', 'email': 'jane.doe@example.com', 'event_type': 'account_register'}).encode(),\n` +
+  `    headers={'Authorization': 'Bearer ${key}', 'Content-Type': 'application/json'},\n)\nprint(json.load(urllib.request.urlopen(request)))`;
+
+/** The example request, as the test event the page sends (a dry run: nothing is logged or counted). */
+const EXAMPLE_REQUEST = { ip: '81.2.69.160', email: 'jane.doe@example.com' };
 
 const keyName = (k: KeyInfo) => (k.prefix ? `${k.prefix}…` : k.id);
 
@@ -80,7 +94,7 @@ function Keys({ account }: { account: string }) {
   const example = shown?.key ?? '$RISK_API_KEY';
 
   return (
-    <Page title="Getting started" intro="Your backend calls this service before it creates an account or lets a user log in, then approves, holds for review or blocks. Two steps:">
+    <Page title="Getting started" intro="Your backend calls this service before it creates an account or lets a user log in, then approves, holds for review or blocks. Three steps:">
       <section class="card" aria-labelledby="step-key">
         <h2 id="step-key">1. Make an API key</h2>
         <p>
@@ -114,7 +128,13 @@ function Keys({ account }: { account: string }) {
             </tbody>
           </table>
         ) : null}
-        {list && list.env_keys > 0 ? <p class="muted">{list.env_keys} more {list.env_keys === 1 ? 'key comes' : 'keys come'} from the API_KEYS environment variable; they count towards the limit and are managed there.</p> : null}
+        {list && list.env_keys > 0 ? (
+          <p class="muted">
+            {list.env_keys} more {list.env_keys === 1 ? 'key comes' : 'keys come'} from the server's environment, not the store: the API_KEYS variable or,
+            on a development start with none set, the development key the server wrote to <code>.dev-api-key</code> in its folder
+            (<code>cat .dev-api-key</code> shows it). They count towards the limit and are managed there.
+          </p>
+        ) : null}
         {admin ? (
           <div class="actions">
             <button type="button" class="primary" onClick={() => void generate.run()} disabled={generate.busy || full}>Generate a key</button>
@@ -130,11 +150,18 @@ function Keys({ account }: { account: string }) {
       <section class="card" aria-labelledby="step-call">
         <h2 id="step-call">2. Evaluate an event from your backend</h2>
         <p>Send the user's IP address and e-mail address with the event type; the answer has the score, the state (approve, review, decline) and why.</p>
-        <CommandBlock label="Evaluate with curl" text={curlFor(location.origin, example)} />
+        <h3>curl</h3>
+        <CommandBlock text={curlFor(location.origin, example)} copyLabel="Copy command" />
+        <h3>Node.js</h3>
+        <CommandBlock text={nodeFor(location.origin, example)} copyLabel="Copy the Node.js code" />
+        <h3>Python</h3>
+        <CommandBlock text={pythonFor(location.origin, example)} copyLabel="Copy the Python code" />
         <p class="muted">
           Optional: collect device data in your sign-up page with <code>{`<script src="${location.origin}/sdk/v1/device.js"></script>`}</code> and send what <code>RiskDevice.collect()</code> returns as <code>device_intelligence</code>.
         </p>
       </section>
+
+      <TestEvent account={account} />
 
       {confirm ? (
         <Confirm
@@ -178,12 +205,69 @@ function ShownKey({ shown, onDone }: { shown: NewKey; onDone: () => void }) {
   );
 }
 
-function CommandBlock({ label, text }: { label: string; text: string }) {
+type DryRun = Answered<'dryRunRuleSet'>;
+
+/**
+ * The example request scored by the live sign-up rules as a dry run (nothing logged or counted),
+ * once when the page opens and again on "Send a test event": the answer, and in plain words which
+ * default rules cannot fire on this server yet, with the command that fixes each.
+ */
+function TestEvent({ account }: { account: string }) {
+  const send = useAction(() =>
+    ok(api.POST('/admin/v1/accounts/{account}/rule-sets/{event_type}/dry-run', {
+      params: { path: { account, event_type: 'account_register' } },
+      body: { request: EXAMPLE_REQUEST, version: 'published' },
+    })),
+  );
+  const [answer, setAnswer] = useState<DryRun | undefined>();
+  const first = useResource(() => send.run().then((a) => (a === undefined ? undefined : (setAnswer(a), a))), [account]);
+  const shown = answer ?? first.data;
+  // Which check each library rule needs (ip_tor: ip.tor): only rules whose data is missing here are
+  // named, not those unknown for a passing reason (a DNS timeout; behaviour, which a dry run never reads).
+  const library = useResource(() => ok(api.GET('/admin/v1/accounts/{account}/rules/library', { params: { path: { account } } })), [account]);
+  const checkOf = new Map((library.data?.rules ?? []).map((r) => [r.id, r.check]));
+  const unavailable = new Set(shown?.unavailable ?? []);
+  const rules = [...unavailable]
+    .filter((u) => u.startsWith('rule:'))
+    .map((u) => u.slice('rule:'.length))
+    .filter((id) => { const check = checkOf.get(id); return check != null && unavailable.has(check) && CHECK_ADVICE[check] !== undefined; });
+  const checks = [...new Set(rules.map((id) => checkOf.get(id)!))];
+  return (
+    <section class="card" aria-labelledby="step-test">
+      <h2 id="step-test">3. Send a test event</h2>
+      <p>
+        Scores the example request above (<code>{EXAMPLE_REQUEST.ip}</code>, <code>{EXAMPLE_REQUEST.email}</code>) with this account's live sign-up
+        rules, as a dry run: nothing is logged or counted.
+      </p>
+      <div class="actions">
+        <button type="button" class="primary" onClick={() => void send.run().then((a) => a && setAnswer(a))} disabled={send.busy}>Send a test event</button>
+      </div>
+      <ProblemMessage problem={send.error} />
+      {shown ? (
+        <p class="test-answer">
+          Answer: <strong data-state={shown.score.state}>{shown.score.state}</strong>, score {shown.score.fraud_score}
+          {shown.score.details.length > 0 ? ` (${shown.score.details.map((d) => d.rule_name).join('; ')})` : ''}.
+        </p>
+      ) : null}
+      {rules.length > 0 ? (
+        <div class="notice" role="note" aria-labelledby="cannot-fire">
+          <h3 id="cannot-fire">{rules.length === 1 ? '1 default rule cannot fire yet' : `${rules.length} default rules cannot fire yet`}: {rules.map((r, i) => <>{i > 0 ? ', ' : ''}<code>{r}</code></>)}</h3>
+          <p>Their data is not loaded on this server, so every answer lists them in <code>unavailable</code> and they never add to a score.</p>
+          <ul>
+            {checks.map((check) => <li key={check}><code>{check}</code>: <AdviceText advice={CHECK_ADVICE[check]!} /></li>)}
+          </ul>
+        </div>
+      ) : null}
+    </section>
+  );
+}
+
+function CommandBlock({ text, copyLabel }: { text: string; copyLabel: string }) {
   const area = useRef<HTMLTextAreaElement>(null);
   return (
     <div class="command">
-      <pre aria-label={label}><code>{text}</code></pre>
-      <CopyButton text={text} label="Copy command" target={() => area.current} />
+      <pre><code>{text}</code></pre>
+      <CopyButton text={text} label={copyLabel} target={() => area.current} />
       <textarea ref={area} class="visually-hidden" tabIndex={-1} aria-hidden="true" readOnly value={text} />
     </div>
   );
