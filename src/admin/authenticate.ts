@@ -22,6 +22,15 @@ export interface SessionPolicy {
 /** Last-use times are written at most this often per session or token. */
 export const TOUCH_EVERY_MS = 60_000;
 
+/**
+ * How often a session's last use is written: at most once a minute, and at least ten times per idle
+ * timeout. The stored time lags the real last use by up to this, so a session used at least every
+ * `idleTimeoutMs - sessionTouchEveryMs(policy)` never ends for idleness: with the smallest timeout
+ * (60 s), a write every 6 s keeps a session used every 10 s (or every 50 s) alive. Writing once a
+ * minute whatever the timeout once ended such a session 60 s after login.
+ */
+export const sessionTouchEveryMs = (policy: SessionPolicy) => Math.min(TOUCH_EVERY_MS, Math.floor(policy.idleTimeoutMs / 10));
+
 export type Authentication = { principal: Principal } | { problem: Problem } | { anonymous: true };
 
 const BEARER = /^bearer +(\S+) *$/i;
@@ -62,7 +71,7 @@ async function sessionPrincipal(store: Store, sessionId: string, policy: Session
     await store.sessions.delete(idHash);
     return { problem: problems.unauthenticated(expired ? 'The session has expired; log in again' : 'The session has ended; log in again') };
   }
-  const touch = now - session.last_seen_at >= TOUCH_EVERY_MS;
+  const touch = now - session.last_seen_at >= sessionTouchEveryMs(policy);
   if (touch) await store.sessions.touch(idHash, now);
   const memberships = await store.users.memberships(session.user_id);
   return {
