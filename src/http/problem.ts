@@ -32,6 +32,9 @@ export const problemCodes = {
 
 export type ProblemCode = keyof typeof problemCodes;
 
+/** `invalid_request`'s title when a query parameter is at fault (problems.invalidQuery). */
+export const INVALID_QUERY_TITLE = 'The query string is invalid';
+
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
 export interface ProblemBody {
@@ -53,6 +56,8 @@ export class Problem extends Error {
     readonly detail: string,
     readonly errors?: FieldError[],
     readonly headers: Record<string, string> = {},
+    /** Instead of the code's title, where the code covers more than one kind of input. */
+    readonly title: string = problemCodes[code].title,
   ) {
     // A problem is an expected answer, not a bug: its stack is never shown or logged, so it is not
     // captured (capturing one costs more than the rest of a 400).
@@ -67,7 +72,7 @@ export class Problem extends Error {
   toBody(instance: string): ProblemBody {
     return {
       type: `urn:risk-evaluation:problem:${this.code}`,
-      title: problemCodes[this.code].title,
+      title: this.title,
       status: this.status,
       detail: this.detail,
       instance,
@@ -80,6 +85,12 @@ export class Problem extends Error {
 export const problems = {
   invalidRequest: (errors: FieldError[]) =>
     new Problem('invalid_request', `Invalid field${errors.length > 1 ? 's' : ''}: ${[...new Set(errors.map((e) => e.path))].join(', ')}`, errors),
+  /**
+   * A query parameter that is missing or invalid: the same code as a body's, since clients handle
+   * both alike, but not titled as if the body were at fault.
+   */
+  invalidQuery: (errors: FieldError[]) =>
+    new Problem('invalid_request', `Invalid query parameter${errors.length > 1 ? 's' : ''}: ${[...new Set(errors.map((e) => e.path))].join(', ')}`, errors, {}, INVALID_QUERY_TITLE),
   invalidJson: (detail: string) => new Problem('invalid_json', detail, [{ path: '(body)', message: detail }]),
   unauthorized: (detail: string) => new Problem('unauthorized', detail, undefined, { 'www-authenticate': 'Bearer realm="risk-evaluation"' }),
   notFound: (method: string, url: string) => new Problem('not_found', `${method} ${url} is not a route of this service`),
