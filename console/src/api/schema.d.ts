@@ -4487,7 +4487,6 @@ export interface operations {
                      *         {
                      *           "id": "usr_4f1c2a9b7d3e8f60",
                      *           "email": "analyst@example.com",
-                     *           "owner": false,
                      *           "status": "active",
                      *           "password_change_required": true,
                      *           "created_at": "2026-11-21T12:00:00.000Z",
@@ -4507,7 +4506,6 @@ export interface operations {
                             /** @example usr_4f1c2a9b7d3e8f60 */
                             id: string;
                             email: string;
-                            owner: boolean;
                             /** @enum {string} */
                             status: "active" | "disabled";
                             password_change_required: boolean;
@@ -4630,7 +4628,6 @@ export interface operations {
                      *       "user": {
                      *         "id": "usr_4f1c2a9b7d3e8f60",
                      *         "email": "analyst@example.com",
-                     *         "owner": false,
                      *         "status": "active",
                      *         "password_change_required": true,
                      *         "created_at": "2026-11-21T12:00:00.000Z",
@@ -4650,7 +4647,6 @@ export interface operations {
                             /** @example usr_4f1c2a9b7d3e8f60 */
                             id: string;
                             email: string;
-                            owner: boolean;
                             /** @enum {string} */
                             status: "active" | "disabled";
                             password_change_required: boolean;
@@ -4783,7 +4779,6 @@ export interface operations {
                      * @example {
                      *       "id": "usr_4f1c2a9b7d3e8f60",
                      *       "email": "analyst@example.com",
-                     *       "owner": false,
                      *       "status": "active",
                      *       "password_change_required": true,
                      *       "created_at": "2026-11-21T12:00:00.000Z",
@@ -4800,7 +4795,6 @@ export interface operations {
                         /** @example usr_4f1c2a9b7d3e8f60 */
                         id: string;
                         email: string;
-                        owner: boolean;
                         /** @enum {string} */
                         status: "active" | "disabled";
                         password_change_required: boolean;
