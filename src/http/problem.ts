@@ -10,6 +10,7 @@ export const problemCodes = {
   malformed_request: { status: 400, title: 'The request is not valid HTTP' },
   unauthorized: { status: 401, title: 'A valid API key is required' },
   unauthenticated: { status: 401, title: 'Log in, or send an admin token' },
+  second_factor_required: { status: 401, title: 'A code from the authenticator app is required' },
   forbidden: { status: 403, title: 'Not allowed for this user or token' },
   csrf_failed: { status: 403, title: 'The CSRF token is missing or wrong' },
   password_change_required: { status: 403, title: 'Choose a new password first' },
@@ -104,6 +105,8 @@ export const problems = {
   malformedRequest: (detail: string) => new Problem('malformed_request', detail),
   /** `/admin/v1`: no session and no admin token, or one that is not (or no longer) valid. */
   unauthenticated: (detail: string) => new Problem('unauthenticated', detail, undefined, { 'www-authenticate': 'Bearer realm="risk-evaluation-admin"' }),
+  /** The password was right and the user has two-factor on: send it again with `totp_code` or `recovery_code`. */
+  secondFactorRequired: () => new Problem('second_factor_required', 'Send the password again with totp_code (the authenticator app\'s code) or a recovery_code', [{ path: 'totp_code', message: 'required for this user' }]),
   forbidden: (detail: string) => new Problem('forbidden', detail),
   csrfFailed: () => new Problem('csrf_failed', 'A write with the session cookie must send the session\'s X-CSRF-Token header (GET /admin/v1/session returns it)'),
   passwordChangeRequired: () => new Problem('password_change_required', 'This password was issued to be changed: PUT /admin/v1/session/password first'),
