@@ -8,6 +8,7 @@ import { ChangePassword, Login, Setup } from './pages/login/Login';
 import { Decisions } from './pages/decisions/Decisions';
 import { Lists } from './pages/lists/Lists';
 import { ThreatRules } from './pages/rules/ThreatRules';
+import { TwoFactor } from './pages/security/TwoFactor';
 import { Sources } from './pages/sources/Sources';
 import { GettingStarted } from './pages/start/GettingStarted';
 import { Users } from './pages/users/Users';
@@ -30,6 +31,7 @@ export const SECTIONS: Section[] = [
   { page: 'users', title: 'Users', component: Users, role: 'admin' },
   { page: 'sources', title: 'Data sources', component: Sources },
   { page: 'audit', title: 'Audit log', component: Audit, role: 'admin' },
+  { page: 'two-factor', title: 'Two-factor', component: TwoFactor },
 ];
 
 type State = { kind: 'loading' } | { kind: 'anonymous' } | { kind: 'signed-in'; session: SessionInfo } | { kind: 'unreachable'; error: ReturnType<typeof asProblem> };
