@@ -71,6 +71,18 @@ export function App() {
     return setup ? <Setup token={setup[1]!} onSession={signedIn} /> : <Login onSession={signedIn} />;
   }
   if (state.session.user?.password_change_required) return <ChangePassword onChanged={() => void load()} onLogout={() => void logout()} />;
+  if (state.session.user?.two_factor_setup_required) {
+    // TWO_FACTOR_REQUIRED: nothing else until an authenticator is set up.
+    return (
+      <Session.Provider value={{ session: state.session, account: undefined, role: undefined, owner: false, refresh: load }}>
+        <main class="narrow" id="main">
+          <p>This instance requires two-factor for every user: set it up to continue.</p>
+          <TwoFactor />
+          <button type="button" onClick={() => void logout()}>Log out</button>
+        </main>
+      </Session.Provider>
+    );
+  }
   return <Shell session={state.session} onLogout={() => void logout()} refresh={load} />;
 }
 

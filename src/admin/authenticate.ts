@@ -17,6 +17,8 @@ export interface SessionPolicy {
   idleTimeoutMs: number;
   /** A session this old is ended, used or not. */
   maxAgeMs: number;
+  /** TWO_FACTOR_REQUIRED: a user without a confirmed authenticator may do nothing but set one up. */
+  twoFactorRequired: boolean;
 }
 
 /** Last-use times are written at most this often per session or token. */
@@ -74,11 +76,13 @@ async function sessionPrincipal(store: Store, sessionId: string, policy: Session
   const touch = now - session.last_seen_at >= sessionTouchEveryMs(policy);
   if (touch) await store.sessions.touch(idHash, now);
   const memberships = await store.users.memberships(session.user_id);
+  const twoFactorSetupRequired = policy.twoFactorRequired && (await store.secondFactors.totp(session.user_id))?.confirmed_at == null;
   return {
     principal: {
       kind: 'user', id: session.user_id, actor: `user:${session.user_id}`, owner: session.user.owner === 1,
       roles: new Map(memberships.map((m) => [m.account_id, m.role])),
       passwordChangeRequired: session.user.password_change_required === 1,
+      twoFactorSetupRequired,
       session: { idHash, csrfToken: csrfTokenOf(sessionId), createdAt: session.created_at, lastSeenAt: touch ? now : session.last_seen_at },
       email: session.user.email,
     },

@@ -147,3 +147,26 @@ describe.each(ENGINES)('two-factor login on %s', (engine: EngineName) => {
     await enrol(email);
   });
 });
+
+describe('TWO_FACTOR_REQUIRED=true', () => {
+  let t: TestApp;
+  const clock = Date.parse('2026-11-21T12:00:00Z');
+
+  beforeAll(async () => {
+    t = await startTestApp({ DATABASE_URL: await freshDatabaseUrl('sqlite'), TWO_FACTOR_REQUIRED: 'true' }, {}, { now: () => clock });
+  });
+  afterAll(async () => {
+    await t.app.close();
+  });
+
+  it('lets a user without an authenticator do nothing but set one up, then everything their role allows', async () => {
+    await createUser(t.app.store, 'must@example.com', { roles: { default: 'admin' } });
+    const session = await login(t.app, 'must@example.com');
+    expect((await t.app.inject({ method: 'GET', url: '/admin/v1/session', headers: session.read })).json().user).toMatchObject({ two_factor: false, two_factor_setup_required: true });
+    expectAdminProblem(await t.app.inject({ method: 'GET', url: '/admin/v1/accounts/default/decisions', headers: session.read }), 403, 'two_factor_setup_required');
+    const { secret } = (await t.app.inject({ method: 'POST', url: '/admin/v1/session/totp', headers: session.write })).json();
+    expect((await t.app.inject({ method: 'PUT', url: '/admin/v1/session/totp', headers: session.write, payload: { code: totpAt(secret, clock) } })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url: '/admin/v1/accounts/default/decisions', headers: session.read })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url: '/admin/v1/session', headers: session.read })).json().user).toMatchObject({ two_factor: true, two_factor_setup_required: false });
+  });
+});

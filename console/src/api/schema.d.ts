@@ -1614,7 +1614,7 @@ export interface components {
              */
             instance: string;
             /** @enum {string} */
-            code: "invalid_request" | "invalid_json" | "malformed_request" | "unauthorized" | "unauthenticated" | "second_factor_required" | "forbidden" | "csrf_failed" | "password_change_required" | "not_found" | "evaluation_not_found" | "resource_not_found" | "conflict" | "method_not_allowed" | "request_timeout" | "expectation_failed" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_attempts" | "headers_too_large" | "internal_error" | "not_ready" | "store_unavailable";
+            code: "invalid_request" | "invalid_json" | "malformed_request" | "unauthorized" | "unauthenticated" | "second_factor_required" | "forbidden" | "csrf_failed" | "password_change_required" | "two_factor_setup_required" | "not_found" | "evaluation_not_found" | "resource_not_found" | "conflict" | "method_not_allowed" | "request_timeout" | "expectation_failed" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_attempts" | "headers_too_large" | "internal_error" | "not_ready" | "store_unavailable";
             errors?: {
                 /** @example email */
                 path: string;
@@ -2264,7 +2264,8 @@ export interface operations {
                      *         "email": "ops@example.com",
                      *         "owner": true,
                      *         "password_change_required": false,
-                     *         "two_factor": true
+                     *         "two_factor": true,
+                     *         "two_factor_setup_required": false
                      *       },
                      *       "token": null,
                      *       "accounts": [
@@ -2293,6 +2294,8 @@ export interface operations {
                             password_change_required: boolean;
                             /** @description A TOTP authenticator is confirmed: logging in needs its code */
                             two_factor: boolean;
+                            /** @description TWO_FACTOR_REQUIRED is on and the user has no authenticator: nothing else is allowed until they set one up */
+                            two_factor_setup_required: boolean;
                         } | null;
                         token: {
                             id: string;
@@ -2423,7 +2426,8 @@ export interface operations {
                      *         "email": "ops@example.com",
                      *         "owner": true,
                      *         "password_change_required": false,
-                     *         "two_factor": true
+                     *         "two_factor": true,
+                     *         "two_factor_setup_required": false
                      *       },
                      *       "token": null,
                      *       "accounts": [
@@ -2452,6 +2456,8 @@ export interface operations {
                             password_change_required: boolean;
                             /** @description A TOTP authenticator is confirmed: logging in needs its code */
                             two_factor: boolean;
+                            /** @description TWO_FACTOR_REQUIRED is on and the user has no authenticator: nothing else is allowed until they set one up */
+                            two_factor_setup_required: boolean;
                         } | null;
                         token: {
                             id: string;
@@ -2769,7 +2775,8 @@ export interface operations {
                      *         "email": "ops@example.com",
                      *         "owner": true,
                      *         "password_change_required": false,
-                     *         "two_factor": true
+                     *         "two_factor": true,
+                     *         "two_factor_setup_required": false
                      *       },
                      *       "token": null,
                      *       "accounts": [],
@@ -2791,6 +2798,8 @@ export interface operations {
                             password_change_required: boolean;
                             /** @description A TOTP authenticator is confirmed: logging in needs its code */
                             two_factor: boolean;
+                            /** @description TWO_FACTOR_REQUIRED is on and the user has no authenticator: nothing else is allowed until they set one up */
+                            two_factor_setup_required: boolean;
                         } | null;
                         token: {
                             id: string;
@@ -2954,7 +2963,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description a write with the session cookie without its `X-CSRF-Token`; a user who must change their one-time password first; an admin token (only a console session may do this) */
+            /** @description a write with the session cookie without its `X-CSRF-Token`; an admin token (only a console session may do this) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3056,7 +3065,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description a write with the session cookie without its `X-CSRF-Token`; a user who must change their one-time password first; an admin token (only a console session may do this) */
+            /** @description a write with the session cookie without its `X-CSRF-Token`; an admin token (only a console session may do this) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];

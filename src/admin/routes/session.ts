@@ -50,7 +50,7 @@ const loginKeys = (email: string, ip: string) => [
 
 const sessionInfo = z.object({
   kind: z.enum(['user', 'token']),
-  user: z.object({ id: z.string(), email: z.string(), owner: z.boolean(), password_change_required: z.boolean(), two_factor: z.boolean().describe('A TOTP authenticator is confirmed: logging in needs its code') }).nullable(),
+  user: z.object({ id: z.string(), email: z.string(), owner: z.boolean(), password_change_required: z.boolean(), two_factor: z.boolean().describe('A TOTP authenticator is confirmed: logging in needs its code'), two_factor_setup_required: z.boolean().describe('TWO_FACTOR_REQUIRED is on and the user has no authenticator: nothing else is allowed until they set one up') }).nullable(),
   token: z.object({ id: z.string(), name: z.string() }).nullable(),
   accounts: z.array(z.object({ id: accountId, name: z.string(), status: accountStatus, role: accountRole })),
   csrf_token: z.string().nullable().describe('Send it as `X-CSRF-Token` with every write made with the session cookie; null for a token'),
@@ -59,7 +59,7 @@ const sessionInfo = z.object({
 
 const sessionExample = {
   kind: 'user' as const,
-  user: { id: 'usr_4f1c2a9b7d3e8f60', email: 'ops@example.com', owner: true, password_change_required: false, two_factor: true },
+  user: { id: 'usr_4f1c2a9b7d3e8f60', email: 'ops@example.com', owner: true, password_change_required: false, two_factor: true, two_factor_setup_required: false },
   token: null,
   accounts: [{ id: 'acme', name: 'Acme Ltd', status: 'active' as const, role: 'admin' as const }],
   csrf_token: 'k9W3m0Jq2vXbT8sYh5LcN1eRzU7aP4dG6fQ0oI2wE8y',
@@ -76,7 +76,7 @@ async function sessionAnswer(principal: Principal, services: AdminServices, csrf
   const twoFactor = principal.kind === 'user' && (await services.store.secondFactors.totp(principal.id))?.confirmed_at != null;
   return {
     kind: principal.kind === 'token' ? 'token' : 'user',
-    user: principal.kind === 'user' ? { id: principal.id, email: principal.email!, owner: principal.owner, password_change_required: principal.passwordChangeRequired, two_factor: twoFactor } : null,
+    user: principal.kind === 'user' ? { id: principal.id, email: principal.email!, owner: principal.owner, password_change_required: principal.passwordChangeRequired, two_factor: twoFactor, two_factor_setup_required: services.sessions.twoFactorRequired && !twoFactor } : null,
     token: principal.kind === 'token' ? { id: principal.id, name: principal.tokenName! } : null,
     accounts,
     csrf_token: csrfToken,

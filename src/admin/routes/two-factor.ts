@@ -27,7 +27,7 @@ export const startTotp = adminRoute({
   summary: 'Start enrolling a TOTP authenticator: a new secret, its URI and QR code',
   description: 'Replaces an enrolment not yet confirmed. A confirmed authenticator is removed only by an instance owner (409 here).',
   access: { role: 'signed-in' },
-  accessOptions: { sessionOnly: true },
+  accessOptions: { sessionOnly: true, duringPasswordChange: true },
   success: {
     status: 201, description: 'Scan the QR code (or type the secret), then confirm with a code', schema: enrolment,
     example: { secret: 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP', otpauth_uri: 'otpauth://totp/Risk%20console%3Aops%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Risk%20console&algorithm=SHA1&digits=6&period=30', qr_code: 'data:image/svg+xml;base64,PHN2Zy…', digits: 6, period_seconds: 30 },
@@ -45,7 +45,7 @@ export const confirmTotp = adminRoute({
   method: 'PUT', url: '/session/totp', tag: 'session', operationId: 'confirmTotp',
   summary: 'Confirm the authenticator with a code it shows; answers the recovery codes, once',
   access: { role: 'signed-in' },
-  accessOptions: { sessionOnly: true },
+  accessOptions: { sessionOnly: true, duringPasswordChange: true },
   body: z.object({ code: totpCode }),
   example: { code: '492039' },
   success: {
