@@ -8,6 +8,7 @@ import { ChangePassword, Login, Setup } from './pages/login/Login';
 import { Decisions } from './pages/decisions/Decisions';
 import { Lists } from './pages/lists/Lists';
 import { ThreatRules } from './pages/rules/ThreatRules';
+import { TwoFactor } from './pages/security/TwoFactor';
 import { Sources } from './pages/sources/Sources';
 import { GettingStarted } from './pages/start/GettingStarted';
 import { Users } from './pages/users/Users';
@@ -30,6 +31,7 @@ export const SECTIONS: Section[] = [
   { page: 'users', title: 'Users', component: Users, role: 'admin' },
   { page: 'sources', title: 'Data sources', component: Sources },
   { page: 'audit', title: 'Audit log', component: Audit, role: 'admin' },
+  { page: 'two-factor', title: 'Two-factor', component: TwoFactor },
 ];
 
 type State = { kind: 'loading' } | { kind: 'anonymous' } | { kind: 'signed-in'; session: SessionInfo } | { kind: 'unreachable'; error: ReturnType<typeof asProblem> };
@@ -69,6 +71,18 @@ export function App() {
     return setup ? <Setup token={setup[1]!} onSession={signedIn} /> : <Login onSession={signedIn} />;
   }
   if (state.session.user?.password_change_required) return <ChangePassword onChanged={() => void load()} onLogout={() => void logout()} />;
+  if (state.session.user?.two_factor_setup_required) {
+    // TWO_FACTOR_REQUIRED: nothing else until an authenticator is set up.
+    return (
+      <Session.Provider value={{ session: state.session, account: undefined, role: undefined, owner: false, refresh: load }}>
+        <main class="narrow" id="main">
+          <p>This instance requires two-factor for every user: set it up to continue.</p>
+          <TwoFactor />
+          <button type="button" onClick={() => void logout()}>Log out</button>
+        </main>
+      </Session.Provider>
+    );
+  }
   return <Shell session={state.session} onLogout={() => void logout()} refresh={load} />;
 }
 

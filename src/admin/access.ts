@@ -26,7 +26,7 @@ export type Access =
   | { role: 'public' };
 
 export interface AccessOptions {
-  /** Allowed while the user's password must still be changed (who am I, change it, log out). */
+  /** Allowed while the user's password must still be changed, or two-factor set up (who am I, change it, set it up, log out). */
   duringPasswordChange?: boolean;
   /** Only with a console session: changing one's password (a token has none), and making tokens or users (a leaked token must not outlive its revocation by making another, or a user). */
   sessionOnly?: boolean;
@@ -42,6 +42,8 @@ export interface Principal {
   /** Roles per account (an owner's own memberships only; `roleIn` adds what owning gives). */
   roles: ReadonlyMap<string, AccountRole>;
   passwordChangeRequired: boolean;
+  /** TWO_FACTOR_REQUIRED is on and the user has no confirmed authenticator yet. */
+  twoFactorSetupRequired?: boolean;
   /** Set when authenticated by the session cookie: writes must then carry its CSRF token. */
   session?: { idHash: string; csrfToken: string; createdAt: number; lastSeenAt: number };
   /** Set for a user: their e-mail address, for the session route. */
@@ -80,6 +82,7 @@ export function authorize(access: Access, options: AccessOptions, principal: Pri
     if (!csrfMatches(request, principal.session.csrfToken)) throw problems.csrfFailed();
   }
   if (principal.passwordChangeRequired && !options.duringPasswordChange) throw problems.passwordChangeRequired();
+  if (principal.twoFactorSetupRequired && !options.duringPasswordChange) throw problems.twoFactorSetupRequired();
   if (options.sessionOnly && !principal.session) throw problems.forbidden('Only a console session can do this; an admin token cannot');
   switch (access.role) {
     case 'signed-in':

@@ -17,10 +17,21 @@ export interface SessionPolicy {
   idleTimeoutMs: number;
   /** A session this old is ended, used or not. */
   maxAgeMs: number;
+  /** TWO_FACTOR_REQUIRED: a user without a confirmed authenticator may do nothing but set one up. */
+  twoFactorRequired: boolean;
 }
 
 /** Last-use times are written at most this often per session or token. */
 export const TOUCH_EVERY_MS = 60_000;
+
+/**
+ * How often a session's last use is written: at most once a minute, and at least ten times per idle
+ * timeout. The stored time lags the real last use by up to this, so a session used at least every
+ * `idleTimeoutMs - sessionTouchEveryMs(policy)` never ends for idleness: with the smallest timeout
+ * (60 s), a write every 6 s keeps a session used every 10 s (or every 50 s) alive. Writing once a
+ * minute whatever the timeout once ended such a session 60 s after login.
+ */
+export const sessionTouchEveryMs = (policy: SessionPolicy) => Math.min(TOUCH_EVERY_MS, Math.floor(policy.idleTimeoutMs / 10));
 
 export type Authentication = { principal: Principal } | { problem: Problem } | { anonymous: true };
 
@@ -62,14 +73,16 @@ async function sessionPrincipal(store: Store, sessionId: string, policy: Session
     await store.sessions.delete(idHash);
     return { problem: problems.unauthenticated(expired ? 'The session has expired; log in again' : 'The session has ended; log in again') };
   }
-  const touch = now - session.last_seen_at >= TOUCH_EVERY_MS;
+  const touch = now - session.last_seen_at >= sessionTouchEveryMs(policy);
   if (touch) await store.sessions.touch(idHash, now);
   const memberships = await store.users.memberships(session.user_id);
+  const twoFactorSetupRequired = policy.twoFactorRequired && (await store.secondFactors.totp(session.user_id))?.confirmed_at == null;
   return {
     principal: {
       kind: 'user', id: session.user_id, actor: `user:${session.user_id}`, owner: session.user.owner === 1,
       roles: new Map(memberships.map((m) => [m.account_id, m.role])),
       passwordChangeRequired: session.user.password_change_required === 1,
+      twoFactorSetupRequired,
       session: { idHash, csrfToken: csrfTokenOf(sessionId), createdAt: session.created_at, lastSeenAt: touch ? now : session.last_seen_at },
       email: session.user.email,
     },

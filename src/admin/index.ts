@@ -14,6 +14,7 @@ import { ruleFileRoutes } from './routes/rule-files.js';
 import { ruleSetRoutes } from './routes/rule-sets.js';
 import { sessionRoutes } from './routes/session.js';
 import { tokenRoutes } from './routes/tokens.js';
+import { twoFactorRoutes } from './routes/two-factor.js';
 import { userRoutes } from './routes/users.js';
 import { ADMIN_PREFIX, registerAdminRoutes, type AdminRoute, type AdminServices } from './route.js';
 
@@ -26,7 +27,7 @@ import { ADMIN_PREFIX, registerAdminRoutes, type AdminRoute, type AdminServices 
  * no-store`: they carry accounts' data and the session's CSRF token.
  */
 export const ADMIN_ROUTES: readonly AdminRoute[] = [
-  ...sessionRoutes, ...accountRoutes, ...keyRoutes, ...userRoutes, ...tokenRoutes, ...auditRoutes, ...healthRoutes,
+  ...sessionRoutes, ...twoFactorRoutes, ...accountRoutes, ...keyRoutes, ...userRoutes, ...tokenRoutes, ...auditRoutes, ...healthRoutes,
   ...ruleCatalogueRoutes, ...ruleSetRoutes, ...ruleDraftRoutes, ...ruleFileRoutes, ...decisionRoutes, ...listRoutes, ...backtestRoutes, ...shadowRoutes,
 ];
 

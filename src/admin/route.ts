@@ -164,7 +164,7 @@ async function handle(route: AdminRoute, request: FastifyRequest, reply: Fastify
     throw problems.resourceNotFound(`no ${name.replace(/_/g, ' ')} "${(request.params as Record<string, string>)[name] ?? ''}"`);
   }
   const query = route.query ? route.query.safeParse(request.query) : { success: true as const, data: {} };
-  if (!query.success) throw problems.invalidRequest(fieldErrors(query.error.issues, '(query)'));
+  if (!query.success) throw problems.invalidQuery(fieldErrors(query.error.issues, '(query)'));
   const body = route.body ? route.body.safeParse(request.body ?? {}) : { success: true as const, data: undefined };
   if (!body.success) throw problems.invalidRequest(fieldErrors(body.error.issues, '(body)'));
 

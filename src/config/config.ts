@@ -103,6 +103,7 @@ export const envSchema = z.object({
   HISTORY_TIMEOUT_MS: integer(1, 10_000).default(200),
   SESSION_IDLE_TIMEOUT_MS: integer(60_000, 7 * 86_400_000).default(30 * 60_000),
   SESSION_MAX_AGE_MS: integer(60_000, 30 * 86_400_000).default(12 * 3_600_000),
+  TWO_FACTOR_REQUIRED: z.enum(['true', 'false']).default('false'),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -141,7 +142,7 @@ export interface Config {
   /** How long an evaluation waits for the store's history step before answering without it. */
   historyTimeoutMs: number;
   /** Console sessions: ended after this long unused, and this long after login whatever happens. */
-  session: { idleTimeoutMs: number; maxAgeMs: number };
+  session: { idleTimeoutMs: number; maxAgeMs: number; twoFactorRequired: boolean };
 }
 
 /**
@@ -210,7 +211,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     historyDays: e.HISTORY_DAYS,
     historyTimeoutMs: e.HISTORY_TIMEOUT_MS,
-    session: { idleTimeoutMs: e.SESSION_IDLE_TIMEOUT_MS, maxAgeMs: e.SESSION_MAX_AGE_MS },
+    session: { idleTimeoutMs: e.SESSION_IDLE_TIMEOUT_MS, maxAgeMs: e.SESSION_MAX_AGE_MS, twoFactorRequired: e.TWO_FACTOR_REQUIRED === 'true' },
   };
 }
 

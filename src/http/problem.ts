@@ -10,9 +10,11 @@ export const problemCodes = {
   malformed_request: { status: 400, title: 'The request is not valid HTTP' },
   unauthorized: { status: 401, title: 'A valid API key is required' },
   unauthenticated: { status: 401, title: 'Log in, or send an admin token' },
+  second_factor_required: { status: 401, title: 'A code from the authenticator app is required' },
   forbidden: { status: 403, title: 'Not allowed for this user or token' },
   csrf_failed: { status: 403, title: 'The CSRF token is missing or wrong' },
   password_change_required: { status: 403, title: 'Choose a new password first' },
+  two_factor_setup_required: { status: 403, title: 'Set up two-factor first' },
   not_found: { status: 404, title: 'No such route' },
   evaluation_not_found: { status: 404, title: 'No such evaluation' },
   resource_not_found: { status: 404, title: 'No such resource' },
@@ -31,6 +33,9 @@ export const problemCodes = {
 } as const;
 
 export type ProblemCode = keyof typeof problemCodes;
+
+/** `invalid_request`'s title when a query parameter is at fault (problems.invalidQuery). */
+export const INVALID_QUERY_TITLE = 'The query string is invalid';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
@@ -53,6 +58,8 @@ export class Problem extends Error {
     readonly detail: string,
     readonly errors?: FieldError[],
     readonly headers: Record<string, string> = {},
+    /** Instead of the code's title, where the code covers more than one kind of input. */
+    readonly title: string = problemCodes[code].title,
   ) {
     // A problem is an expected answer, not a bug: its stack is never shown or logged, so it is not
     // captured (capturing one costs more than the rest of a 400).
@@ -67,7 +74,7 @@ export class Problem extends Error {
   toBody(instance: string): ProblemBody {
     return {
       type: `urn:risk-evaluation:problem:${this.code}`,
-      title: problemCodes[this.code].title,
+      title: this.title,
       status: this.status,
       detail: this.detail,
       instance,
@@ -80,6 +87,12 @@ export class Problem extends Error {
 export const problems = {
   invalidRequest: (errors: FieldError[]) =>
     new Problem('invalid_request', `Invalid field${errors.length > 1 ? 's' : ''}: ${[...new Set(errors.map((e) => e.path))].join(', ')}`, errors),
+  /**
+   * A query parameter that is missing or invalid: the same code as a body's, since clients handle
+   * both alike, but not titled as if the body were at fault.
+   */
+  invalidQuery: (errors: FieldError[]) =>
+    new Problem('invalid_request', `Invalid query parameter${errors.length > 1 ? 's' : ''}: ${[...new Set(errors.map((e) => e.path))].join(', ')}`, errors, {}, INVALID_QUERY_TITLE),
   invalidJson: (detail: string) => new Problem('invalid_json', detail, [{ path: '(body)', message: detail }]),
   unauthorized: (detail: string) => new Problem('unauthorized', detail, undefined, { 'www-authenticate': 'Bearer realm="risk-evaluation"' }),
   notFound: (method: string, url: string) => new Problem('not_found', `${method} ${url} is not a route of this service`),
@@ -93,7 +106,10 @@ export const problems = {
   malformedRequest: (detail: string) => new Problem('malformed_request', detail),
   /** `/admin/v1`: no session and no admin token, or one that is not (or no longer) valid. */
   unauthenticated: (detail: string) => new Problem('unauthenticated', detail, undefined, { 'www-authenticate': 'Bearer realm="risk-evaluation-admin"' }),
+  /** The password was right and the user has two-factor on: send it again with `totp_code` or `recovery_code`. */
+  secondFactorRequired: () => new Problem('second_factor_required', 'Send the password again with totp_code (the authenticator app\'s code) or a recovery_code', [{ path: 'totp_code', message: 'required for this user' }]),
   forbidden: (detail: string) => new Problem('forbidden', detail),
+  twoFactorSetupRequired: () => new Problem('two_factor_setup_required', 'This instance requires two-factor: POST /admin/v1/session/totp, then confirm it with PUT /admin/v1/session/totp'),
   csrfFailed: () => new Problem('csrf_failed', 'A write with the session cookie must send the session\'s X-CSRF-Token header (GET /admin/v1/session returns it)'),
   passwordChangeRequired: () => new Problem('password_change_required', 'This password was issued to be changed: PUT /admin/v1/session/password first'),
   /** The same answer for what does not exist and what the caller may not know exists. */

@@ -18,6 +18,7 @@ import type { StoreObserver } from './observer.js';
 import { openPostgres } from './postgres.js';
 import { LoginThrottle } from './login-throttle.js';
 import { RuleSets } from './rule-sets.js';
+import { SecondFactors } from './second-factors.js';
 import { Sessions } from './sessions.js';
 import { Shadows } from './shadows.js';
 import { readSnapshot, type ConfigSnapshot } from './snapshot.js';
@@ -43,6 +44,8 @@ export interface Store {
   /** Who may use the admin API: console users and their roles, sessions, admin tokens, failed logins. */
   readonly users: Users;
   readonly sessions: Sessions;
+  /** TOTP authenticators and recovery codes of console users. */
+  readonly secondFactors: SecondFactors;
   readonly adminTokens: AdminTokens;
   readonly loginThrottle: LoginThrottle;
   readonly log: EvaluationLog;
@@ -142,6 +145,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     decisions: new Decisions(engine),
     users: new Users(engine, now),
     sessions: new Sessions(engine),
+    secondFactors: new SecondFactors(engine),
     adminTokens: new AdminTokens(engine, now),
     loginThrottle: new LoginThrottle(engine),
     log,

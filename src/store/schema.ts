@@ -29,6 +29,8 @@ export interface Database {
   login_throttle: LoginThrottleRow;
   backtests: BacktestRow;
   rule_set_shadows: RuleSetShadowRow;
+  totp_factors: TotpFactorRow;
+  recovery_codes: RecoveryCodeRow;
 }
 
 export type AccountStatus = 'active' | 'disabled';
@@ -221,6 +223,25 @@ export interface UserRow {
   status: UserStatus;
   created_at: number;
   created_by: string;
+}
+
+/** A user's TOTP authenticator (migration 0011). */
+export interface TotpFactorRow {
+  user_id: string;
+  /** Base32, as the authenticator app holds it. */
+  secret: string;
+  created_at: number;
+  /** Null until a code proved the enrolment; only a confirmed factor is asked for at login. */
+  confirmed_at: number | null;
+  /** The RFC 6238 time step of the last code accepted; that step and earlier ones are refused. */
+  last_step: number;
+}
+
+export interface RecoveryCodeRow {
+  user_id: string;
+  /** `sha256:<hex>` of the code. */
+  code_hash: string;
+  used_at: number | null;
 }
 
 export interface MembershipRow {

@@ -238,6 +238,17 @@ describe.each(ENGINES)('decisions, labels and lists through the admin API on %s'
     expectAdminProblem(await t.app.inject({ method: 'GET', url: '/admin/v1/accounts/default/decisions/not-an-id', headers: analyst.read }), 404, 'resource_not_found');
   });
 
+  it('regression: a 400 about a query string (?before=abc) was titled "The request body is invalid"', async () => {
+    for (const url of ['/admin/v1/accounts/default/lists?before=abc', '/admin/v1/accounts/default/decisions?limit=abc', '/admin/v1/accounts/default/decisions/stats?from=2026-11-21T00:00:00Z&to=2026-11-20T00:00:00Z']) {
+      const body = expectAdminProblem(await t.app.inject({ method: 'GET', url, headers: analyst.read }), 400, 'invalid_request');
+      expect(body.title, url).toBe('The query string is invalid');
+      expect(body.detail, url).toMatch(/^Invalid query parameter: /);
+    }
+    // A body at fault keeps its title.
+    const bad = await t.app.inject({ method: 'POST', url: '/admin/v1/session', payload: { email: 'not an address', password: 'x' } });
+    expect(expectAdminProblem(bad, 400, 'invalid_request').title).toBe('The request body is invalid');
+  });
+
   it('tells a member of another account nothing: not the account, not its evaluations', async () => {
     const theirs = await t.app.inject({ method: 'GET', url: '/admin/v1/accounts/default/decisions', headers: stranger.read });
     const missing = await t.app.inject({ method: 'GET', url: '/admin/v1/accounts/nosuch/decisions', headers: stranger.read });

@@ -203,3 +203,36 @@ describe.each(ENGINES)('console sessions on %s', (engine: EngineName) => {
     expect(sessionFrom(await t.app.inject({ method: 'POST', url: '/admin/v1/session', headers: stale, payload: { email, password: PASSWORD } })).csrf).toBeTruthy();
   });
 });
+
+describe('regression: an active session expired for idleness with the smallest SESSION_IDLE_TIMEOUT_MS', () => {
+  let t: TestApp;
+  let clock = Date.parse('2026-11-21T12:00:00Z');
+
+  beforeAll(async () => {
+    t = await startTestApp({ DATABASE_URL: await freshDatabaseUrl('sqlite'), SESSION_IDLE_TIMEOUT_MS: '60000' }, {}, { now: () => clock });
+  });
+  afterAll(async () => {
+    await t.app.close();
+  });
+
+  it('keeps a session used every 10 s alive past 60 s, and ends one left unused for 60 s', async () => {
+    await createUser(t.app.store, 'busy@example.com');
+    const busy = await login(t.app, 'busy@example.com');
+    const idle = await login(t.app, 'busy@example.com');
+    const whoami = (s: typeof busy) => t.app.inject({ method: 'GET', url: '/admin/v1/session', headers: s.read });
+    // Ten minutes of a request every 10 s: last use was once recorded only once a minute, and the
+    // expiry tested before the update, so this session ended at the 60th second.
+    for (let second = 10; second <= 600; second += 10) {
+      clock += 10_000;
+      expect((await whoami(busy)).statusCode, `at ${second} s`).toBe(200);
+    }
+    // Used every 50 s (the idle timeout less the write interval) it lives on too.
+    for (let i = 0; i < 5; i++) {
+      clock += 50_000;
+      expect((await whoami(busy)).statusCode).toBe(200);
+    }
+    expectAdminProblem(await whoami(idle), 401, 'unauthenticated');
+    clock += 60_000;
+    expect((await whoami(busy)).json().detail).toBe('The session has expired; log in again');
+  });
+});

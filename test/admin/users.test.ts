@@ -55,6 +55,20 @@ describe.each(ENGINES)('users and members on %s', (engine: EngineName) => {
     expect(existing.json()).toMatchObject({ one_time_password: null, user: { memberships: [{ account_id: 'alpha', role: 'analyst' }] } });
   });
 
+  it('regression: an account admin adding an existing user learned from `owner` whether they are an instance owner', async () => {
+    const added = await t.app.inject({ method: 'POST', url: '/admin/v1/accounts/alpha/members', headers: adminA.write, payload: { email: 'owner@example.com', role: 'analyst' } });
+    expect(added.statusCode).toBe(201);
+    expect(added.json().user).not.toHaveProperty('owner');
+    const members = (await t.app.inject({ method: 'GET', url: '/admin/v1/accounts/alpha/members', headers: adminA.read })).json().users as object[];
+    for (const m of members) expect(m).not.toHaveProperty('owner');
+    const user = members.find((m) => (m as { email: string }).email === 'owner@example.com') as { id: string };
+    const changed = await t.app.inject({ method: 'PUT', url: `/admin/v1/accounts/alpha/members/${user.id}`, headers: adminA.write, payload: { role: 'analyst' } });
+    expect(changed.json()).not.toHaveProperty('owner');
+    // Owners still see it, on their own list.
+    const all = (await t.app.inject({ method: 'GET', url: '/admin/v1/users', headers: owner.read })).json().users as Array<{ email: string; owner: boolean }>;
+    expect(all.find((u) => u.email === 'owner@example.com')!.owner).toBe(true);
+  });
+
   it('refuses an account admin anything about users outside their account, and an analyst the member list', async () => {
     const outsider = await createUser(t.app.store, 'outsider@example.com', { roles: { beta: 'analyst' } });
     expectAdminProblem(await t.app.inject({ method: 'PUT', url: `/admin/v1/accounts/alpha/members/${outsider.id}`, headers: adminA.write, payload: { role: 'admin' } }), 404, 'resource_not_found');

@@ -257,6 +257,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/session/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Confirm the authenticator with a code it shows; answers the recovery codes, once
+         * @description **Who:** Any console user or admin token.
+         */
+        put: operations["confirmTotp"];
+        /**
+         * Start enrolling a TOTP authenticator: a new secret, its URI and QR code
+         * @description Replaces an enrolment not yet confirmed. A confirmed authenticator is removed only by an instance owner (409 here).
+         *
+         *     **Who:** Any console user or admin token.
+         */
+        post: operations["startTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/users/{user_id}/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a user's authenticator and recovery codes (they enrol again); ends their sessions
+         * @description **Who:** Instance owners (users marked owner, `owner` tokens).
+         */
+        delete: operations["resetTotp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/accounts": {
         parameters: {
             query?: never;
@@ -1568,7 +1614,7 @@ export interface components {
              */
             instance: string;
             /** @enum {string} */
-            code: "invalid_request" | "invalid_json" | "malformed_request" | "unauthorized" | "unauthenticated" | "forbidden" | "csrf_failed" | "password_change_required" | "not_found" | "evaluation_not_found" | "resource_not_found" | "conflict" | "method_not_allowed" | "request_timeout" | "expectation_failed" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_attempts" | "headers_too_large" | "internal_error" | "not_ready" | "store_unavailable";
+            code: "invalid_request" | "invalid_json" | "malformed_request" | "unauthorized" | "unauthenticated" | "second_factor_required" | "forbidden" | "csrf_failed" | "password_change_required" | "two_factor_setup_required" | "not_found" | "evaluation_not_found" | "resource_not_found" | "conflict" | "method_not_allowed" | "request_timeout" | "expectation_failed" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_attempts" | "headers_too_large" | "internal_error" | "not_ready" | "store_unavailable";
             errors?: {
                 /** @example email */
                 path: string;
@@ -2217,7 +2263,9 @@ export interface operations {
                      *         "id": "usr_4f1c2a9b7d3e8f60",
                      *         "email": "ops@example.com",
                      *         "owner": true,
-                     *         "password_change_required": false
+                     *         "password_change_required": false,
+                     *         "two_factor": true,
+                     *         "two_factor_setup_required": false
                      *       },
                      *       "token": null,
                      *       "accounts": [
@@ -2244,6 +2292,10 @@ export interface operations {
                             email: string;
                             owner: boolean;
                             password_change_required: boolean;
+                            /** @description A TOTP authenticator is confirmed: logging in needs its code */
+                            two_factor: boolean;
+                            /** @description TWO_FACTOR_REQUIRED is on and the user has no authenticator: nothing else is allowed until they set one up */
+                            two_factor_setup_required: boolean;
                         } | null;
                         token: {
                             id: string;
@@ -2350,6 +2402,10 @@ export interface operations {
                     /** @example ops@example.com */
                     email: string;
                     password: string;
+                    /** @description For a user with two-factor on: the code the authenticator app shows */
+                    totp_code?: string;
+                    /** @description Instead of totp_code: one of the recovery codes, each good once */
+                    recovery_code?: string;
                 };
             };
         };
@@ -2369,7 +2425,9 @@ export interface operations {
                      *         "id": "usr_4f1c2a9b7d3e8f60",
                      *         "email": "ops@example.com",
                      *         "owner": true,
-                     *         "password_change_required": false
+                     *         "password_change_required": false,
+                     *         "two_factor": true,
+                     *         "two_factor_setup_required": false
                      *       },
                      *       "token": null,
                      *       "accounts": [
@@ -2396,6 +2454,10 @@ export interface operations {
                             email: string;
                             owner: boolean;
                             password_change_required: boolean;
+                            /** @description A TOTP authenticator is confirmed: logging in needs its code */
+                            two_factor: boolean;
+                            /** @description TWO_FACTOR_REQUIRED is on and the user has no authenticator: nothing else is allowed until they set one up */
+                            two_factor_setup_required: boolean;
                         } | null;
                         token: {
                             id: string;
@@ -2443,7 +2505,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Wrong e-mail address or password (the same answer for both, and for a disabled user) */
+            /** @description Wrong e-mail address or password (the same answer for both, and for a disabled user); wrong, reused or expired code; or `second_factor_required`: the password was right, now send it with a code */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2712,7 +2774,9 @@ export interface operations {
                      *         "id": "usr_4f1c2a9b7d3e8f60",
                      *         "email": "ops@example.com",
                      *         "owner": true,
-                     *         "password_change_required": false
+                     *         "password_change_required": false,
+                     *         "two_factor": true,
+                     *         "two_factor_setup_required": false
                      *       },
                      *       "token": null,
                      *       "accounts": [],
@@ -2732,6 +2796,10 @@ export interface operations {
                             email: string;
                             owner: boolean;
                             password_change_required: boolean;
+                            /** @description A TOTP authenticator is confirmed: logging in needs its code */
+                            two_factor: boolean;
+                            /** @description TWO_FACTOR_REQUIRED is on and the user has no authenticator: nothing else is allowed until they set one up */
+                            two_factor_setup_required: boolean;
                         } | null;
                         token: {
                             id: string;
@@ -2796,6 +2864,307 @@ export interface operations {
                     "X-Request-Id": components["headers"]["RequestId"];
                     "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    confirmTotp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description With the session cookie: the session's CSRF token (`csrf_token` of `GET /admin/v1/session`). Not needed with an admin token. */
+                "X-CSRF-Token"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "492039"
+                 *     }
+                 */
+                "application/json": {
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Two-factor is on; 10 recovery codes, each good once, shown only now */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "recovery_codes": [
+                     *         "k3vq-7m2d-ax9p-4rtw"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        recovery_codes: string[];
+                    };
+                };
+            };
+            /** @description A field is missing or invalid (`errors` names each one) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a write with the session cookie without its `X-CSRF-Token`; an admin token (only a console session may do this) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No enrolment started, or it is confirmed already */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    startTotp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description With the session cookie: the session's CSRF token (`csrf_token` of `GET /admin/v1/session`). Not needed with an admin token. */
+                "X-CSRF-Token"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Scan the QR code (or type the secret), then confirm with a code */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+                     *       "otpauth_uri": "otpauth://totp/Risk%20console%3Aops%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Risk%20console&algorithm=SHA1&digits=6&period=30",
+                     *       "qr_code": "data:image/svg+xml;base64,PHN2Zy…",
+                     *       "digits": 6,
+                     *       "period_seconds": 30
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Base32, for typing into an authenticator app */
+                        secret: string;
+                        /** @description The `otpauth://totp/…` URI the QR code holds */
+                        otpauth_uri: string;
+                        /** @description The QR code as an SVG `data:` URL */
+                        qr_code: string;
+                        digits: number;
+                        period_seconds: number;
+                    };
+                };
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a write with the session cookie without its `X-CSRF-Token`; an admin token (only a console session may do this) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An authenticator is already confirmed: an instance owner must reset it first */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resetTotp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description With the session cookie: the session's CSRF token (`csrf_token` of `GET /admin/v1/session`). Not needed with an admin token. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a write with the session cookie without its `X-CSRF-Token`; a caller without the role; a user who must change their one-time password first; an admin token (only a console session may do this) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such user, or no authenticator */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4487,7 +4856,6 @@ export interface operations {
                      *         {
                      *           "id": "usr_4f1c2a9b7d3e8f60",
                      *           "email": "analyst@example.com",
-                     *           "owner": false,
                      *           "status": "active",
                      *           "password_change_required": true,
                      *           "created_at": "2026-11-21T12:00:00.000Z",
@@ -4507,7 +4875,6 @@ export interface operations {
                             /** @example usr_4f1c2a9b7d3e8f60 */
                             id: string;
                             email: string;
-                            owner: boolean;
                             /** @enum {string} */
                             status: "active" | "disabled";
                             password_change_required: boolean;
@@ -4630,7 +4997,6 @@ export interface operations {
                      *       "user": {
                      *         "id": "usr_4f1c2a9b7d3e8f60",
                      *         "email": "analyst@example.com",
-                     *         "owner": false,
                      *         "status": "active",
                      *         "password_change_required": true,
                      *         "created_at": "2026-11-21T12:00:00.000Z",
@@ -4650,7 +5016,6 @@ export interface operations {
                             /** @example usr_4f1c2a9b7d3e8f60 */
                             id: string;
                             email: string;
-                            owner: boolean;
                             /** @enum {string} */
                             status: "active" | "disabled";
                             password_change_required: boolean;
@@ -4783,7 +5148,6 @@ export interface operations {
                      * @example {
                      *       "id": "usr_4f1c2a9b7d3e8f60",
                      *       "email": "analyst@example.com",
-                     *       "owner": false,
                      *       "status": "active",
                      *       "password_change_required": true,
                      *       "created_at": "2026-11-21T12:00:00.000Z",
@@ -4800,7 +5164,6 @@ export interface operations {
                         /** @example usr_4f1c2a9b7d3e8f60 */
                         id: string;
                         email: string;
-                        owner: boolean;
                         /** @enum {string} */
                         status: "active" | "disabled";
                         password_change_required: boolean;

@@ -145,12 +145,12 @@ export const decisionStats = adminRoute({
   handler: async ({ account, query: q, services, now }) => {
     const to = q.to === undefined ? now : Date.parse(q.to);
     const from = q.from === undefined ? to - DEFAULT_STATS_RANGE_MS : Date.parse(q.from);
-    if (from >= to) throw problems.invalidRequest([{ path: 'from', message: 'must be before to' }]);
+    if (from >= to) throw problems.invalidQuery([{ path: 'from', message: 'must be before to' }]);
     const bucket: BucketName | undefined = q.bucket === 'auto'
       ? (Object.keys(BUCKETS) as BucketName[]).find((name) => bucketCount(from, to, BUCKETS[name]) <= MAX_BUCKETS)
       : q.bucket;
     if (bucket === undefined || bucketCount(from, to, BUCKETS[bucket]) > MAX_BUCKETS) {
-      throw problems.invalidRequest([{ path: q.bucket === 'auto' ? 'from' : 'bucket', message: `the range needs more than ${MAX_BUCKETS} buckets${q.bucket === 'auto' ? ' of a day' : ''}: narrow it${q.bucket === 'auto' ? '' : ' or widen the bucket'}` }]);
+      throw problems.invalidQuery([{ path: q.bucket === 'auto' ? 'from' : 'bucket', message: `the range needs more than ${MAX_BUCKETS} buckets${q.bucket === 'auto' ? ' of a day' : ''}: narrow it${q.bucket === 'auto' ? '' : ' or widen the bucket'}` }]);
     }
     const width = BUCKETS[bucket];
     const first = Math.floor(from / width) * width;

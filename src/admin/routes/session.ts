@@ -11,6 +11,7 @@ import { adminRoute, type AdminServices } from '../route.js';
 import { accountId, accountRole, accountStatus, iso, loginEmail, time } from '../schemas.js';
 import { clearSessionCookie, csrfTokenOf, hashSessionId, newSessionId, setSessionCookie } from '../session.js';
 import { useSetupToken } from '../setup.js';
+import { hashRecoveryCode, matchingStep } from '../totp.js';
 
 /**
  * Logging in and out, who am I, changing one's password, and the first owner's setup.
@@ -49,7 +50,7 @@ const loginKeys = (email: string, ip: string) => [
 
 const sessionInfo = z.object({
   kind: z.enum(['user', 'token']),
-  user: z.object({ id: z.string(), email: z.string(), owner: z.boolean(), password_change_required: z.boolean() }).nullable(),
+  user: z.object({ id: z.string(), email: z.string(), owner: z.boolean(), password_change_required: z.boolean(), two_factor: z.boolean().describe('A TOTP authenticator is confirmed: logging in needs its code'), two_factor_setup_required: z.boolean().describe('TWO_FACTOR_REQUIRED is on and the user has no authenticator: nothing else is allowed until they set one up') }).nullable(),
   token: z.object({ id: z.string(), name: z.string() }).nullable(),
   accounts: z.array(z.object({ id: accountId, name: z.string(), status: accountStatus, role: accountRole })),
   csrf_token: z.string().nullable().describe('Send it as `X-CSRF-Token` with every write made with the session cookie; null for a token'),
@@ -58,7 +59,7 @@ const sessionInfo = z.object({
 
 const sessionExample = {
   kind: 'user' as const,
-  user: { id: 'usr_4f1c2a9b7d3e8f60', email: 'ops@example.com', owner: true, password_change_required: false },
+  user: { id: 'usr_4f1c2a9b7d3e8f60', email: 'ops@example.com', owner: true, password_change_required: false, two_factor: true, two_factor_setup_required: false },
   token: null,
   accounts: [{ id: 'acme', name: 'Acme Ltd', status: 'active' as const, role: 'admin' as const }],
   csrf_token: 'k9W3m0Jq2vXbT8sYh5LcN1eRzU7aP4dG6fQ0oI2wE8y',
@@ -72,9 +73,10 @@ async function sessionAnswer(principal: Principal, services: AdminServices, csrf
     return role === undefined ? [] : [{ id: row.id, name: row.name, status: row.status, role }];
   });
   const session = principal.session;
+  const twoFactor = principal.kind === 'user' && (await services.store.secondFactors.totp(principal.id))?.confirmed_at != null;
   return {
     kind: principal.kind === 'token' ? 'token' : 'user',
-    user: principal.kind === 'user' ? { id: principal.id, email: principal.email!, owner: principal.owner, password_change_required: principal.passwordChangeRequired } : null,
+    user: principal.kind === 'user' ? { id: principal.id, email: principal.email!, owner: principal.owner, password_change_required: principal.passwordChangeRequired, two_factor: twoFactor, two_factor_setup_required: services.sessions.twoFactorRequired && !twoFactor } : null,
     token: principal.kind === 'token' ? { id: principal.id, name: principal.tokenName! } : null,
     accounts,
     csrf_token: csrfToken,
@@ -86,16 +88,46 @@ async function sessionAnswer(principal: Principal, services: AdminServices, csrf
 
 const password = z.string().min(1).max(PASSWORD_MAX_LENGTH);
 
+/**
+ * The second step of a login, for a user with a confirmed authenticator: a code of a time step
+ * later than the last one accepted, or an unspent recovery code. A wrong one counts as a failed
+ * login (the same throttle as passwords: a guesser with the password gets PAIR_RULE's tries).
+ */
+async function secondFactor(services: AdminServices, userId: string, body: { totp_code?: string; recovery_code?: string }, keys: ReturnType<typeof loginKeys>, now: number): Promise<void> {
+  const factors = services.store.secondFactors;
+  const factor = await factors.totp(userId);
+  if (!factor || factor.confirmed_at === null) return;
+  if (body.totp_code === undefined && body.recovery_code === undefined) throw problems.secondFactorRequired();
+  let accepted: boolean;
+  if (body.totp_code !== undefined) {
+    const step = matchingStep(factor.secret, body.totp_code, now);
+    accepted = step !== undefined && (await factors.spendStep(userId, step));
+  } else {
+    accepted = await factors.spendRecoveryCode(userId, hashRecoveryCode(body.recovery_code!), now);
+  }
+  if (!accepted) {
+    await services.store.loginThrottle.recordFailure(keys, now);
+    throw problems.unauthenticated(body.totp_code !== undefined ? 'Wrong code, or one already used: wait for the next one' : 'Unknown or already used recovery code');
+  }
+}
+
 export const login = adminRoute({
   method: 'POST', url: '/session', tag: 'session', operationId: 'login',
   summary: 'Log in: sets the session cookie and returns the CSRF token',
   description: 'The cookie (`risk_session`, HttpOnly, SameSite=Strict, Path=/admin/v1, Secure over TLS) authenticates later requests; every write made with it must send `X-CSRF-Token`. ' +
     `Failed logins are throttled per e-mail address and client address (${PAIR_RULE.maxFailures} per ${PAIR_RULE.windowMs / 60_000} min), per e-mail address from any addresses (${USER_RULE.maxFailures} per ${USER_RULE.windowMs / 60_000} min) and per client address (${ADDRESS_RULE.maxFailures} per ${ADDRESS_RULE.windowMs / 60_000} min).`,
   access: { role: 'public' },
-  body: z.object({ email: loginEmail, password }),
+  body: z.object({
+    email: loginEmail, password,
+    totp_code: z.string().trim().max(16).optional().describe('For a user with two-factor on: the code the authenticator app shows'),
+    recovery_code: z.string().trim().max(64).optional().describe('Instead of totp_code: one of the recovery codes, each good once'),
+  }),
   example: { email: 'ops@example.com', password: 'correct horse battery staple' },
   success: { status: 200, description: 'Logged in', schema: sessionInfo, example: sessionExample },
-  problems: { 401: 'Wrong e-mail address or password (the same answer for both, and for a disabled user)', 429: 'Too many failed logins for this user or address (`Retry-After`)' },
+  problems: {
+    401: 'Wrong e-mail address or password (the same answer for both, and for a disabled user); wrong, reused or expired code; or `second_factor_required`: the password was right, now send it with a code',
+    429: 'Too many failed logins for this user or address (`Retry-After`)',
+  },
   handler: async ({ body, request, reply, services, now }) => {
     const { store } = services;
     const keys = loginKeys(body.email, request.ip);
@@ -108,6 +140,7 @@ export const login = adminRoute({
       await store.loginThrottle.recordFailure(keys, now);
       throw problems.unauthenticated('Wrong e-mail address or password');
     }
+    await secondFactor(services, credentials.id, body, keys, now);
     await store.loginThrottle.succeeded(pair, now);
     await store.sessions.prune(now - services.sessions.maxAgeMs, now - services.sessions.idleTimeoutMs);
     const sessionId = newSessionId();

@@ -25,14 +25,23 @@ const user = z.object({
   memberships: z.array(membership),
 });
 const userOf = (u: UserInfo): z.output<typeof user> => ({ ...u, created_at: iso(u.created_at) });
+/**
+ * A user as one account's admins see them: without `owner`, which would tell an account admin who
+ * adds an existing address whether that person is an instance owner (none of the account's business).
+ */
+const member = user.omit({ owner: true });
+const memberOf = (u: UserInfo): z.output<typeof member> => {
+  const { owner: _owner, ...rest } = userOf(u);
+  return rest;
+};
 const example = {
   id: 'usr_4f1c2a9b7d3e8f60', email: 'analyst@example.com', owner: false, status: 'active' as const, password_change_required: true,
   created_at: '2026-11-21T12:00:00.000Z', created_by: 'user:usr_0a1b2c3d4e5f6a7b', memberships: [{ account_id: 'acme', role: 'analyst' as const }],
 };
-const withPassword = z.object({
-  user,
-  one_time_password: z.string().nullable().describe('For a user made by this call: shown once, to be changed at first login. Null when the user already existed.'),
-});
+const oneTimePasswordField = z.string().nullable().describe('For a user made by this call: shown once, to be changed at first login. Null when the user already existed.');
+const withPassword = z.object({ user, one_time_password: oneTimePasswordField });
+const memberWithPassword = z.object({ user: member, one_time_password: oneTimePasswordField });
+const { owner: _exampleOwner, ...memberExample } = example;
 const userParams = z.object({ user_id: z.string().regex(/^usr_[0-9a-f]{16}$/) });
 const memberParams = accountParams.extend(userParams.shape);
 
@@ -103,8 +112,8 @@ export const listMembers = adminRoute({
   summary: 'The account\'s members and their roles in it',
   access: { role: 'admin', account: true },
   params: accountParams,
-  success: { status: 200, description: 'By e-mail address', schema: z.object({ users: z.array(user) }), example: { users: [example] } },
-  handler: async ({ account, services }) => ({ users: (await services.store.users.list(account.id)).map(userOf) }),
+  success: { status: 200, description: 'By e-mail address', schema: z.object({ users: z.array(member) }), example: { users: [memberExample] } },
+  handler: async ({ account, services }) => ({ users: (await services.store.users.list(account.id)).map(memberOf) }),
 });
 
 export const addMember = adminRoute({
@@ -116,20 +125,20 @@ export const addMember = adminRoute({
   params: accountParams,
   body: z.object({ email: loginEmail, role: accountRole }),
   example: { email: 'analyst@example.com', role: 'analyst' },
-  success: { status: 201, description: 'The member, and their one-time password if the user is new', schema: withPassword, example: { user: example, one_time_password: 'Vh3kq9ZtYb2mL0xWcR4a' } },
+  success: { status: 201, description: 'The member, and their one-time password if the user is new', schema: memberWithPassword, example: { user: memberExample, one_time_password: 'Vh3kq9ZtYb2mL0xWcR4a' } },
   handler: async ({ account, body, principal, services }) => {
     const existing = await services.store.users.byEmail(body.email);
     if (existing === undefined) {
       const made = await newUser(services, body.email, { owner: false, membership: { account: account.id, role: body.role } }, principal.actor);
-      return { user: userOf(made.user), one_time_password: made.one_time_password };
+      return { user: memberOf(made.user), one_time_password: made.one_time_password };
     }
     await services.store.users.setMembership(account.id, existing.id, body.role, principal.actor);
-    return { user: userOf((await services.store.users.list(account.id)).find((u) => u.id === existing.id)!), one_time_password: null };
+    return { user: memberOf((await services.store.users.list(account.id)).find((u) => u.id === existing.id)!), one_time_password: null };
   },
 });
 
 /** The member, as the account sees them; a user who is not a member is a 404 like one who does not exist. */
-async function member(services: AdminServices, account: string, userId: string) {
+async function memberIn(services: AdminServices, account: string, userId: string) {
   const found = (await services.store.users.list(account)).find((u) => u.id === userId);
   if (!found) throw problems.resourceNotFound(`no member ${userId} in account "${account}"`);
   return found;
@@ -144,11 +153,11 @@ export const setMemberRole = adminRoute({
   params: memberParams,
   body: z.object({ role: accountRole }),
   example: { role: 'admin' },
-  success: { status: 200, description: 'The member as they are now', schema: user, example: { ...example, memberships: [{ account_id: 'acme', role: 'admin' as const }] } },
+  success: { status: 200, description: 'The member as they are now', schema: member, example: { ...memberExample, memberships: [{ account_id: 'acme', role: 'admin' as const }] } },
   handler: async ({ account, params, body, principal, services }) => {
-    await member(services, account.id, params.user_id);
+    await memberIn(services, account.id, params.user_id);
     await services.store.users.setMembership(account.id, params.user_id, body.role, principal.actor);
-    return userOf(await member(services, account.id, params.user_id));
+    return memberOf(await memberIn(services, account.id, params.user_id));
   },
 });
 
@@ -159,7 +168,7 @@ export const removeMember = adminRoute({
   params: memberParams,
   success: { status: 204, description: 'Removed' },
   handler: async ({ account, params, principal, services }) => {
-    await member(services, account.id, params.user_id);
+    await memberIn(services, account.id, params.user_id);
     await services.store.users.removeMembership(account.id, params.user_id, principal.actor);
   },
 });

@@ -1,21 +1,47 @@
 import { useState } from 'preact/hooks';
-import { api, ok } from '../../api/client';
+import { api, ApiProblem, ok } from '../../api/client';
 import { Field, ProblemMessage } from '../../components/ui';
 import { useAction } from '../../hooks';
 import type { SessionInfo } from '../../session';
 
-/** Log in with an e-mail address and a password; the answer carries the session's CSRF token. */
+/**
+ * Log in with an e-mail address and a password; the answer carries the session's CSRF token. For a
+ * user with two-factor on, the service answers `second_factor_required` to the right password: the
+ * form then asks for the authenticator's code (or a recovery code) and sends all three again.
+ */
 export function Login({ onSession }: { onSession: (session: SessionInfo) => void }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const login = useAction(async () => onSession(await ok(api.POST('/admin/v1/session', { body: { email, password } }), { loginAttempt: true })));
+  const [secondFactor, setSecondFactor] = useState<'totp' | 'recovery' | undefined>();
+  const [code, setCode] = useState('');
+  const login = useAction(async () => {
+    const body = { email, password, ...(secondFactor === 'totp' ? { totp_code: code } : secondFactor === 'recovery' ? { recovery_code: code } : {}) };
+    try {
+      onSession(await ok(api.POST('/admin/v1/session', { body }), { loginAttempt: true }));
+    } catch (error) {
+      if (error instanceof ApiProblem && error.code === 'second_factor_required' && secondFactor === undefined) {
+        setSecondFactor('totp');
+        return;
+      }
+      throw error;
+    }
+  });
+  const codeError = login.error?.code === 'second_factor_required' ? undefined : login.error;
   return (
     <main class="narrow" id="main">
       <h1>Log in to the risk console</h1>
       <form onSubmit={(e) => { e.preventDefault(); void login.run(); }}>
         <Field label="E-mail address" type="email" autocomplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} error={login.error?.field('email')} />
         <Field label="Password" type="password" autocomplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} error={login.error?.field('password')} />
-        <ProblemMessage problem={login.error} />
+        {secondFactor === 'totp' ? (
+          <>
+            <Field label="Code from your authenticator app" inputMode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" required autoFocus value={code} onInput={(e) => setCode(e.currentTarget.value)} hint="Six digits; a new one every 30 seconds." />
+            <p><button type="button" onClick={() => { setSecondFactor('recovery'); setCode(''); }}>Use a recovery code instead</button></p>
+          </>
+        ) : secondFactor === 'recovery' ? (
+          <Field label="Recovery code" autocomplete="off" required autoFocus value={code} onInput={(e) => setCode(e.currentTarget.value)} hint="One of the codes saved when two-factor was set up; each works once." />
+        ) : null}
+        <ProblemMessage problem={codeError} />
         <button type="submit" class="primary" disabled={login.busy}>Log in</button>
       </form>
       <p class="muted">No account yet? An operator makes one with <code>npm run admin -- create</code>.</p>

@@ -4,7 +4,8 @@ import { Confirm, CopyButton, Field, Loading, Page, ProblemMessage, Time } from 
 import { useAction, useResource } from '../../hooks';
 import { useSession, type Role } from '../../session';
 
-type User = Answered<'listMembers'>['users'][number];
+type Member = Answered<'listMembers'>['users'][number];
+type User = Answered<'listUsers'>['users'][number];
 
 /**
  * The account's members and their roles (its admins manage them); for instance owners, every
@@ -20,7 +21,7 @@ export function Users() {
   );
 }
 
-const roleIn = (user: User, account: string) => user.memberships.find((m) => m.account_id === account)?.role;
+const roleIn = (user: Member, account: string) => user.memberships.find((m) => m.account_id === account)?.role;
 
 function OneTimePassword({ email, password }: { email: string; password: string }) {
   return (
@@ -37,18 +38,18 @@ function Members({ account }: { account: string }) {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<Role>('analyst');
   const [made, setMade] = useState<{ email: string; password: string } | undefined>();
-  const [removing, setRemoving] = useState<User | undefined>();
+  const [removing, setRemoving] = useState<Member | undefined>();
   const add = useAction(async () => {
     const answer = await ok(api.POST('/admin/v1/accounts/{account}/members', { params: { path: { account } }, body: { email, role } }));
     setMade(answer.one_time_password ? { email: answer.user.email, password: answer.one_time_password } : undefined);
     setEmail('');
     members.reload();
   });
-  const setRoleOf = useAction(async (user: User, next: Role) => {
+  const setRoleOf = useAction(async (user: Member, next: Role) => {
     await ok(api.PUT('/admin/v1/accounts/{account}/members/{user_id}', { params: { path: { account, user_id: user.id } }, body: { role: next } }));
     members.reload();
   });
-  const remove = useAction(async (user: User) => {
+  const remove = useAction(async (user: Member) => {
     await ok(api.DELETE('/admin/v1/accounts/{account}/members/{user_id}', { params: { path: { account, user_id: user.id } } }));
     setRemoving(undefined);
     members.reload();
