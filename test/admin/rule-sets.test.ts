@@ -149,7 +149,7 @@ describe.each(ENGINES)('rule sets on %s', (engine: EngineName) => {
     expect(response.statusCode, response.body).toBe(200);
     const run = response.json();
     expect(run.version.status).toBe('draft');
-    expect(run.score).toMatchObject({ fraud_score: 60, state: 'decline', details: [{ rule_name: 'Domain on our block list', score: 60 }] });
+    expect(run.score).toMatchObject({ fraud_score: 60, state: 'decline', details: [{ rule_id: 'blocked_domain', rule_name: 'Domain on our block list', score: 60 }] });
     expect(run.rules[0]).toMatchObject({ id: 'blocked_domain', outcome: 'fired', evidence: [{ field: 'email.domain', value: BLOCKED, reading: 'value', unavailable: null }] });
     // The enrichment ran (the DNS server of this test app answers nothing): the checks it could not make are named.
     expect(run.unavailable).toContain('email.mx');

@@ -1344,6 +1344,11 @@ export interface components {
             score: {
                 /** @description One entry per rule that fired, in the rule file’s order. */
                 details: {
+                    /**
+                     * @description The rule’s id (library id or the custom rule’s `id`): stable across renames, what a backend branches on.
+                     * @example email_disposable
+                     */
+                    rule_id: string;
                     /** @example Email address is disposable */
                     rule_name: string;
                     /** @constant */
@@ -1361,6 +1366,11 @@ export interface components {
             };
             /** @description Rules in dry-run mode that would have fired; not counted. */
             dry_run: {
+                /**
+                 * @description The rule’s id (library id or the custom rule’s `id`): stable across renames, what a backend branches on.
+                 * @example email_disposable
+                 */
+                rule_id: string;
                 /** @example Email address is disposable */
                 rule_name: string;
                 /** @constant */
@@ -10011,6 +10021,7 @@ export interface operations {
                      *       "score": {
                      *         "details": [
                      *           {
+                     *             "rule_id": "ip_tor",
                      *             "rule_name": "IP address is a Tor exit node",
                      *             "rule_type": "static",
                      *             "score": 50
@@ -10102,6 +10113,7 @@ export interface operations {
                      *         "state": "decline",
                      *         "details": [
                      *           {
+                     *             "rule_id": "ip_tor",
                      *             "rule_name": "IP address is a Tor exit node",
                      *             "rule_type": "static",
                      *             "score": 40
@@ -10130,6 +10142,7 @@ export interface operations {
                         } | null;
                         score: {
                             details: {
+                                rule_id: string;
                                 rule_name: string;
                                 /** @constant */
                                 rule_type: "static";
@@ -10140,6 +10153,7 @@ export interface operations {
                             state: "approve" | "review" | "decline";
                         };
                         dry_run: {
+                            rule_id: string;
                             rule_name: string;
                             /** @constant */
                             rule_type: "static";
@@ -10231,6 +10245,7 @@ export interface operations {
                             /** @enum {string} */
                             state: "approve" | "review" | "decline";
                             details: {
+                                rule_id: string;
                                 rule_name: string;
                                 /** @constant */
                                 rule_type: "static";
@@ -11214,6 +11229,7 @@ export interface operations {
                      *           "state": "decline",
                      *           "details": [
                      *             {
+                     *               "rule_id": "email_disposable",
                      *               "rule_name": "Email address is disposable",
                      *               "rule_type": "static",
                      *               "score": 40
@@ -11349,12 +11365,14 @@ export interface operations {
                             state: "approve" | "review" | "decline";
                             fired: string[];
                             details: {
+                                rule_id: string;
                                 rule_name: string;
                                 /** @constant */
                                 rule_type: "static";
                                 score: number;
                             }[];
                             dry_run: {
+                                rule_id: string;
                                 rule_name: string;
                                 /** @constant */
                                 rule_type: "static";
