@@ -1,0 +1,130 @@
+import type { Browser, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { login, type Session } from '../support/admin.js';
+import { evaluationBody } from '../support/app.js';
+import { launchChromium } from '../support/browser.js';
+import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer, type ConsoleServer } from '../support/console.js';
+
+/**
+ * A custom rule with nested all / any / not, built in the console's rule editor in Debian's
+ * Chromium, published, and then evaluated through the public API: it fires exactly where the
+ * console's dry run of the live version (the engine) says, on requests chosen to cover each
+ * branch. An invalid value deep in the tree is named at its own control.
+ */
+vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS * 2 });
+
+let server: ConsoleServer;
+let browser: Browser;
+let owner: Session;
+
+beforeAll(async () => {
+  server = await startConsoleServer();
+  owner = await login(server.app, OWNER);
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.app.close();
+});
+
+/** Waits until the control is marked invalid (the API's answer came). */
+const invalid = (control: Locator) => control.and(control.page().locator('[aria-invalid="true"]')).waitFor();
+
+async function condition(group: Locator, field: string, operator: string, value: string) {
+  await group.getByLabel('Field', { exact: true }).selectOption(field);
+  await group.getByLabel('Operator', { exact: true }).selectOption(operator);
+  await group.getByLabel('Value', { exact: true }).fill(value);
+}
+
+/** The rules the console's dry run shows as fired, once it shows the answer to this request. */
+async function dryRunFired(page: Page, request: object): Promise<string[]> {
+  await page.getByLabel('Sample request (JSON)').fill(JSON.stringify(request));
+  const answered = page.waitForResponse((r) => r.url().endsWith('/dry-run') && r.request().method() === 'POST');
+  await page.getByRole('button', { name: 'Run' }).click();
+  const answer = (await (await answered).json()) as { rules: Array<{ id: string; outcome: string }> };
+  const fired = answer.rules.filter((r) => r.outcome === 'fired').map((r) => r.id);
+  const shown = page.getByRole('region', { name: 'Dry run result' }).getByText(/^Rules fired:/);
+  await expect.poll(() => shown.innerText()).toBe(`Rules fired: ${fired.length === 0 ? 'none' : fired.join(', ')}`);
+  return fired;
+}
+
+it('builds all(domain, not(any(range, name))) in the console; once published it fires exactly where the dry run says', async () => {
+  const opened = await openConsole(browser, server.origin);
+  const { page } = opened;
+  try {
+    await logIn(page, OWNER);
+    await page.goto(`${server.origin}/console/#/acme/rules/password_reset`);
+    await page.getByRole('heading', { level: 1, name: 'Threat rules: password_reset' }).waitFor();
+    await page.getByRole('tab', { name: 'Draft' }).click();
+    await page.getByRole('button', { name: 'Write a custom rule' }).click();
+    const editor = page.getByRole('region', { name: 'Write a custom rule' });
+    await editor.getByLabel('Rule id').fill('partner_domain_outside');
+    await editor.getByLabel('Name').fill('Partner domain from outside');
+    await editor.getByLabel('Score', { exact: true }).fill('50');
+
+    await condition(editor.getByRole('group', { name: 'Condition', exact: true }), 'email.domain', 'ends_with', 'example.org');
+    await editor.getByRole('button', { name: 'Combine condition with another' }).click();
+    const second = editor.getByRole('group', { name: 'Condition 2', exact: true });
+    await second.getByRole('button', { name: 'Combine condition 2 with another' }).click();
+    const inner = editor.getByRole('group', { name: 'Condition 2', exact: true });
+    await inner.getByLabel('Fires when').selectOption('any');
+    await inner.getByLabel('Negate condition 2', { exact: true }).check();
+    await condition(editor.getByRole('group', { name: 'Condition 2.1' }), 'ip.address', 'cidr', '203.0.113.0/99');
+    await condition(editor.getByRole('group', { name: 'Condition 2.2' }), 'user.first_name', 'equals', 'Jane');
+
+    // The API refuses the range; its message is at the value of condition 2.1, deep in the tree.
+    await editor.getByRole('button', { name: 'Add to the draft' }).click();
+    const range = editor.getByRole('group', { name: 'Condition 2.1' }).getByLabel('Value', { exact: true });
+    await invalid(range);
+    await editor.getByRole('group', { name: 'Condition 2.1' }).getByText('"203.0.113.0/99" is not an IP address or CIDR range').waitFor();
+    expect(await editor.getByRole('group', { name: 'Condition 2.2' }).getByLabel('Value', { exact: true }).getAttribute('aria-invalid')).toBeNull();
+    await range.fill('203.0.113.0/24');
+    await editor.getByRole('button', { name: 'Add to the draft' }).click();
+    await page.getByLabel('Score of partner_domain_outside').waitFor();
+
+    const draft = await server.app.inject({ url: '/admin/v1/accounts/acme/rule-sets/password_reset', headers: owner.read });
+    const written = (draft.json() as { draft: { rules: Array<{ id: string; when?: unknown }> } }).draft.rules.find((r) => r.id === 'partner_domain_outside');
+    expect(written?.when).toEqual({
+      all: [
+        { field: 'email.domain', ends_with: 'example.org' },
+        { not: { any: [{ field: 'ip.address', cidr: '203.0.113.0/24' }, { field: 'user.first_name', equals: 'Jane' }] } },
+      ],
+    });
+
+    await page.getByRole('button', { name: 'Publish…' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Comment (required)').fill('Partner domains from outside the office');
+    await dialog.getByRole('button', { name: 'Publish', exact: true }).click();
+    await dialog.waitFor({ state: 'detached' });
+
+    const made = await server.app.inject({ method: 'POST', url: '/admin/v1/accounts/acme/keys', headers: owner.write });
+    const key = (made.json() as { key: string }).key;
+    const evaluate = async (request: { ip: string; email: string; user?: object }) => {
+      const answer = await fetch(`${server.origin}/v1/risk/evaluate`, {
+        method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(evaluationBody({ ...request, event_type: 'password_reset' })),
+      });
+      expect(answer.status).toBe(200);
+      return ((await answer.json()) as { score: { details: Array<{ rule_id: string }> } }).score.details.map((d) => d.rule_id);
+    };
+
+    await page.getByRole('tab', { name: 'Dry run' }).click();
+    await page.getByLabel('Score with').selectOption('published');
+    const cases = [
+      { request: { ip: '81.2.69.160', email: 'ed@mail.example.org', user: { first_name: 'Ed' } }, fires: true },
+      { request: { ip: '81.2.69.160', email: 'ed@example.com', user: { first_name: 'Ed' } }, fires: false },
+      { request: { ip: '203.0.113.7', email: 'ed@example.org', user: { first_name: 'Ed' } }, fires: false },
+      { request: { ip: '81.2.69.160', email: 'jane@example.org', user: { first_name: 'Jane' } }, fires: false },
+      { request: { ip: '81.2.69.160', email: 'jane@example.org' }, fires: true },
+    ];
+    for (const { request, fires } of cases) {
+      const dryRun = (await dryRunFired(page, request)).includes('partner_domain_outside');
+      const evaluated = (await evaluate(request)).includes('partner_domain_outside');
+      expect({ request, dryRun, evaluated }).toEqual({ request, dryRun: fires, evaluated: fires });
+    }
+    expect(opened.troubles).toEqual([]);
+  } finally {
+    await opened.context.close();
+  }
+});
