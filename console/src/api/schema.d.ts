@@ -686,7 +686,7 @@ export interface paths {
         };
         /**
          * The library: every built-in rule, with its default score and the fact it reads
-         * @description A rule file enables a library rule by id (`- library: ip_tor`) and may set its score and mode.
+         * @description A rule file enables a library rule by id (`- library: ip_tor`) and may set its score, mode and parameters (`params:`).
          *
          *     **Who:** The `analyst` or `admin` role in the account (instance owners too). A caller who is not a member gets 404, as for an account that does not exist.
          */
@@ -6307,7 +6307,8 @@ export interface operations {
                      *           "default_score": 40,
                      *           "reads": "ip.is_tor",
                      *           "fires_when": true,
-                     *           "check": "ip.tor"
+                     *           "check": "ip.tor",
+                     *           "parameters": []
                      *         }
                      *       ]
                      *     }
@@ -6325,6 +6326,15 @@ export interface operations {
                             fires_when: boolean | "present";
                             /** @description The check whose failure makes it unknown (never fired, named `rule:<id>` in `unavailable`) */
                             check: string | null;
+                            /** @description The thresholds a rule file may set, whole numbers from min to max (empty: none) */
+                            parameters: {
+                                /** @description How a rule file sets it: `params: { events_1h: 10 }` */
+                                name: string;
+                                description: string;
+                                default: number;
+                                min: number;
+                                max: number;
+                            }[];
                         }[];
                     };
                 };
