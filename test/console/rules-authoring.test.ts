@@ -155,6 +155,8 @@ it('changes a library parameter within its bounds (a bad value refused at its co
     await logIn(page, OWNER);
     await page.goto(`${server.origin}/console/#/acme/rules/account_update`);
     await page.getByRole('heading', { level: 1, name: 'Threat rules: account_update' }).waitFor();
+    // The bands in words an analyst reads, not the thresholds' names.
+    await page.getByText('A total score below 20 is approved; from 20 to 39 it goes to review; 40 or more is declined.').first().waitFor();
     await page.getByRole('tab', { name: 'Draft' }).click();
     await page.getByRole('button', { name: 'Add from the library' }).click();
     await page.getByRole('region', { name: 'Add a rule from the library' }).getByRole('button', { name: 'Add ip_velocity' }).click();

@@ -7,14 +7,17 @@ import { conditionText, MODES, modeLabel, typedNumber, type EffectiveRule, type 
 
 export function Thresholds({ thresholds }: { thresholds: Version['thresholds'] }) {
   if (!thresholds) return <p class="muted">Thresholds: none in effect (the text does not validate).</p>;
+  const { review, decline } = thresholds;
   return (
     <p class="thresholds">
-      Approve below <strong>{thresholds.review}</strong>, review from <strong>{thresholds.review}</strong>, decline from <strong>{thresholds.decline}</strong>.
+      A total score {review > 0 ? <>below <strong>{review}</strong> is approved; </> : null}
+      {decline > review ? <>from <strong>{review}</strong> to <strong>{decline - 1}</strong> it goes to review; </> : null}
+      <strong>{decline}</strong> or more is declined.
     </p>
   );
 }
 
-const ruleKind = (rule: EffectiveRule) => (rule.kind === 'library' ? 'library' : 'custom');
+const ruleKind = (rule: EffectiveRule) => (rule.kind === 'library' ? 'built-in' : 'custom');
 
 /** A custom rule's condition, as text (its values are user input). */
 function When({ rule }: { rule: EffectiveRule }) {
@@ -115,7 +118,7 @@ function DraftRuleRow({ account, eventType, rule, written, parameters, onChanged
       <td>
         {rule.name}
         <small class="block">
-          <code>{rule.id}</code> <span class="muted">{ruleKind(rule)}{rule.default_score !== null && rule.default_score !== rule.score ? `, library score ${rule.default_score}` : ''}</span>
+          <code>{rule.id}</code> <span class="muted">{ruleKind(rule)}{rule.default_score !== null && rule.default_score !== rule.score ? `, ${rule.default_score} by default` : ''}</span>
         </small>
         <When rule={rule} />
         {parameters.length > 0 ? (
