@@ -46,16 +46,24 @@ try {
   await page.getByRole('button', { name: 'Add from the library' }).click();
   await page.getByRole('button', { name: 'Add email_free_provider' }).click();
   await page.getByRole('tab', { name: 'Draft (v2)' }).waitFor();
-  // The custom-rule editor with the API's refusal of a regular expression next to the value.
+  // The custom-rule editor, two conditions (the second negated), with the API's refusal of a
+  // regular expression next to the value of the first.
   await page.getByRole('button', { name: 'Write a custom rule' }).click();
-  await page.getByLabel('Rule id').fill('corporate_domain');
-  await page.getByLabel('Name').fill('Corporate domain');
-  await page.getByLabel('Operator').selectOption('matches');
-  await page.getByLabel('Value', { exact: true }).fill('^(example\\.com');
-  await page.getByRole('button', { name: 'Add to the draft' }).click();
+  const editor = page.getByRole('region', { name: 'Write a custom rule' });
+  await editor.getByLabel('Rule id').fill('corporate_domain');
+  await editor.getByLabel('Name').fill('Corporate domain from outside the office');
+  await editor.getByLabel('Operator').selectOption('matches');
+  await editor.getByLabel('Value', { exact: true }).fill('^(example\\.com');
+  await editor.getByRole('button', { name: 'Combine condition with another' }).click();
+  const second = editor.getByRole('group', { name: 'Condition 2', exact: true });
+  await second.getByLabel('Field', { exact: true }).selectOption('ip.address');
+  await second.getByLabel('Operator').selectOption('cidr');
+  await second.getByLabel('Value', { exact: true }).fill('198.51.100.0/24');
+  await second.getByLabel('Negate condition 2').check();
+  await editor.getByRole('button', { name: 'Add to the draft' }).click();
   await page.getByText(/not a valid RE2 regular expression/).waitFor();
-  // The click scrolled the button into view: back to the top. (This script's types have no DOM.)
-  await page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));
+  await editor.getByRole('heading', { name: 'Write a custom rule' }).scrollIntoViewIfNeeded();
+  await editor.evaluate((element) => (element as unknown as { scrollIntoView(): void }).scrollIntoView());
   await shoot('rule-set');
   // A finished backtest of a draft that adds a rule (the whole report: the page is taller than the window).
   const seed = await seedBacktest(server, OWNER);

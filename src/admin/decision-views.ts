@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** Schemas of what rules decided and why: shared by decisions and a rule set's dry run. */
-export const scoreDetail = z.object({ rule_name: z.string(), rule_type: z.literal('static'), score: z.number() });
+export const scoreDetail = z.object({ rule_id: z.string(), rule_name: z.string(), rule_type: z.literal('static'), score: z.number() });
 
 export const evidence = z.object({
   field: z.string().meta({ description: 'The field read (see the field catalogue)' }),

@@ -192,7 +192,7 @@ export class ReportBuilder {
     return row;
   }
 
-  private countRules(details: readonly ScoreDetail[], dryRun: readonly ScoreDetail[], side: 'live' | 'candidate'): void {
+  private countRules(details: readonly Pick<ScoreDetail, 'rule_name' | 'score'>[], dryRun: readonly Pick<ScoreDetail, 'rule_name'>[], side: 'live' | 'candidate'): void {
     for (const detail of details) {
       const hits = this.row(detail.rule_name)[side];
       hits.hits += 1;

@@ -23,12 +23,15 @@ export interface LoggedEvaluation {
   response: unknown;
 }
 
+/** A detail as logged: answers logged before `rule_id` existed lack it. */
+type LoggedDetail = Omit<ScoreDetail, 'rule_id'> & { rule_id?: string };
+
 /** What the logged answer said the rules decided: what a replay through the same version must give again. */
 export interface LoggedOutcome {
-  details: ScoreDetail[];
+  details: LoggedDetail[];
   fraud_score: number;
   state: string;
-  dry_run: ScoreDetail[];
+  dry_run: LoggedDetail[];
   signals: string[];
   /** The `rule:` entries of `unavailable`: rules whose input was unknown. */
   unavailable: string[];
@@ -36,8 +39,8 @@ export interface LoggedOutcome {
 
 /** Parts of the logged answer a replay reads. */
 interface LoggedResponse {
-  score: { details: ScoreDetail[]; fraud_score: number; state: string };
-  dry_run: ScoreDetail[];
+  score: { details: LoggedDetail[]; fraud_score: number; state: string };
+  dry_run: LoggedDetail[];
   signals: string[];
   email: EmailFacts;
   ip: IpFacts;
@@ -112,8 +115,18 @@ export function replay(logged: LoggedEvaluation, ruleSet: RuleSet): Replay {
 export function outcomeDifferences(replayed: RuleOutcome, logged: LoggedOutcome): string[] {
   const differences: string[] = [];
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-  for (const key of ['fraud_score', 'state', 'details', 'dry_run', 'signals', 'unavailable'] as const) {
+  for (const key of ['fraud_score', 'state', 'signals', 'unavailable'] as const) {
     if (!same(replayed[key], logged[key])) differences.push(key);
   }
+  for (const key of ['details', 'dry_run'] as const) {
+    if (!same(replayed[key].map((detail, i) => asLogged(detail, logged[key][i])), logged[key])) differences.push(key);
+  }
   return differences;
+}
+
+/** The replayed detail in the logged one's shape: without `rule_id` where the log predates it. */
+function asLogged(detail: ScoreDetail, logged: LoggedDetail | undefined): LoggedDetail {
+  if (logged === undefined || 'rule_id' in logged) return detail;
+  const { rule_id: _id, ...rest } = detail;
+  return rest;
 }

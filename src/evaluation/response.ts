@@ -10,6 +10,7 @@ import { ipFactsSchema } from '../ip/facts.js';
  * which costs a fraction of validating every response against a schema.
  */
 const scoreDetailSchema = z.object({
+  rule_id: z.string().meta({ description: 'The rule’s id (library id or the custom rule’s `id`): stable across renames, what a backend branches on.', example: 'email_disposable' }),
   rule_name: z.string().meta({ example: 'Email address is disposable' }),
   rule_type: z.literal('static'),
   score: z.number().meta({ description: 'Points the rule contributed; negative scores lower the risk.' }),

@@ -34,10 +34,14 @@ export interface LibraryInfo {
   fires_when: boolean | 'present';
   /** The check whose failure makes it unknown. */
   check: string | null;
+  /** The thresholds a rule file may set (`params:`), each with its default and bounds. */
+  parameters: { name: string; description: string; default: number; min: number; max: number }[];
 }
 
 export const libraryCatalogue = (): LibraryInfo[] =>
-  LIBRARY.map((rule) => ({ id: rule.id, name: rule.name, description: rule.description, default_score: rule.defaultScore, reads: rule.reads, fires_when: rule.when, check: FIELDS[rule.reads].check }));
+  LIBRARY.map((rule) => ({ id: rule.id, name: rule.name, description: rule.description, default_score: rule.defaultScore, reads: rule.reads, fires_when: rule.when, check: FIELDS[rule.reads].check,
+    parameters: Object.entries(rule.parameters ?? {}).map(([name, p]) => ({ name, description: p.description, default: p.default, min: p.min, max: p.max })),
+  }));
 
 /** One rule of a file as it takes effect. */
 export interface RuleInfo {

@@ -78,7 +78,7 @@ function run(context: EvaluationContext, ruleSet: RuleSet, explained: RuleExplan
     if (truth === UNKNOWN) unavailable.push(rule.unavailableAs);
     if (truth !== true) continue;
     fired.push(rule.id);
-    const detail: ScoreDetail = { rule_name: rule.name, rule_type: 'static', score: rule.score };
+    const detail: ScoreDetail = { rule_id: rule.id, rule_name: rule.name, rule_type: 'static', score: rule.score };
     if (rule.mode === 'dry_run') {
       dryRun.push(detail);
       dryRunIds.push(rule.id);

@@ -24,6 +24,8 @@ export interface EvaluationContext {
 export type State = 'approve' | 'review' | 'decline';
 
 export interface ScoreDetail {
+  /** The rule's id (library id or custom `id`): what a backend branches on; the name is display text. */
+  rule_id: string;
   rule_name: string;
   rule_type: 'static';
   score: number;

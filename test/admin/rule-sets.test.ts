@@ -55,8 +55,13 @@ describe.each(ENGINES)('rule sets on %s', (engine: EngineName) => {
     const library = (await get(analystA, `${base}/rules/library`)).json().rules as Array<Record<string, unknown>>;
     expect(library.map((r) => r.id)).toEqual(expect.arrayContaining(['email_undeliverable', 'email_disposable', 'ip_proxy', 'ip_datacenter', 'ip_tor', 'email_free_provider', 'ip_vpn']));
     expect(library.find((r) => r.id === 'ip_tor')).toEqual({
-      id: 'ip_tor', name: 'IP address is a Tor exit node', description: expect.any(String), default_score: expect.any(Number), reads: 'ip.is_tor', fires_when: true, check: 'ip.tor',
+      id: 'ip_tor', name: 'IP address is a Tor exit node', description: expect.any(String), default_score: expect.any(Number), reads: 'ip.is_tor', fires_when: true, check: 'ip.tor', parameters: [],
     });
+    // A rule with thresholds lists each with its default and bounds, as a rule file's params take them.
+    expect(library.find((r) => r.id === 'ip_velocity')?.parameters).toEqual([
+      { name: 'events_1h', description: expect.any(String), default: 5, min: 1, max: 1_000_000 },
+      { name: 'events_24h', description: expect.any(String), default: 20, min: 1, max: 1_000_000 },
+    ]);
     const catalogue = (await get(analystA, `${base}/rules/fields`)).json();
     expect(catalogue.combinators).toEqual(['all', 'any', 'not']);
     const domain = catalogue.fields.find((f: { path: string }) => f.path === 'email.domain');
@@ -149,7 +154,7 @@ describe.each(ENGINES)('rule sets on %s', (engine: EngineName) => {
     expect(response.statusCode, response.body).toBe(200);
     const run = response.json();
     expect(run.version.status).toBe('draft');
-    expect(run.score).toMatchObject({ fraud_score: 60, state: 'decline', details: [{ rule_name: 'Domain on our block list', score: 60 }] });
+    expect(run.score).toMatchObject({ fraud_score: 60, state: 'decline', details: [{ rule_id: 'blocked_domain', rule_name: 'Domain on our block list', score: 60 }] });
     expect(run.rules[0]).toMatchObject({ id: 'blocked_domain', outcome: 'fired', evidence: [{ field: 'email.domain', value: BLOCKED, reading: 'value', unavailable: null }] });
     // The enrichment ran (the DNS server of this test app answers nothing): the checks it could not make are named.
     expect(run.unavailable).toContain('email.mx');

@@ -77,7 +77,7 @@ describe.each(ENGINES)('shadow rule sets on %s', (engine) => {
     expect(logged.state).toBe('approve');
     expect(logged.shadow).toEqual({
       version: draftVersion, fraud_score: 40, state: 'decline', fired: ['example_org'],
-      details: [{ rule_name: 'Sign-up from example.org', rule_type: 'static', score: 40 }], dry_run: [],
+      details: [{ rule_id: 'example_org', rule_name: 'Sign-up from example.org', rule_type: 'static', score: 40 }], dry_run: [],
     });
     // The decision shows it to analysts beside the live outcome.
     const decision = await t.app.inject({ method: 'GET', url: `/admin/v1/accounts/default/decisions/${after.json().id}`, headers: analyst.read });

@@ -126,7 +126,7 @@ describe('as an admin', () => {
       });
       expect(evaluated.status).toBe(200);
       const answer = (await evaluated.json()) as { score: { details: Array<{ rule_name: string; score: number }> } };
-      expect(answer.score.details).toContainEqual({ rule_name: 'Email address is from a free provider', rule_type: 'static', score: 5 });
+      expect(answer.score.details).toContainEqual({ rule_id: 'email_free_provider', rule_name: 'Email address is from a free provider', rule_type: 'static', score: 5 });
       clean(opened);
     } finally {
       await opened.context.close();

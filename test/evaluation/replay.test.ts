@@ -14,7 +14,7 @@ import { evaluateRuleSet } from '../../src/rules/engine.js';
 import type { ConditionInput } from '../../src/rules/file-schema.js';
 import { LIBRARY_IDS } from '../../src/rules/library.js';
 import type { RuleSet } from '../../src/rules/rule-set.js';
-import { ruleSetOf } from '../rules/context.js';
+import { contextOf, ruleSetOf } from '../rules/context.js';
 
 /**
  * Replay (src/evaluation/replay.ts) over varied evaluations: whatever the request, the facts, the
@@ -136,6 +136,14 @@ describe('replaying a logged evaluation', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('reads an answer logged before `rule_id` existed as the same outcome, and a different id as a difference', () => {
+    const outcome = evaluateRuleSet(contextOf(), ruleSetOf({ rules: [{ id: 'always', name: 'Always', score: 5, when: { field: 'event_type', equals: 'account_register' } }] }));
+    expect(outcome.details).toEqual([{ rule_id: 'always', rule_name: 'Always', rule_type: 'static', score: 5 }]);
+    const logged = { details: [{ rule_name: 'Always', rule_type: 'static' as const, score: 5 }], fraud_score: 5, state: 'approve', dry_run: [], signals: outcome.signals, unavailable: [] };
+    expect(outcomeDifferences(outcome, logged)).toEqual([]);
+    expect(outcomeDifferences(outcome, { ...logged, details: [{ ...logged.details[0]!, rule_id: 'renamed' }] })).toEqual(['details']);
   });
 
   it('takes the checks that could not run from the log, never its rule entries, and enriches nothing', () => {

@@ -74,7 +74,7 @@ describe('library rule device_cookies_disabled', () => {
 
   it('scores 10 when enabled: approve on its own', async () => {
     const body = (await evaluate(withRule, { ...fromSdk, cookie_enabled: false })).json();
-    expect(body.score).toEqual({ details: [{ rule_name: 'Browser has cookies disabled', rule_type: 'static', score: 10 }], fraud_score: 10, state: 'approve' });
+    expect(body.score).toEqual({ details: [{ rule_id: 'device_cookies_disabled', rule_name: 'Browser has cookies disabled', rule_type: 'static', score: 10 }], fraud_score: 10, state: 'approve' });
   });
 
   it.each([

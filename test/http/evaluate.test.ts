@@ -61,13 +61,13 @@ describe('POST /v1/risk/evaluate with a custom rule set', () => {
     const body = response.json();
     expect(body.score).toEqual({
       details: [
-        { rule_name: 'Name looks generated', rule_type: 'static', score: 25 },
-        { rule_name: 'Address in our test range', rule_type: 'static', score: 30 },
+        { rule_id: 'bot_name', rule_name: 'Name looks generated', rule_type: 'static', score: 25 },
+        { rule_id: 'internal_range', rule_name: 'Address in our test range', rule_type: 'static', score: 30 },
       ],
       fraud_score: 55,
       state: 'decline',
     });
-    expect(body.dry_run).toEqual([{ rule_name: 'Cookies disabled', rule_type: 'static', score: 15 }]);
+    expect(body.dry_run).toEqual([{ rule_id: 'no_cookies', rule_name: 'Cookies disabled', rule_type: 'static', score: 15 }]);
     expect(body.event_type).toBe('signup');
     expect(body.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(Date.parse(body.evaluated_at)).not.toBeNaN();

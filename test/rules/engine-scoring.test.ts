@@ -53,8 +53,8 @@ describe('evaluateRuleSet: scoring', () => {
       ruleSetOf({ rules: [rule('b', 5), { ...rule('x', 50), when: { field: 'email.domain', equals: 'other.org' } }, rule('a', 7)] }),
     );
     expect(outcome.details).toEqual([
-      { rule_name: 'Rule b', rule_type: 'static', score: 5 },
-      { rule_name: 'Rule a', rule_type: 'static', score: 7 },
+      { rule_id: 'b', rule_name: 'Rule b', rule_type: 'static', score: 5 },
+      { rule_id: 'a', rule_name: 'Rule a', rule_type: 'static', score: 7 },
     ]);
   });
 });
@@ -63,8 +63,8 @@ describe('evaluateRuleSet: modes', () => {
   it('reports a dry-run rule that fires apart, and does not count it', () => {
     const outcome = evaluateRuleSet(contextOf(), ruleSetOf({ rules: [rule('live', 10), rule('watch', 50, { mode: 'dry_run' })] }));
     expect(outcome.fraud_score).toBe(10);
-    expect(outcome.details).toEqual([{ rule_name: 'Rule live', rule_type: 'static', score: 10 }]);
-    expect(outcome.dry_run).toEqual([{ rule_name: 'Rule watch', rule_type: 'static', score: 50 }]);
+    expect(outcome.details).toEqual([{ rule_id: 'live', rule_name: 'Rule live', rule_type: 'static', score: 10 }]);
+    expect(outcome.dry_run).toEqual([{ rule_id: 'watch', rule_name: 'Rule watch', rule_type: 'static', score: 50 }]);
   });
 
   it('does not evaluate a rule that is off, nor report it unavailable', () => {
@@ -84,8 +84,8 @@ describe('evaluateRuleSet: library rules and signals', () => {
     const context = contextOf({ email: { disposable: true }, ip: { is_tor: true } });
     const outcome = evaluateRuleSet(context, ruleSetOf({ rules: [{ library: 'email_disposable' }, { library: 'ip_tor', score: 12 }] }));
     expect(outcome.details).toEqual([
-      { rule_name: 'Email address is disposable', rule_type: 'static', score: 40 },
-      { rule_name: 'IP address is a Tor exit node', rule_type: 'static', score: 12 },
+      { rule_id: 'email_disposable', rule_name: 'Email address is disposable', rule_type: 'static', score: 40 },
+      { rule_id: 'ip_tor', rule_name: 'IP address is a Tor exit node', rule_type: 'static', score: 12 },
     ]);
   });
 

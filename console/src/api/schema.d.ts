@@ -732,7 +732,7 @@ export interface paths {
         };
         /**
          * The library: every built-in rule, with its default score and the fact it reads
-         * @description A rule file enables a library rule by id (`- library: ip_tor`) and may set its score and mode.
+         * @description A rule file enables a library rule by id (`- library: ip_tor`) and may set its score, mode and parameters (`params:`).
          *
          *     **Who:** The `analyst` or `admin` role in the account (instance owners too). A caller who is not a member gets 404, as for an account that does not exist.
          */
@@ -1390,6 +1390,11 @@ export interface components {
             score: {
                 /** @description One entry per rule that fired, in the rule file’s order. */
                 details: {
+                    /**
+                     * @description The rule’s id (library id or the custom rule’s `id`): stable across renames, what a backend branches on.
+                     * @example email_disposable
+                     */
+                    rule_id: string;
                     /** @example Email address is disposable */
                     rule_name: string;
                     /** @constant */
@@ -1407,6 +1412,11 @@ export interface components {
             };
             /** @description Rules in dry-run mode that would have fired; not counted. */
             dry_run: {
+                /**
+                 * @description The rule’s id (library id or the custom rule’s `id`): stable across renames, what a backend branches on.
+                 * @example email_disposable
+                 */
+                rule_id: string;
                 /** @example Email address is disposable */
                 rule_name: string;
                 /** @constant */
@@ -6660,7 +6670,8 @@ export interface operations {
                      *           "default_score": 40,
                      *           "reads": "ip.is_tor",
                      *           "fires_when": true,
-                     *           "check": "ip.tor"
+                     *           "check": "ip.tor",
+                     *           "parameters": []
                      *         }
                      *       ]
                      *     }
@@ -6678,6 +6689,15 @@ export interface operations {
                             fires_when: boolean | "present";
                             /** @description The check whose failure makes it unknown (never fired, named `rule:<id>` in `unavailable`) */
                             check: string | null;
+                            /** @description The thresholds a rule file may set, whole numbers from min to max (empty: none) */
+                            parameters: {
+                                /** @description How a rule file sets it: `params: { events_1h: 10 }` */
+                                name: string;
+                                description: string;
+                                default: number;
+                                min: number;
+                                max: number;
+                            }[];
                         }[];
                     };
                 };
@@ -10374,6 +10394,7 @@ export interface operations {
                      *       "score": {
                      *         "details": [
                      *           {
+                     *             "rule_id": "ip_tor",
                      *             "rule_name": "IP address is a Tor exit node",
                      *             "rule_type": "static",
                      *             "score": 50
@@ -10465,6 +10486,7 @@ export interface operations {
                      *         "state": "decline",
                      *         "details": [
                      *           {
+                     *             "rule_id": "ip_tor",
                      *             "rule_name": "IP address is a Tor exit node",
                      *             "rule_type": "static",
                      *             "score": 40
@@ -10493,6 +10515,7 @@ export interface operations {
                         } | null;
                         score: {
                             details: {
+                                rule_id: string;
                                 rule_name: string;
                                 /** @constant */
                                 rule_type: "static";
@@ -10503,6 +10526,7 @@ export interface operations {
                             state: "approve" | "review" | "decline";
                         };
                         dry_run: {
+                            rule_id: string;
                             rule_name: string;
                             /** @constant */
                             rule_type: "static";
@@ -10594,6 +10618,7 @@ export interface operations {
                             /** @enum {string} */
                             state: "approve" | "review" | "decline";
                             details: {
+                                rule_id: string;
                                 rule_name: string;
                                 /** @constant */
                                 rule_type: "static";
@@ -11577,6 +11602,7 @@ export interface operations {
                      *           "state": "decline",
                      *           "details": [
                      *             {
+                     *               "rule_id": "email_disposable",
                      *               "rule_name": "Email address is disposable",
                      *               "rule_type": "static",
                      *               "score": 40
@@ -11712,12 +11738,14 @@ export interface operations {
                             state: "approve" | "review" | "decline";
                             fired: string[];
                             details: {
+                                rule_id: string;
                                 rule_name: string;
                                 /** @constant */
                                 rule_type: "static";
                                 score: number;
                             }[];
                             dry_run: {
+                                rule_id: string;
                                 rule_name: string;
                                 /** @constant */
                                 rule_type: "static";

@@ -256,7 +256,7 @@ async function findDecision(services: AdminServices, account: string, id: string
 const detailExample = {
   ...summaryExample, email_domain: 'mailinator.com', device_hash: null,
   request: { ip: '203.0.113.7', email: 'Jane.Doe@mailinator.com', event_type: 'account_register' },
-  response: { id: summaryExample.id, score: { fraud_score: 40, state: 'decline', details: [{ rule_name: 'Email address is disposable', rule_type: 'static', score: 40 }] }, email: { disposable: true }, unavailable: [] },
+  response: { id: summaryExample.id, score: { fraud_score: 40, state: 'decline', details: [{ rule_id: 'email_disposable', rule_name: 'Email address is disposable', rule_type: 'static', score: 40 }] }, email: { disposable: true }, unavailable: [] },
   unavailable: [],
   rule_set: { id: 7, event_type: 'account_register', version: 3 },
   replay: { status: 'replayed' as const, detail: REPLAY_STATUS.replayed, differences: [] },

@@ -16,17 +16,24 @@ const libraryRule = z.object({
   reads: z.string().meta({ description: 'The field it reads (see the field catalogue)' }),
   fires_when: z.union([z.boolean(), z.literal('present')]).meta({ description: 'The value of the field that makes it fire (`present`: any value)' }),
   check: z.string().nullable().meta({ description: 'The check whose failure makes it unknown (never fired, named `rule:<id>` in `unavailable`)' }),
+  parameters: z.array(z.object({
+    name: z.string().meta({ description: 'How a rule file sets it: `params: { events_1h: 10 }`' }),
+    description: z.string(),
+    default: z.number().int(),
+    min: z.number().int(),
+    max: z.number().int(),
+  })).meta({ description: 'The thresholds a rule file may set, whole numbers from min to max (empty: none)' }),
 });
 
 export const getRuleLibrary = adminRoute({
   method: 'GET', url: '/accounts/:account/rules/library', tag: 'rules', operationId: 'getRuleLibrary',
   summary: 'The library: every built-in rule, with its default score and the fact it reads',
-  description: 'A rule file enables a library rule by id (`- library: ip_tor`) and may set its score and mode.',
+  description: 'A rule file enables a library rule by id (`- library: ip_tor`) and may set its score, mode and parameters (`params:`).',
   access: { role: 'analyst', account: true },
   params: accountParams,
   success: {
     status: 200, description: 'Every library rule, in the library\'s order', schema: z.object({ rules: z.array(libraryRule) }),
-    example: { rules: [{ id: 'ip_tor', name: 'IP address is a Tor exit node', description: 'Traffic leaves the Tor network here: anonymous by design, and common in abuse.', default_score: 40, reads: 'ip.is_tor', fires_when: true, check: 'ip.tor' }] },
+    example: { rules: [{ id: 'ip_tor', name: 'IP address is a Tor exit node', description: 'Traffic leaves the Tor network here: anonymous by design, and common in abuse.', default_score: 40, reads: 'ip.is_tor', fires_when: true, check: 'ip.tor', parameters: [] }] },
   },
   handler: async () => ({ rules: libraryCatalogue() }),
 });

@@ -252,7 +252,7 @@ function compiled(account: string, eventType: string, yaml: string): RuleSet {
 }
 
 function dryRunExample() {
-  const detail = { rule_name: 'IP address is a Tor exit node', rule_type: 'static' as const, score: 50 };
+  const detail = { rule_id: 'ip_tor', rule_name: 'IP address is a Tor exit node', rule_type: 'static' as const, score: 50 };
   return {
     event_type: 'account_register',
     version: { version: 4, status: 'draft' as const, author: 'user:usr_4f1c2a9b0d3e5f67', comment: 'Tor to 50', created_at: '2026-11-21T12:00:00.000Z', published_at: null },

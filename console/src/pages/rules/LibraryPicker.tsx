@@ -4,7 +4,7 @@ import { useAction, useResource } from '../../hooks';
 import { useSession } from '../../session';
 import { SPEC_RULES, type LibraryRule, type WrittenRule } from './types';
 
-/** Every library rule, the spec's five registration rules first, each with an Add button (at its default score). */
+/** Every library rule, the five core sign-up checks (the spec's §1.6) first, each with an Add button (at its default score). */
 export function LibraryPicker({ eventType, present, onAdded, onClose }: { eventType: string; present: string[]; onAdded: () => void; onClose: () => void }) {
   const { account } = useSession();
   const library = useResource(() => ok(api.GET('/admin/v1/accounts/{account}/rules/library', { params: { path: { account: account! } } })), [account]);
@@ -17,8 +17,8 @@ export function LibraryPicker({ eventType, present, onAdded, onClose }: { eventT
   });
   const rules = library.data?.rules ?? [];
   const groups = [
-    { title: 'Registration protection (the spec’s five)', rules: SPEC_RULES.map((id) => rules.find((r) => r.id === id)).filter((r): r is LibraryRule => r !== undefined) },
-    { title: 'More rules', rules: rules.filter((r) => !SPEC_RULES.includes(r.id)) },
+    { title: 'Core sign-up checks: throwaway or unreachable e-mail, proxies, data centres, Tor', rules: SPEC_RULES.map((id) => rules.find((r) => r.id === id)).filter((r): r is LibraryRule => r !== undefined) },
+    { title: 'More checks: e-mail, network, device, behaviour and your lists', rules: rules.filter((r) => !SPEC_RULES.includes(r.id)) },
   ];
   return (
     <section class="card picker" aria-labelledby="library-title">
@@ -26,7 +26,7 @@ export function LibraryPicker({ eventType, present, onAdded, onClose }: { eventT
         <h2 id="library-title">Add a rule from the library</h2>
         <button type="button" onClick={onClose}>Close</button>
       </div>
-      <p class="muted">A library rule is added at its default score; change the score or the mode in the draft afterwards.</p>
+      <p class="muted">A built-in check is added at its default score; change its score, mode or thresholds in the draft afterwards.</p>
       {library.loading && !library.data ? <Loading what="the library" /> : null}
       <ProblemMessage problem={library.error ?? add.error} />
       {library.data

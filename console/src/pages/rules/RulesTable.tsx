@@ -1,20 +1,23 @@
 import { useState } from 'preact/hooks';
 import { api, ok } from '../../api/client';
 import { ProblemMessage } from '../../components/ui';
-import { useAction } from '../../hooks';
+import { useAction, useResource } from '../../hooks';
 import { unplaced } from './problems';
-import { conditionText, MODES, modeLabel, typedNumber, type EffectiveRule, type Mode, type Version, type WrittenRule } from './types';
+import { conditionText, MODES, modeLabel, typedNumber, type EffectiveRule, type LibraryRule, type Mode, type Version, type WrittenRule } from './types';
 
 export function Thresholds({ thresholds }: { thresholds: Version['thresholds'] }) {
   if (!thresholds) return <p class="muted">Thresholds: none in effect (the text does not validate).</p>;
+  const { review, decline } = thresholds;
   return (
     <p class="thresholds">
-      Approve below <strong>{thresholds.review}</strong>, review from <strong>{thresholds.review}</strong>, decline from <strong>{thresholds.decline}</strong>.
+      A total score {review > 0 ? <>below <strong>{review}</strong> is approved; </> : null}
+      {decline > review ? <>from <strong>{review}</strong> to <strong>{decline - 1}</strong> it goes to review; </> : null}
+      <strong>{decline}</strong> or more is declined.
     </p>
   );
 }
 
-const ruleKind = (rule: EffectiveRule) => (rule.kind === 'library' ? 'library' : 'custom');
+const ruleKind = (rule: EffectiveRule) => (rule.kind === 'library' ? 'built-in' : 'custom');
 
 /** A custom rule's condition, as text (its values are user input). */
 function When({ rule }: { rule: EffectiveRule }) {
@@ -43,11 +46,15 @@ export function RulesTable({ rules, caption }: { rules: EffectiveRule[]; caption
 
 const writtenId = (rule: WrittenRule) => rule.library ?? rule.id;
 
+type Parameter = LibraryRule['parameters'][number];
+
 /**
- * The draft's rules with a score, a mode and a remove button each (admins). A change is sent as
- * the rule as written with the new score and mode, so a library rule keeps its params.
+ * The draft's rules with a score, a mode and a remove button each (admins), and a library rule's
+ * parameters within their documented bounds. A change is sent as the rule as written with the new
+ * values, so what it does not change stays as written.
  */
 export function DraftRulesTable({ account, eventType, draft, onChanged }: { account: string; eventType: string; draft: Version; onChanged: () => void }) {
+  const library = useResource(() => ok(api.GET('/admin/v1/accounts/{account}/rules/library', { params: { path: { account } } })), [account]);
   if (draft.rules.length === 0) return <p class="muted">No rules yet: add one from the library or write a custom rule.</p>;
   const written = draft.rule_set?.rules ?? [];
   return (
@@ -57,25 +64,42 @@ export function DraftRulesTable({ account, eventType, draft, onChanged }: { acco
       <tbody>
         {draft.rules.map((rule) => (
           <DraftRuleRow key={`${draft.yaml_sha256}/${rule.id}`} account={account} eventType={eventType} rule={rule}
-            written={written.find((w) => writtenId(w) === rule.id)} onChanged={onChanged} />
+            written={written.find((w) => writtenId(w) === rule.id)} onChanged={onChanged}
+            parameters={library.data?.rules.find((l) => rule.kind === 'library' && l.id === rule.id)?.parameters ?? []} />
         ))}
       </tbody>
     </table>
   );
 }
 
-function DraftRuleRow({ account, eventType, rule, written, onChanged }: {
+/** The parameters as typed: the file's value, else the default. */
+const paramTexts = (parameters: Parameter[], written: WrittenRule | undefined) =>
+  Object.fromEntries(parameters.map((p) => [p.name, String(written?.params?.[p.name] ?? p.default)]));
+
+function DraftRuleRow({ account, eventType, rule, written, parameters, onChanged }: {
   account: string;
   eventType: string;
   rule: EffectiveRule;
   written: WrittenRule | undefined;
+  parameters: Parameter[];
   onChanged: () => void;
 }) {
   const [score, setScore] = useState(String(rule.score));
   const [mode, setMode] = useState<Mode>(rule.mode);
+  const [edited, setParams] = useState<Record<string, string> | null>(null);
+  const params = edited ?? paramTexts(parameters, written);
+  // The parameters last sent: the API's message about one holds until it is edited.
+  const [sent, setSent] = useState<Record<string, string>>({});
   const path = { account, event_type: eventType, rule_id: rule.id };
   const save = useAction(async () => {
-    const next = { ...written!, score: typedNumber(score), mode };
+    const next: WrittenRule = { ...written!, score: typedNumber(score), mode };
+    setSent(params);
+    if (edited !== null) {
+      // Only what differs from the default is written: a default stays a default if the library's changes.
+      const set = parameters.filter((p) => params[p.name] !== String(p.default)).map((p) => [p.name, typedNumber(params[p.name]!)] as const);
+      if (set.length > 0) next.params = Object.fromEntries(set);
+      else delete next.params;
+    }
     await ok(api.PUT('/admin/v1/accounts/{account}/rule-sets/{event_type}/draft/rules/{rule_id}', { params: { path }, body: { rule: next } }));
     onChanged();
   });
@@ -83,18 +107,41 @@ function DraftRuleRow({ account, eventType, rule, written, onChanged }: {
     await ok(api.DELETE('/admin/v1/accounts/{account}/rule-sets/{event_type}/draft/rules/{rule_id}', { params: { path } }));
     onChanged();
   });
-  const changed = score !== String(rule.score) || mode !== rule.mode;
+  const initial = paramTexts(parameters, written);
+  const changed = score !== String(rule.score) || mode !== rule.mode || parameters.some((p) => params[p.name] !== initial[p.name]);
   const scoreError = save.error?.field('rule.score');
   const modeError = save.error?.field('rule.mode');
-  const problem = unplaced(save.error, (p) => p === 'rule.score' || p === 'rule.mode') ?? remove.error;
+  const placed = (p: string) => p === 'rule.score' || p === 'rule.mode' || parameters.some((q) => p === `rule.params.${q.name}`);
+  const problem = unplaced(save.error, placed) ?? remove.error;
   return (
     <tr class={rule.mode === 'off' ? 'rule-off' : undefined}>
       <td>
         {rule.name}
         <small class="block">
-          <code>{rule.id}</code> <span class="muted">{ruleKind(rule)}{rule.default_score !== null && rule.default_score !== rule.score ? `, library score ${rule.default_score}` : ''}</span>
+          <code>{rule.id}</code> <span class="muted">{ruleKind(rule)}{rule.default_score !== null && rule.default_score !== rule.score ? `, ${rule.default_score} by default` : ''}</span>
         </small>
         <When rule={rule} />
+        {parameters.length > 0 ? (
+          <div class="rule-params">
+            {parameters.map((p) => {
+              const id = `param-${rule.id}-${p.name}`;
+              // Out of bounds is said at once, in the API's words; the API refuses it too.
+              const value = Number(params[p.name]);
+              const outOfBounds = params[p.name]!.trim() === '' || !Number.isInteger(value) || value < p.min || value > p.max;
+              const error = (outOfBounds ? `${p.name} must be a whole number from ${p.min} to ${p.max}` : undefined) ?? (params[p.name] === sent[p.name] ? save.error?.field(`rule.params.${p.name}`) : undefined);
+              return (
+                <div key={p.name} class="field">
+                  <label for={id}>{p.name} <span class="visually-hidden">of {rule.id}</span></label>
+                  <input id={id} class="score-input" type="number" min={p.min} max={p.max} step={1} value={params[p.name]} disabled={!written}
+                    aria-invalid={error ? true : undefined} aria-describedby={`${id}-hint${error ? ` ${id}-error` : ''}`}
+                    onInput={(e) => setParams({ ...params, [p.name]: e.currentTarget.value })} />
+                  <small id={`${id}-hint`}>{p.description} {p.min} to {p.max.toLocaleString('en')}; default {p.default}.</small>
+                  {error ? <small id={`${id}-error`} class="field-error">{error}</small> : null}
+                </div>
+              );
+            })}
+          </div>
+        ) : null}
         <ProblemMessage problem={problem} />
       </td>
       <td>

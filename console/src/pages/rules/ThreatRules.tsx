@@ -28,7 +28,7 @@ function Overview() {
   const sets = useResource(() => ok(api.GET('/admin/v1/accounts/{account}/rule-sets', { params: { path: { account: account! } } })), [account]);
   const eventTypes = (sets.data?.rule_sets ?? []).map((s) => s.event_type).sort(byCardOrder);
   return (
-    <Page title="Threat rules" intro="Each event type your backend sends has its own rules. A rule adds its score when it fires; the total decides the state: approve below review, review from review, decline from decline. Changes go to a draft, and take effect when it is published.">
+    <Page title="Threat rules" intro="Each event type your backend sends (a sign-up, a login…) has its own rules. Every rule that fires adds its score; the total is compared with two thresholds: below the review threshold the event is approved, from it the event goes to review, and from the decline threshold it is declined. Changes go to a draft and take effect only when it is published.">
       {sets.loading && !sets.data ? <Loading what="rule sets" /> : null}
       <ProblemMessage problem={sets.error} />
       <div class="rule-cards">

@@ -1,0 +1,196 @@
+import type { Browser, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { login, type Session } from '../support/admin.js';
+import { evaluationBody } from '../support/app.js';
+import { launchChromium } from '../support/browser.js';
+import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer, type ConsoleServer } from '../support/console.js';
+
+/**
+ * A custom rule with nested all / any / not, built in the console's rule editor in Debian's
+ * Chromium, published, and then evaluated through the public API: it fires exactly where the
+ * console's dry run of the live version (the engine) says, on requests chosen to cover each
+ * branch. An invalid value deep in the tree is named at its own control. A library rule's
+ * parameter changed in the draft (an out-of-bounds value refused at its control first) and
+ * published changes when the rule fires, through the public API.
+ */
+vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS * 2 });
+
+let server: ConsoleServer;
+let browser: Browser;
+let owner: Session;
+
+beforeAll(async () => {
+  server = await startConsoleServer();
+  owner = await login(server.app, OWNER);
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.app.close();
+});
+
+/** Waits until the control is marked invalid (the API's answer came). */
+const invalid = (control: Locator) => control.and(control.page().locator('[aria-invalid="true"]')).waitFor();
+
+async function condition(group: Locator, field: string, operator: string, value: string) {
+  await group.getByLabel('Field', { exact: true }).selectOption(field);
+  await group.getByLabel('Operator', { exact: true }).selectOption(operator);
+  await group.getByLabel('Value', { exact: true }).fill(value);
+}
+
+async function publish(page: Page, comment: string) {
+  await page.getByRole('button', { name: 'Publish…' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByLabel('Comment (required)').fill(comment);
+  await dialog.getByRole('button', { name: 'Publish', exact: true }).click();
+  await dialog.waitFor({ state: 'detached' });
+}
+
+async function apiKey(): Promise<string> {
+  const made = await server.app.inject({ method: 'POST', url: '/admin/v1/accounts/acme/keys', headers: owner.write });
+  expect(made.statusCode, made.body).toBe(201);
+  return (made.json() as { key: string }).key;
+}
+
+/** The ids of the rules that fired, through the public API. */
+async function evaluate(key: string, request: { ip: string; email: string; event_type: string; user?: object }): Promise<string[]> {
+  const answer = await fetch(`${server.origin}/v1/risk/evaluate`, {
+    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(evaluationBody(request)),
+  });
+  expect(answer.status).toBe(200);
+  return ((await answer.json()) as { score: { details: Array<{ rule_id: string }> } }).score.details.map((d) => d.rule_id);
+}
+
+/** A rule of the draft as written in its file (undefined: no draft, or not in it). */
+async function writtenRule(eventType: string, id: string): Promise<unknown> {
+  const answer = await server.app.inject({ url: `/admin/v1/accounts/acme/rule-sets/${eventType}`, headers: owner.read });
+  const draft = (answer.json() as { draft: { rule_set: { rules: Array<{ id?: string; library?: string }> } } | null }).draft;
+  return draft?.rule_set.rules.find((r) => (r.library ?? r.id) === id);
+}
+
+/** The rules the console's dry run shows as fired, once it shows the answer to this request. */
+async function dryRunFired(page: Page, request: object): Promise<string[]> {
+  await page.getByLabel('Sample request (JSON)').fill(JSON.stringify(request));
+  const answered = page.waitForResponse((r) => r.url().endsWith('/dry-run') && r.request().method() === 'POST');
+  await page.getByRole('button', { name: 'Run' }).click();
+  const answer = (await (await answered).json()) as { rules: Array<{ id: string; outcome: string }> };
+  const fired = answer.rules.filter((r) => r.outcome === 'fired').map((r) => r.id);
+  const shown = page.getByRole('region', { name: 'Dry run result' }).getByText(/^Rules fired:/);
+  await expect.poll(() => shown.innerText()).toBe(`Rules fired: ${fired.length === 0 ? 'none' : fired.join(', ')}`);
+  return fired;
+}
+
+it('builds all(domain, not(any(range, name))) in the console; once published it fires exactly where the dry run says', async () => {
+  const opened = await openConsole(browser, server.origin);
+  const { page } = opened;
+  try {
+    await logIn(page, OWNER);
+    await page.goto(`${server.origin}/console/#/acme/rules/password_reset`);
+    await page.getByRole('heading', { level: 1, name: 'Threat rules: password_reset' }).waitFor();
+    await page.getByRole('tab', { name: 'Draft' }).click();
+    await page.getByRole('button', { name: 'Write a custom rule' }).click();
+    const editor = page.getByRole('region', { name: 'Write a custom rule' });
+    await editor.getByLabel('Rule id').fill('partner_domain_outside');
+    await editor.getByLabel('Name').fill('Partner domain from outside');
+    await editor.getByLabel('Score', { exact: true }).fill('50');
+
+    await condition(editor.getByRole('group', { name: 'Condition', exact: true }), 'email.domain', 'ends_with', 'example.org');
+    await editor.getByRole('button', { name: 'Combine condition with another' }).click();
+    const second = editor.getByRole('group', { name: 'Condition 2', exact: true });
+    await second.getByRole('button', { name: 'Combine condition 2 with another' }).click();
+    const inner = editor.getByRole('group', { name: 'Condition 2', exact: true });
+    await inner.getByLabel('Fires when').selectOption('any');
+    await inner.getByLabel('Negate condition 2', { exact: true }).check();
+    await condition(editor.getByRole('group', { name: 'Condition 2.1' }), 'ip.address', 'cidr', '203.0.113.0/99');
+    await condition(editor.getByRole('group', { name: 'Condition 2.2' }), 'user.first_name', 'equals', 'Jane');
+
+    // The API refuses the range; its message is at the value of condition 2.1, deep in the tree.
+    await editor.getByRole('button', { name: 'Add to the draft' }).click();
+    const range = editor.getByRole('group', { name: 'Condition 2.1' }).getByLabel('Value', { exact: true });
+    await invalid(range);
+    await editor.getByRole('group', { name: 'Condition 2.1' }).getByText('"203.0.113.0/99" is not an IP address or CIDR range').waitFor();
+    expect(await editor.getByRole('group', { name: 'Condition 2.2' }).getByLabel('Value', { exact: true }).getAttribute('aria-invalid')).toBeNull();
+    await range.fill('203.0.113.0/24');
+    await editor.getByRole('button', { name: 'Add to the draft' }).click();
+    await page.getByLabel('Score of partner_domain_outside').waitFor();
+
+    const draft = await server.app.inject({ url: '/admin/v1/accounts/acme/rule-sets/password_reset', headers: owner.read });
+    const written = (draft.json() as { draft: { rules: Array<{ id: string; when?: unknown }> } }).draft.rules.find((r) => r.id === 'partner_domain_outside');
+    expect(written?.when).toEqual({
+      all: [
+        { field: 'email.domain', ends_with: 'example.org' },
+        { not: { any: [{ field: 'ip.address', cidr: '203.0.113.0/24' }, { field: 'user.first_name', equals: 'Jane' }] } },
+      ],
+    });
+
+    await publish(page, 'Partner domains from outside the office');
+    const key = await apiKey();
+
+    await page.getByRole('tab', { name: 'Dry run' }).click();
+    await page.getByLabel('Score with').selectOption('published');
+    const cases = [
+      { request: { ip: '81.2.69.160', email: 'ed@mail.example.org', user: { first_name: 'Ed' } }, fires: true },
+      { request: { ip: '81.2.69.160', email: 'ed@example.com', user: { first_name: 'Ed' } }, fires: false },
+      { request: { ip: '203.0.113.7', email: 'ed@example.org', user: { first_name: 'Ed' } }, fires: false },
+      { request: { ip: '81.2.69.160', email: 'jane@example.org', user: { first_name: 'Jane' } }, fires: false },
+      { request: { ip: '81.2.69.160', email: 'jane@example.org' }, fires: true },
+    ];
+    for (const { request, fires } of cases) {
+      const dryRun = (await dryRunFired(page, request)).includes('partner_domain_outside');
+      const evaluated = (await evaluate(key, { ...request, event_type: 'password_reset' })).includes('partner_domain_outside');
+      expect({ request, dryRun, evaluated }).toEqual({ request, dryRun: fires, evaluated: fires });
+    }
+    expect(opened.troubles).toEqual([]);
+  } finally {
+    await opened.context.close();
+  }
+});
+
+it('changes a library parameter within its bounds (a bad value refused at its control), and once published the rule fires from the new threshold', async () => {
+  const opened = await openConsole(browser, server.origin);
+  const { page } = opened;
+  try {
+    await logIn(page, OWNER);
+    await page.goto(`${server.origin}/console/#/acme/rules/account_update`);
+    await page.getByRole('heading', { level: 1, name: 'Threat rules: account_update' }).waitFor();
+    // The bands in words an analyst reads, not the thresholds' names.
+    await page.getByText('A total score below 20 is approved; from 20 to 39 it goes to review; 40 or more is declined.').first().waitFor();
+    await page.getByRole('tab', { name: 'Draft' }).click();
+    await page.getByRole('button', { name: 'Add from the library' }).click();
+    await page.getByRole('region', { name: 'Add a rule from the library' }).getByRole('button', { name: 'Add ip_velocity' }).click();
+    const threshold = page.getByLabel('events_1h of ip_velocity');
+    await expect(threshold.inputValue()).resolves.toBe('5');
+    await page.getByText('Fires from this many events in the last hour (this one included). 1 to 1,000,000; default 5.').waitFor();
+    await publish(page, 'Velocity on updates');
+
+    const key = await apiKey();
+    const velocityFired = async (ip: string) => (await evaluate(key, { ip, email: 'ed@example.com', event_type: 'account_update' })).includes('ip_velocity');
+    expect([await velocityFired('198.51.100.20'), await velocityFired('198.51.100.20')]).toEqual([false, false]);
+
+    await page.getByRole('tab', { name: 'Draft' }).click();
+    await threshold.fill('0');
+    await invalid(threshold);
+    const message = page.getByText('events_1h must be a whole number from 1 to 1000000');
+    await message.waitFor();
+    expect(await threshold.getAttribute('aria-describedby')).toContain(await message.getAttribute('id'));
+    // Sent anyway, the API refuses it in the same words, and nothing is saved (no draft is started).
+    const refused = page.waitForResponse((r) => r.url().endsWith('/draft/rules/ip_velocity') && r.request().method() === 'PUT');
+    await page.getByRole('button', { name: 'Save ip_velocity' }).click();
+    const refusal = await refused;
+    expect(refusal.status()).toBe(400);
+    expect(JSON.stringify(await refusal.json())).toContain('events_1h must be a whole number from 1 to 1000000');
+    await expect(writtenRule('account_update', 'ip_velocity')).resolves.toBeUndefined();
+    await threshold.fill('2');
+    await expect(threshold.getAttribute('aria-invalid')).resolves.toBeNull();
+    await page.getByRole('button', { name: 'Save ip_velocity' }).click();
+    await expect.poll(async () => writtenRule('account_update', 'ip_velocity')).toEqual({ library: 'ip_velocity', score: 25, mode: 'live', params: { events_1h: 2 } });
+    await publish(page, 'Velocity from 2 an hour');
+
+    expect([await velocityFired('198.51.100.21'), await velocityFired('198.51.100.21')]).toEqual([false, true]);
+    expect(opened.troubles).toEqual([]);
+  } finally {
+    await opened.context.close();
+  }
+});
