@@ -19,6 +19,7 @@ import { OneLinePerRequest } from './http/request-log.js';
 import { setCommonHeaders } from './http/response-headers.js';
 import { registerEraseRoute } from './http/routes/erase.js';
 import { registerEvaluateRoute } from './http/routes/evaluate.js';
+import { registerEvaluationRoute } from './http/routes/evaluation.js';
 import { registerFeedbackRoute } from './http/routes/feedback.js';
 import { registerHealthRoutes } from './http/routes/health.js';
 import { registerSdkRoutes } from './http/routes/sdk.js';
@@ -245,6 +246,7 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
     const evaluator = createEvaluator({ ...resources, ...enrichment });
     const evaluate = metrics === null ? evaluator : countedEvaluations(evaluator, metrics);
     registerEvaluateRoute(v1, { evaluate, rules: resources.rules, log: store.log });
+    registerEvaluationRoute(v1, store);
     registerFeedbackRoute(v1, store);
     registerEraseRoute(v1, store);
   });

@@ -17,6 +17,7 @@ import { migrate, type MigrationReport } from './migrate.js';
 import type { StoreObserver } from './observer.js';
 import { openPostgres } from './postgres.js';
 import { LoginThrottle } from './login-throttle.js';
+import { Reviews } from './reviews.js';
 import { RuleSets } from './rule-sets.js';
 import { Sessions } from './sessions.js';
 import { Shadows } from './shadows.js';
@@ -38,6 +39,8 @@ export interface Store {
   readonly shadows: Shadows;
   readonly lists: Lists;
   readonly labels: Labels;
+  /** The review queue: items of evaluations answered `review` (issue 27). */
+  readonly reviews: Reviews;
   /** The evaluation log read back: search and one decision (the admin API). */
   readonly decisions: Decisions;
   /** Who may use the admin API: console users and their roles, sessions, admin tokens, failed logins. */
@@ -132,12 +135,14 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   }, 60_000);
   historyPrune?.unref();
 
+  const lists = new Lists(engine, now);
   return {
     engine,
     accounts,
     ruleSets,
     shadows: new Shadows(engine, now),
-    lists: new Lists(engine, now),
+    lists,
+    reviews: new Reviews(engine, lists, now),
     labels: new Labels(engine, now),
     decisions: new Decisions(engine),
     users: new Users(engine, now),

@@ -29,6 +29,7 @@ export interface Database {
   login_throttle: LoginThrottleRow;
   backtests: BacktestRow;
   rule_set_shadows: RuleSetShadowRow;
+  review_items: ReviewItemRow;
 }
 
 export type AccountStatus = 'active' | 'disabled';
@@ -116,6 +117,29 @@ export interface EvaluationRow {
   response: unknown;
   /** The shadow rule set's outcome (src/evaluation/shadow.ts `ShadowOutcome`, JSON); null when none ran. */
   shadow: unknown;
+}
+
+export type ReviewStatus = 'open' | 'claimed' | 'resolved';
+export type ReviewResolution = 'approve' | 'decline';
+
+/** An evaluation answered `review`, held until resolved (migration 12). */
+export interface ReviewItemRow {
+  account_id: string;
+  evaluation_id: string;
+  event_type: string;
+  user_id: string | null;
+  /** The normalised address, as the evaluation log keeps it. */
+  email: string;
+  /** The evaluation's time. */
+  opened_at: number;
+  status: ReviewStatus;
+  /** `user:<id>` or `token:<id>` while claimed, and the last claimant once resolved. */
+  assignee: string | null;
+  claimed_at: number | null;
+  resolution: ReviewResolution | null;
+  reason: string | null;
+  resolved_by: string | null;
+  resolved_at: number | null;
 }
 
 /** The shadow of an account's event type (migration 9): a rule file evaluated beside the live one, never answered. */

@@ -1,0 +1,36 @@
+import { sql } from 'kysely';
+import { types, type Migration } from './types.js';
+
+/**
+ * Review items (issue 27, PRODUCT.md "Review"): every evaluation answered `review` is held until a
+ * person or the caller's backend resolves it. Written by the log writer in the evaluation's own
+ * batch (so an item exists exactly when its evaluation does), pruned and erased with it. A claim
+ * and a resolution are conditional updates of the one row: two analysts never resolve it twice.
+ */
+export const reviewItems: Migration = {
+  version: 12,
+  name: 'review items',
+  async up(db, engine) {
+    const { time } = types(engine);
+    await db.schema.createTable('review_items')
+      .addColumn('account_id', 'text', (c) => c.notNull())
+      .addColumn('evaluation_id', engine === 'postgres' ? 'uuid' : 'text', (c) => c.notNull())
+      .addColumn('event_type', 'text', (c) => c.notNull())
+      .addColumn('user_id', 'text')
+      .addColumn('email', 'text', (c) => c.notNull())
+      .addColumn('opened_at', time, (c) => c.notNull())
+      .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('open', 'claimed', 'resolved')`))
+      .addColumn('assignee', 'text')
+      .addColumn('claimed_at', time)
+      .addColumn('resolution', 'text', (c) => c.check(sql`resolution in ('approve', 'decline')`))
+      .addColumn('reason', 'text')
+      .addColumn('resolved_by', 'text')
+      .addColumn('resolved_at', time)
+      .addPrimaryKeyConstraint('review_items_pk', ['account_id', 'evaluation_id'])
+      .execute();
+    // The queue: an account's items of one status, oldest first (an evaluation id sorts by time).
+    await db.schema.createIndex('review_items_queue').on('review_items').columns(['account_id', 'status', 'evaluation_id']).execute();
+    // Pruned with the evaluation log.
+    await db.schema.createIndex('review_items_evaluation').on('review_items').columns(['evaluation_id']).execute();
+  },
+};
