@@ -25,6 +25,7 @@ import { readSnapshot, type ConfigSnapshot } from './snapshot.js';
 import { describeSqliteError, openSqlite, SQLITE_SERVING_BUSY_TIMEOUT_MS, type SqliteEngine } from './sqlite.js';
 import { StoreError, type DatabaseUrl } from './url.js';
 import { Users } from './users.js';
+import { WebhookQueue } from './webhook-queue.js';
 
 /**
  * The store (PRODUCT.md "Memory: the store"): one object with a port per need. The request path
@@ -41,6 +42,8 @@ export interface Store {
   readonly labels: Labels;
   /** The review queue: items of evaluations answered `review` (issue 27). */
   readonly reviews: Reviews;
+  /** Webhook deliveries queued, claimed with a lease (issue 27). */
+  readonly webhookQueue: WebhookQueue;
   /** The evaluation log read back: search and one decision (the admin API). */
   readonly decisions: Decisions;
   /** Who may use the admin API: console users and their roles, sessions, admin tokens, failed logins. */
@@ -143,6 +146,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     shadows: new Shadows(engine, now),
     lists,
     reviews: new Reviews(engine, lists, now),
+    webhookQueue: new WebhookQueue(engine),
     labels: new Labels(engine, now),
     decisions: new Decisions(engine),
     users: new Users(engine, now),

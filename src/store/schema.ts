@@ -30,6 +30,7 @@ export interface Database {
   backtests: BacktestRow;
   rule_set_shadows: RuleSetShadowRow;
   review_items: ReviewItemRow;
+  webhook_deliveries: WebhookDeliveryRow;
 }
 
 export type AccountStatus = 'active' | 'disabled';
@@ -140,6 +141,27 @@ export interface ReviewItemRow {
   reason: string | null;
   resolved_by: string | null;
   resolved_at: number | null;
+}
+
+/** A webhook delivery queued (migration 12). */
+export interface WebhookDeliveryRow {
+  /** `msg_…`: the `webhook-id` the receiver deduplicates by, the same on every attempt. */
+  id: string;
+  account_id: string;
+  endpoint_id: string | null;
+  type: string;
+  /** The body, exactly as signed and sent. */
+  payload: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  next_attempt_at: number;
+  /** The replica sending it now, until `lease_until`; after that another may take it. */
+  lease_owner: string | null;
+  lease_until: number | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: number;
+  delivered_at: number | null;
 }
 
 /** The shadow of an account's event type (migration 9): a rule file evaluated beside the live one, never answered. */

@@ -9,7 +9,7 @@ import { types, type Migration } from './types.js';
  */
 export const reviewItems: Migration = {
   version: 12,
-  name: 'review items',
+  name: 'review items and webhook deliveries',
   async up(db, engine) {
     const { time } = types(engine);
     await db.schema.createTable('review_items')
@@ -32,5 +32,25 @@ export const reviewItems: Migration = {
     await db.schema.createIndex('review_items_queue').on('review_items').columns(['account_id', 'status', 'evaluation_id']).execute();
     // Pruned with the evaluation log.
     await db.schema.createIndex('review_items_evaluation').on('review_items').columns(['evaluation_id']).execute();
+
+    // Webhook deliveries (src/store/webhook-queue.ts): queued in the transaction of the change they
+    // announce, so none is lost; claimed by one replica at a time with a lease.
+    await db.schema.createTable('webhook_deliveries')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('account_id', 'text', (c) => c.notNull())
+      .addColumn('endpoint_id', 'text')
+      .addColumn('type', 'text', (c) => c.notNull())
+      .addColumn('payload', 'text', (c) => c.notNull())
+      .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('pending', 'delivered', 'failed')`))
+      .addColumn('attempts', 'integer', (c) => c.notNull())
+      .addColumn('next_attempt_at', time, (c) => c.notNull())
+      .addColumn('lease_owner', 'text')
+      .addColumn('lease_until', time)
+      .addColumn('last_status_code', 'integer')
+      .addColumn('last_error', 'text')
+      .addColumn('created_at', time, (c) => c.notNull())
+      .addColumn('delivered_at', time)
+      .execute();
+    await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['status', 'next_attempt_at']).execute();
   },
 };
