@@ -25,6 +25,7 @@ import { readSnapshot, type ConfigSnapshot } from './snapshot.js';
 import { describeSqliteError, openSqlite, SQLITE_SERVING_BUSY_TIMEOUT_MS, type SqliteEngine } from './sqlite.js';
 import { StoreError, type DatabaseUrl } from './url.js';
 import { Users } from './users.js';
+import { WebhookEndpoints } from './webhook-endpoints.js';
 import { WebhookQueue } from './webhook-queue.js';
 
 /**
@@ -44,6 +45,7 @@ export interface Store {
   readonly reviews: Reviews;
   /** Webhook deliveries queued, claimed with a lease (issue 27). */
   readonly webhookQueue: WebhookQueue;
+  readonly webhookEndpoints: WebhookEndpoints;
   /** The evaluation log read back: search and one decision (the admin API). */
   readonly decisions: Decisions;
   /** Who may use the admin API: console users and their roles, sessions, admin tokens, failed logins. */
@@ -139,14 +141,16 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   historyPrune?.unref();
 
   const lists = new Lists(engine, now);
+  const webhookQueue = new WebhookQueue(engine);
   return {
     engine,
     accounts,
     ruleSets,
     shadows: new Shadows(engine, now),
     lists,
-    reviews: new Reviews(engine, lists, now),
-    webhookQueue: new WebhookQueue(engine),
+    reviews: new Reviews(engine, lists, webhookQueue, now),
+    webhookQueue,
+    webhookEndpoints: new WebhookEndpoints(engine, now),
     labels: new Labels(engine, now),
     decisions: new Decisions(engine),
     users: new Users(engine, now),

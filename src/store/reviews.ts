@@ -4,6 +4,7 @@ import type { Engine } from './engine.js';
 import { StoreRequestError } from './errors.js';
 import type { ListEntry, Lists, NewListEntry } from './lists.js';
 import type { Database, ReviewItemRow, ReviewResolution, ReviewStatus } from './schema.js';
+import type { WebhookQueue } from './webhook-queue.js';
 
 /**
  * The review queue (PRODUCT.md "Review"): the items the log writer opened for evaluations answered
@@ -12,7 +13,8 @@ import type { Database, ReviewItemRow, ReviewResolution, ReviewStatus } from './
  * count, so two people racing for one item cannot both win on either engine (PostgreSQL re-reads
  * the condition after the first writer's lock; SQLite writes one at a time): the loser is told who
  * won. Claims, releases and resolutions are audited in their transaction; a resolution labels the
- * evaluation (`decline` → `fraud`, `approve` → `legit`) and adds its list entries in the same one.
+ * evaluation (`decline` → `fraud`, `approve` → `legit`), adds its list entries and queues its
+ * `review.resolved` webhook deliveries in the same one.
  */
 export const REVIEW_STATUSES = ['open', 'claimed', 'resolved'] as const;
 export const REVIEW_RESOLUTIONS = ['approve', 'decline'] as const;
@@ -48,6 +50,7 @@ export class Reviews {
   constructor(
     private readonly engine: Engine,
     private readonly lists: Lists,
+    private readonly webhooks: WebhookQueue,
     private readonly now: () => number,
   ) {}
 
@@ -140,8 +143,23 @@ export class Reviews {
         actor: by.actor, account_id: account, action: 'review.resolve', target: evaluationId, before: null,
         after: { resolution: resolution.resolution, reason, label: label.label, list_entries: entries.map((e) => e.id) },
       });
+      await this.announce(trx, item);
       return { item, entries };
     });
+  }
+
+  /** Queues `review.resolved` for each endpoint of the account that takes it, in the resolution's transaction: never lost. */
+  private async announce(trx: Transaction<Database>, item: ReviewItem): Promise<void> {
+    const endpoints = await trx.selectFrom('webhook_endpoints').select(['id', 'events']).where('account_id', '=', item.account_id).execute();
+    const payload = JSON.stringify({
+      type: 'review.resolved',
+      timestamp: new Date(item.resolved_at!).toISOString(),
+      data: { evaluation_id: item.evaluation_id, event_type: item.event_type, user_id: item.user_id, resolution: item.resolution, reason: item.reason, resolved_at: new Date(item.resolved_at!).toISOString() },
+    });
+    for (const endpoint of endpoints) {
+      if (!endpoint.events.split(',').includes('review.resolved')) continue;
+      await this.webhooks.enqueue(trx, { account: item.account_id, endpointId: endpoint.id, type: 'review.resolved', payload, at: item.resolved_at! });
+    }
   }
 
   private async current(trx: Transaction<Database>, account: string, evaluationId: string): Promise<ReviewItem> {

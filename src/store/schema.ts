@@ -31,6 +31,7 @@ export interface Database {
   rule_set_shadows: RuleSetShadowRow;
   review_items: ReviewItemRow;
   webhook_deliveries: WebhookDeliveryRow;
+  webhook_endpoints: WebhookEndpointRow;
 }
 
 export type AccountStatus = 'active' | 'disabled';
@@ -141,6 +142,23 @@ export interface ReviewItemRow {
   reason: string | null;
   resolved_by: string | null;
   resolved_at: number | null;
+}
+
+/** An account's webhook endpoint (migration 12). */
+export interface WebhookEndpointRow {
+  /** `whe_` and 16 hex digits. */
+  id: string;
+  account_id: string;
+  url: string;
+  /** The event types it takes, comma-separated. */
+  events: string;
+  /** `whsec_…`: kept as it is, since signing needs it. */
+  secret: string;
+  /** The secret before the last rotation, valid (signed with too) until `previous_until`. */
+  previous_secret: string | null;
+  previous_until: number | null;
+  created_by: string;
+  created_at: number;
 }
 
 /** A webhook delivery queued (migration 12). */

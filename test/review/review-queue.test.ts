@@ -1,7 +1,12 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sendWebhook } from '../../src/webhooks/send.js';
+import { verify, webhookHeaders } from '../../src/webhooks/signature.js';
 import { createUser, expectAdminProblem, login, type Session } from '../support/admin.js';
 import { bearer, evaluationBody, KEY_A, startTestApp, type TestApp } from '../support/app.js';
 import { ENGINES, freshDatabaseUrl, type EngineName } from '../support/store.js';
@@ -36,6 +41,7 @@ describe.each(ENGINES)('the review queue on %s', (engine: EngineName) => {
   let alice: Session;
   let bob: Session;
   let betaKey: string;
+  let hook: { id: string; secret: string };
   const made = {} as Record<'first' | 'approved' | 'second' | 'login' | 'race', string>;
 
   const evaluate = async (key: string, overrides: Record<string, unknown>) => {
@@ -62,6 +68,9 @@ describe.each(ENGINES)('the review queue on %s', (engine: EngineName) => {
     await t.app.reloadConfiguration();
     await createUser(t.app.store, 'alice@example.com', { roles: { default: 'analyst' } });
     await createUser(t.app.store, 'bob@example.com', { roles: { default: 'analyst' } });
+    const created = await t.app.store.webhookEndpoints.create('default', { url: 'http://127.0.0.1:9/hooks', events: ['review.resolved'] }, { actor: 'test' });
+    hook = { id: created.endpoint.id, secret: created.secret };
+    await t.app.store.webhookEndpoints.create('default', { url: 'http://127.0.0.1:9/declined', events: ['evaluation.declined'] }, { actor: 'test' });
     alice = await login(t.app, 'alice@example.com');
     bob = await login(t.app, 'bob@example.com');
 
@@ -152,6 +161,43 @@ describe.each(ENGINES)('the review queue on %s', (engine: EngineName) => {
     const loser = a.statusCode === 409 ? a : b;
     expect(loser.json().detail).toContain('already resolved');
     expect((await t.app.store.audit({ account: 'default' })).filter((r) => r.action === 'review.resolve' && r.target === made.race)).toHaveLength(1);
+  });
+
+  it('queued review.resolved for the endpoint that takes it, with the resolution; signed with both secrets while one is rotated, and verified by a real receiver', async () => {
+    const queue = t.app.store.webhookQueue;
+    const due = await queue.claimDue('test', Date.now() + 1_000, { limit: 10 });
+    const first = due.find((d) => JSON.parse(d.payload).data.evaluation_id === made.first)!;
+    expect(due.every((d) => d.endpoint_id === hook.id && d.type === 'review.resolved')).toBe(true);
+    expect(due).toHaveLength(2); // made.first and made.race; the other endpoint does not take it
+    expect(JSON.parse(first.payload)).toMatchObject({ type: 'review.resolved', data: { evaluation_id: made.first, resolution: 'decline', reason: 'Same device as three chargebacks', event_type: 'signup' } });
+
+    const rotated = await t.app.store.webhookEndpoints.rotate('default', hook.id, { actor: 'test' });
+    expect(rotated.endpoint).toMatchObject({ rotating: true });
+    expect((await t.app.store.webhookEndpoints.list('default'))[0]).not.toHaveProperty('secret');
+    const [endpoint] = await t.app.store.webhookEndpoints.subscribers('default', 'review.resolved', Date.now());
+    expect(endpoint!.secrets).toEqual([rotated.secret, hook.secret]);
+
+    const received: Array<{ headers: IncomingMessage['headers']; body: string }> = [];
+    const server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (c: Buffer) => { body += c.toString(); });
+      request.on('end', () => { received.push({ headers: request.headers, body }); response.writeHead(204).end(); });
+    }).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const at = Math.floor(Date.now() / 1000);
+      const attempt = await sendWebhook({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, body: first.payload,
+        headers: webhookHeaders(endpoint!.secrets, first.id, at, first.payload), deadlineMs: 2_000, allowPrivate: true,
+      });
+      expect(attempt).toMatchObject({ outcome: 'delivered', status_code: 204 });
+      expect(await queue.record(first.id, 'test', attempt, Date.now())).toBe(true);
+      const headers = received[0]!.headers as Record<string, string>;
+      expect(headers['webhook-id']).toBe(first.id);
+      for (const secret of [hook.secret, rotated.secret]) expect(verify(secret, headers, received[0]!.body, at)).toBe(true);
+    } finally {
+      server.close();
+    }
   });
 
   it('tells the backend the outcome with GET /v1/risk/evaluations/{id}, and another account the 404 of a missing id', async () => {

@@ -33,6 +33,21 @@ export const reviewItems: Migration = {
     // Pruned with the evaluation log.
     await db.schema.createIndex('review_items_evaluation').on('review_items').columns(['evaluation_id']).execute();
 
+    // Webhook endpoints (src/store/webhook-endpoints.ts). The signing secret is kept as it is: an
+    // HMAC needs it (unlike an API key, which is only compared, and so hashed).
+    await db.schema.createTable('webhook_endpoints')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+      .addColumn('url', 'text', (c) => c.notNull())
+      .addColumn('events', 'text', (c) => c.notNull())
+      .addColumn('secret', 'text', (c) => c.notNull())
+      .addColumn('previous_secret', 'text')
+      .addColumn('previous_until', time)
+      .addColumn('created_by', 'text', (c) => c.notNull())
+      .addColumn('created_at', time, (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('webhook_endpoints_account').on('webhook_endpoints').columns(['account_id']).execute();
+
     // Webhook deliveries (src/store/webhook-queue.ts): queued in the transaction of the change they
     // announce, so none is lost; claimed by one replica at a time with a lease.
     await db.schema.createTable('webhook_deliveries')
