@@ -61,6 +61,10 @@ export class WebhookEndpoints {
     return (await this.engine.db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', account).orderBy('created_at').execute()).map((r) => view(r, now));
   }
 
+  signing(account: string, id: string, at: number) {
+    return signingOf(this.engine, account, id, at);
+  }
+
   /** The endpoints of `account` that take `event`, with the secrets valid at `at` (for signing). */
   async subscribers(account: string, event: WebhookEvent, at: number): Promise<Array<{ id: string; url: string; secrets: string[] }>> {
     const rows = await this.engine.db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', account).execute();
@@ -69,6 +73,12 @@ export class WebhookEndpoints {
       secrets: r.previous_secret !== null && Number(r.previous_until) > at ? [r.secret, r.previous_secret] : [r.secret],
     }));
   }
+}
+
+/** Where to send a delivery of endpoint `id` and the secrets to sign it with at `at`; undefined once it is removed. */
+export async function signingOf(engine: Engine, account: string, id: string, at: number): Promise<{ url: string; secrets: string[] } | undefined> {
+  const r = await engine.db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', account).where('id', '=', id).executeTakeFirst();
+  return r && { url: r.url, secrets: r.previous_secret !== null && Number(r.previous_until) > at ? [r.secret, r.previous_secret] : [r.secret] };
 }
 
 function view(row: WebhookEndpointRow, now: number): WebhookEndpoint {
