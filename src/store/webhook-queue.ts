@@ -46,6 +46,10 @@ export class WebhookQueue {
   async claimDue(owner: string, now: number, options: { limit?: number; leaseMs?: number } = {}): Promise<QueuedDelivery[]> {
     const limit = options.limit ?? WEBHOOK_QUEUE_DEFAULTS.claimLimit;
     const until = now + (options.leaseMs ?? WEBHOOK_QUEUE_DEFAULTS.leaseMs);
+    // A read first: on most passes nothing is due, and a read takes no write lock (SQLite's log writer shares the file).
+    const any = await this.engine.db.selectFrom('webhook_deliveries').select('id').where('status', '=', 'pending').where('next_attempt_at', '<=', now)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)])).limit(1).executeTakeFirst();
+    if (any === undefined) return [];
     const lock = this.engine.kind === 'postgres' ? sql`for update skip locked` : sql``;
     const { rows } = await sql<WebhookDeliveryRow>`update webhook_deliveries set lease_owner = ${owner}, lease_until = ${until}
       where id in (select id from webhook_deliveries where status = 'pending' and next_attempt_at <= ${now}
