@@ -36,7 +36,20 @@ describe.each(ENGINES)('review.resolved delivered by the app on %s', (engine: En
     await createUser(t.app.store, 'analyst@example.com', { roles: { default: 'analyst' } });
     analyst = await login(t.app, 'analyst@example.com');
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
-    secret = (await t.app.store.webhookEndpoints.create('default', { url, events: ['review.resolved'] }, { actor: 'test' })).secret;
+    await createUser(t.app.store, 'admin@example.com', { roles: { default: 'admin' } });
+    const admin = await login(t.app, 'admin@example.com');
+    const created = await t.app.inject({ method: 'POST', url: '/admin/v1/accounts/default/webhooks', headers: admin.write, payload: { url, events: ['review.resolved'] } });
+    expect(created.statusCode, created.body).toBe(201);
+    secret = created.json().secret as string;
+    expect(secret).toMatch(/^whsec_/);
+    const listed = await t.app.inject({ method: 'GET', url: '/admin/v1/accounts/default/webhooks', headers: admin.read });
+    expect(listed.json().endpoints).toEqual([expect.objectContaining({ url, events: ['review.resolved'], rotating: false })]);
+    expect(listed.body).not.toContain(secret);
+    // Analysts work the queue; endpoints are the admins'.
+    expect((await t.app.inject({ method: 'GET', url: '/admin/v1/accounts/default/webhooks', headers: analyst.read })).statusCode).toBe(403);
+    const bad = await t.app.inject({ method: 'POST', url: '/admin/v1/accounts/default/webhooks', headers: admin.write, payload: { url: 'ftp://x', events: [] } });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().errors.map((e: { path: string }) => e.path).sort()).toEqual(['events', 'url']);
   });
   afterAll(async () => {
     await t.app.close();

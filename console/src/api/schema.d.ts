@@ -1314,6 +1314,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/accounts/{account}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's webhook endpoints (without their secrets)
+         * @description **Who:** The `admin` role in the account (instance owners too). Anyone else who is not a member gets 404, as for an account that does not exist.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Add a webhook endpoint; its signing secret is shown in this answer only
+         * @description **Who:** The `admin` role in the account (instance owners too). Anyone else who is not a member gets 404, as for an account that does not exist.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/accounts/{account}/webhooks/{endpoint_id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new signing secret, shown in this answer only; the previous one signs too for 24 hours
+         * @description **Who:** The `admin` role in the account (instance owners too). Anyone else who is not a member gets 404, as for an account that does not exist.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/accounts/{account}/rule-sets/{event_type}/backtests": {
         parameters: {
             query?: never;
@@ -13119,6 +13163,402 @@ export interface operations {
             };
             /** @description Resolved already (the detail names by whom), claimed by someone else, or a list entry already on its list */
             409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                account: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Oldest first */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "endpoints": [
+                     *         {
+                     *           "id": "whe_4f1c2a9b7d3e8f60",
+                     *           "url": "https://backend.example.com/hooks/risk",
+                     *           "events": [
+                     *             "review.resolved"
+                     *           ],
+                     *           "created_by": "user:usr_4f1c2a9b7d3e8f60",
+                     *           "created_at": "2026-11-21T12:00:00.000Z",
+                     *           "rotating": false,
+                     *           "previous_until": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        endpoints: {
+                            id: string;
+                            url: string;
+                            events: ("review.opened" | "review.resolved" | "evaluation.declined")[];
+                            created_by: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T12:00:00.000Z
+                             */
+                            created_at: string;
+                            /** @description A rotation's previous secret still signs too */
+                            rotating: boolean;
+                            previous_until: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a caller without the role; a user who must change their one-time password first */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one in an account the caller is not a member of (the same answer) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description With the session cookie: the session's CSRF token (`csrf_token` of `GET /admin/v1/session`). Not needed with an admin token. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                account: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://backend.example.com/hooks/risk",
+                 *       "events": [
+                 *         "review.resolved"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description HTTPS; HTTP only to a private address allowed by WEBHOOK_ALLOW_PRIVATE (development)
+                     */
+                    url: string;
+                    events: ("review.opened" | "review.resolved" | "evaluation.declined")[];
+                };
+            };
+        };
+        responses: {
+            /** @description The endpoint and its secret */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "endpoint": {
+                     *         "id": "whe_4f1c2a9b7d3e8f60",
+                     *         "url": "https://backend.example.com/hooks/risk",
+                     *         "events": [
+                     *           "review.resolved"
+                     *         ],
+                     *         "created_by": "user:usr_4f1c2a9b7d3e8f60",
+                     *         "created_at": "2026-11-21T12:00:00.000Z",
+                     *         "rotating": false,
+                     *         "previous_until": null
+                     *       },
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4nQ1r1Kx0U="
+                     *     }
+                     */
+                    "application/json": {
+                        endpoint: {
+                            id: string;
+                            url: string;
+                            events: ("review.opened" | "review.resolved" | "evaluation.declined")[];
+                            created_by: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T12:00:00.000Z
+                             */
+                            created_at: string;
+                            /** @description A rotation's previous secret still signs too */
+                            rotating: boolean;
+                            previous_until: string | null;
+                        };
+                        /** @description `whsec_…`: shown this once; keep it where the receiver reads it */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description A field is missing or invalid (`errors` names each one) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a write with the session cookie without its `X-CSRF-Token`; a caller without the role; a user who must change their one-time password first */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one in an account the caller is not a member of (the same answer) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The account has 10 endpoints */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description With the session cookie: the session's CSRF token (`csrf_token` of `GET /admin/v1/session`). Not needed with an admin token. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                account: string;
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint and its new secret */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "endpoint": {
+                     *         "id": "whe_4f1c2a9b7d3e8f60",
+                     *         "url": "https://backend.example.com/hooks/risk",
+                     *         "events": [
+                     *           "review.resolved"
+                     *         ],
+                     *         "created_by": "user:usr_4f1c2a9b7d3e8f60",
+                     *         "created_at": "2026-11-21T12:00:00.000Z",
+                     *         "rotating": true,
+                     *         "previous_until": "2026-11-22T12:00:00.000Z"
+                     *       },
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4nQ1r1Kx0U="
+                     *     }
+                     */
+                    "application/json": {
+                        endpoint: {
+                            id: string;
+                            url: string;
+                            events: ("review.opened" | "review.resolved" | "evaluation.declined")[];
+                            created_by: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T12:00:00.000Z
+                             */
+                            created_at: string;
+                            /** @description A rotation's previous secret still signs too */
+                            rotating: boolean;
+                            previous_until: string | null;
+                        };
+                        /** @description `whsec_…`: shown this once; keep it where the receiver reads it */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a write with the session cookie without its `X-CSRF-Token`; a caller without the role; a user who must change their one-time password first */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one in an account the caller is not a member of (the same answer) */
+            404: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
