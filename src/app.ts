@@ -22,6 +22,8 @@ import { OneLinePerRequest } from './http/request-log.js';
 import { setCommonHeaders } from './http/response-headers.js';
 import { registerEraseRoute } from './http/routes/erase.js';
 import { registerEvaluateRoute } from './http/routes/evaluate.js';
+import { startWebhookWorker, type WebhookWorker } from './webhooks/worker.js';
+import { registerEvaluationRoute } from './http/routes/evaluation.js';
 import { registerFeedbackRoute } from './http/routes/feedback.js';
 import { registerHealthRoutes } from './http/routes/health.js';
 import { registerSdkRoutes } from './http/routes/sdk.js';
@@ -45,6 +47,8 @@ declare module 'fastify' {
     sources(): SourceStatus[];
     /** The store: accounts, keys, rule set versions, the evaluation log, the audit log. */
     store: Store;
+    /** Sends the queued webhook deliveries (src/webhooks/worker.ts); `tick()` runs a pass now. */
+    webhooks: WebhookWorker;
     /** Reads the store's changes now instead of at the next poll (tests, a signal handler). */
     reloadConfiguration(): Promise<void>;
     /** The Prometheus metrics; null unless METRICS_PORT or METRICS_TOKEN is set (server.ts serves them). */
@@ -196,6 +200,7 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
     sync.close();
     // Before the store closes: a backtest stopped by the shutdown is recorded as cancelled.
     await backtests.close();
+    await webhooks.close();
     await Promise.all([...new Set<Resource>([...Object.values(resources), keys])].map((r) => r.close()));
     // Last: the evaluation log sends what is still queued.
     await store.close();
@@ -204,6 +209,8 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
   const sources = () => [store.status(), ...resources.keys.status(), ...resources.rules.status(), ...resources.email.status(), ...resources.ip.status()];
   app.decorate('sources', sources);
   app.decorate('store', store);
+  const webhooks = startWebhookWorker({ store, logger: app.log, allowPrivate: config.webhookAllowPrivate });
+  app.decorate('webhooks', webhooks);
   app.decorate('reloadConfiguration', () => sync.check());
   app.decorate('metrics', metrics);
   app.decorate('stopAccepting', () => {
@@ -248,6 +255,7 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
     const evaluator = createEvaluator({ ...resources, ...enrichment });
     const evaluate = metrics === null ? evaluator : countedEvaluations(evaluator, metrics);
     registerEvaluateRoute(v1, { evaluate, rules: resources.rules, log: store.log });
+    registerEvaluationRoute(v1, store);
     registerFeedbackRoute(v1, store);
     registerEraseRoute(v1, store);
   });

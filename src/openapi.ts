@@ -6,6 +6,7 @@ import { evaluationRequestSchema } from './request/evaluation-request.js';
 import { evaluationResponseSchema } from './evaluation/response.js';
 import { problemCodes } from './http/problem.js';
 import { eraseRequestSchema, eraseResponseSchema } from './http/routes/erase.js';
+import { evaluationReviewSchema } from './http/routes/evaluation.js';
 import { feedbackRequestSchema, feedbackResponseSchema } from './http/routes/feedback.js';
 import { sdkOpenApiPaths } from './http/routes/sdk.js';
 import { REQUEST_ID_PATTERN } from './http/request-id.js';
@@ -129,6 +130,7 @@ export function buildOpenApiDocument(version: string) {
       schemas: {
         EvaluationRequest: jsonSchema(evaluationRequestSchema, 'input'),
         EvaluationResponse: jsonSchema(evaluationResponseSchema, 'output'),
+        EvaluationReview: jsonSchema(evaluationReviewSchema, 'output'),
         FeedbackRequest: jsonSchema(feedbackRequestSchema, 'input'),
         FeedbackResponse: jsonSchema(feedbackResponseSchema, 'output'),
         EraseRequest: jsonSchema(eraseRequestSchema, 'input'),
@@ -156,6 +158,28 @@ export function buildOpenApiDocument(version: string) {
             429: problem("Rate limit of the key's account exceeded (both keys count together)", { 'Retry-After': { schema: { type: 'integer' } }, ...noStore }),
             431: problem('Request headers too large'),
             500: problem('An unexpected error; no internals are shown', noStore),
+          },
+        }),
+      },
+      '/v1/risk/evaluations/{id}': {
+        get: operation(API_KEY, {
+          operationId: 'getEvaluation',
+          summary: 'An evaluation as it was answered, with its review\'s status and resolution (how a backend that held a sign-up learns the outcome)',
+          parameters: [{ name: 'id', in: 'path', required: true, description: 'The evaluation\'s `id`.', schema: { type: 'string', format: 'uuid' } }],
+          responses: {
+            200: ok('The answer as sent, and `review`', {
+              'application/json': {
+                schema: {
+                  allOf: [
+                    { $ref: '#/components/schemas/EvaluationResponse' },
+                    { type: 'object', required: ['review'], properties: { review: { $ref: '#/components/schemas/EvaluationReview' } } },
+                  ],
+                },
+              },
+            }, noStore),
+            401: problem('The API key is missing or not valid', { 'WWW-Authenticate': { schema: { type: 'string' } }, ...noStore }),
+            404: problem('This account has no such evaluation in its log (another account\'s, or older than RETENTION_DAYS)', noStore),
+            503: problem('The store does not answer', { 'Retry-After': { schema: { type: 'integer' } }, ...noStore }),
           },
         }),
       },

@@ -39,6 +39,7 @@ describe('the committed OpenAPI document', () => {
     const security = Object.fromEntries(operations.filter(({ path }) => !path.startsWith('/sdk/') && !path.startsWith('/admin/')).map(({ path, method, op }) => [`${method} ${path}`, op.security]));
     expect(security).toEqual({
       'post /v1/risk/evaluate': [{ bearer: [] }],
+      'get /v1/risk/evaluations/{id}': [{ bearer: [] }],
       'post /v1/risk/evaluations/{id}/feedback': [{ bearer: [] }],
       'post /v1/risk/erase': [{ bearer: [] }],
       'get /healthz': [],

@@ -80,6 +80,8 @@ export const ADMIN_TAGS = {
   rules: 'Admin: rule sets',
   decisions: 'Admin: decisions (the evaluation log)',
   lists: 'Admin: lists and labels',
+  reviews: 'Admin: the review queue',
+  webhooks: 'Admin: webhook endpoints',
 } as const;
 export type AdminTag = keyof typeof ADMIN_TAGS;
 

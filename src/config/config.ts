@@ -94,6 +94,7 @@ export const envSchema = z.object({
   SHUTDOWN_DELAY_MS: integer(0, 600_000).default(0),
   RELOAD_INTERVAL_MS: integer(100, 600_000).default(1000),
   BACKTEST_CPU_PERCENT: integer(1, 100).default(50),
+  WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false'], { message: 'must be true or false' }).default('false'),
   DATABASE_URL: databaseUrl.prefault(DEFAULT_DATABASE_URL),
   RETENTION_DAYS: integer(0, 3650).default(30),
   METRICS_PORT: integer(1, 65535).optional(),
@@ -123,6 +124,8 @@ export interface Config {
   dnsTimeoutMs: number;
   trustProxy: string[];
   rateLimit: { max: number; windowMs: number };
+  /** Webhooks may be sent to private, loopback and link-local addresses (development, tests). */
+  webhookAllowPrivate: boolean;
   bodyLimitBytes: number;
   keepAliveTimeoutMs: number;
   requestTimeoutMs: number;
@@ -194,6 +197,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     dnsTimeoutMs: e.DNS_TIMEOUT_MS,
     trustProxy: e.TRUST_PROXY,
     rateLimit: { max: e.RATE_LIMIT_MAX, windowMs: e.RATE_LIMIT_WINDOW_MS },
+    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE === 'true',
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,

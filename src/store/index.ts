@@ -17,6 +17,7 @@ import { migrate, type MigrationReport } from './migrate.js';
 import type { StoreObserver } from './observer.js';
 import { openPostgres } from './postgres.js';
 import { LoginThrottle } from './login-throttle.js';
+import { Reviews } from './reviews.js';
 import { RuleSets } from './rule-sets.js';
 import { SecondFactors } from './second-factors.js';
 import { Sessions } from './sessions.js';
@@ -25,6 +26,8 @@ import { readSnapshot, type ConfigSnapshot } from './snapshot.js';
 import { describeSqliteError, openSqlite, SQLITE_SERVING_BUSY_TIMEOUT_MS, type SqliteEngine } from './sqlite.js';
 import { StoreError, type DatabaseUrl } from '../config/store-url.js';
 import { Users } from './users.js';
+import { WebhookEndpoints } from './webhook-endpoints.js';
+import { WebhookQueue } from './webhook-queue.js';
 
 /**
  * The store (PRODUCT.md "Memory: the store"): one object with a port per need. The request path
@@ -39,6 +42,11 @@ export interface Store {
   readonly shadows: Shadows;
   readonly lists: Lists;
   readonly labels: Labels;
+  /** The review queue: items of evaluations answered `review` (issue 27). */
+  readonly reviews: Reviews;
+  /** Webhook deliveries queued, claimed with a lease (issue 27). */
+  readonly webhookQueue: WebhookQueue;
+  readonly webhookEndpoints: WebhookEndpoints;
   /** The evaluation log read back: search and one decision (the admin API). */
   readonly decisions: Decisions;
   /** Who may use the admin API: console users and their roles, sessions, admin tokens, failed logins. */
@@ -135,12 +143,17 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   }, 60_000);
   historyPrune?.unref();
 
+  const lists = new Lists(engine, now);
+  const webhookQueue = new WebhookQueue(engine);
   return {
     engine,
     accounts,
     ruleSets,
     shadows: new Shadows(engine, now),
-    lists: new Lists(engine, now),
+    lists,
+    reviews: new Reviews(engine, lists, webhookQueue, now),
+    webhookQueue,
+    webhookEndpoints: new WebhookEndpoints(engine, now),
     labels: new Labels(engine, now),
     decisions: new Decisions(engine),
     users: new Users(engine, now),

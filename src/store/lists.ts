@@ -44,6 +44,14 @@ export class Lists {
   ) {}
 
   async add(account: string, entry: NewListEntry, by: { actor: string }): Promise<ListEntry> {
+    return this.engine.db.transaction().execute((trx) => this.addIn(trx, account, entry, by));
+  }
+
+  /**
+   * `add` inside a caller's transaction (a review resolved with "and block this device": both or
+   * neither). Validates first; audits and bumps the change counter in `trx`.
+   */
+  async addIn(trx: Transaction<Database>, account: string, entry: NewListEntry, by: { actor: string }): Promise<ListEntry> {
     if (!LIST_NAMES.includes(entry.list)) throw new StoreRequestError('invalid', `list must be one of ${LIST_NAMES.join(', ')}`);
     if (!LIST_KINDS.includes(entry.kind)) throw new StoreRequestError('invalid', `kind must be one of ${LIST_KINDS.join(', ')}`);
     const normalised = normaliseListValue(entry.kind, entry.value);
@@ -53,20 +61,18 @@ export class Lists {
     const at = this.now();
     const expires = entry.expires_at ?? null;
     if (expires !== null && (!Number.isFinite(expires) || expires <= at)) throw new StoreRequestError('invalid', 'expires_at must be in the future');
-    return this.engine.db.transaction().execute(async (trx) => {
-      await this.requireAccount(trx, account);
-      const { n } = await trx.selectFrom('list_entries').select((eb) => eb.fn.countAll<number | string>().as('n')).where('account_id', '=', account).executeTakeFirstOrThrow();
-      if (Number(n) >= MAX_LIST_ENTRIES) throw new StoreRequestError('conflict', `account "${account}" already has ${MAX_LIST_ENTRIES} list entries; remove some first`);
-      const existing = await trx.selectFrom('list_entries').select('id').where('account_id', '=', account).where('list', '=', entry.list)
-        .where('kind', '=', entry.kind).where('value', '=', normalised.value).executeTakeFirst();
-      if (existing) throw new StoreRequestError('conflict', `${entry.kind} ${normalised.value} is already on the ${entry.list} list (entry ${existing.id})`);
-      const row = { account_id: account, list: entry.list, kind: entry.kind, value: normalised.value, reason, author: by.actor, created_at: at, expires_at: expires };
-      const { id } = await trx.insertInto('list_entries').values(row).returning('id').executeTakeFirstOrThrow();
-      const added = { id: Number(id), ...row };
-      await appendAudit(trx, at, { actor: by.actor, account_id: account, action: 'list.add', target: `${entry.list}:${id}`, before: null, after: added });
-      await bumpRevision(trx);
-      return added;
-    });
+    await this.requireAccount(trx, account);
+    const { n } = await trx.selectFrom('list_entries').select((eb) => eb.fn.countAll<number | string>().as('n')).where('account_id', '=', account).executeTakeFirstOrThrow();
+    if (Number(n) >= MAX_LIST_ENTRIES) throw new StoreRequestError('conflict', `account "${account}" already has ${MAX_LIST_ENTRIES} list entries; remove some first`);
+    const existing = await trx.selectFrom('list_entries').select('id').where('account_id', '=', account).where('list', '=', entry.list)
+      .where('kind', '=', entry.kind).where('value', '=', normalised.value).executeTakeFirst();
+    if (existing) throw new StoreRequestError('conflict', `${entry.kind} ${normalised.value} is already on the ${entry.list} list (entry ${existing.id})`);
+    const row = { account_id: account, list: entry.list, kind: entry.kind, value: normalised.value, reason, author: by.actor, created_at: at, expires_at: expires };
+    const { id } = await trx.insertInto('list_entries').values(row).returning('id').executeTakeFirstOrThrow();
+    const added = { id: Number(id), ...row };
+    await appendAudit(trx, at, { actor: by.actor, account_id: account, action: 'list.add', target: `${entry.list}:${id}`, before: null, after: added });
+    await bumpRevision(trx);
+    return added;
   }
 
   async remove(account: string, id: number, by: { actor: string }): Promise<ListEntry> {

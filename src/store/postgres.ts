@@ -97,7 +97,11 @@ function postgresLogWriter(pool: pg.Pool) {
         tuples.push(`(${LOG_COLUMNS.map((column, c) => `$${r * width + c + 1}${json.has(column) ? '::json' : ''}`).join(', ')})`);
       }
       const fired = rows * width;
-      text = `with logged as (insert into evaluations (${LOG_COLUMNS.join(', ')}) values ${tuples.join(', ')}) ` +
+      const reviews = fired + 3;
+      text = `with logged as (insert into evaluations (${LOG_COLUMNS.join(', ')}) values ${tuples.join(', ')}), ` +
+        // Evaluations answered `review` open their review items in the same statement (migration 11).
+        'reviewed as (insert into review_items (account_id, evaluation_id, event_type, user_id, email, opened_at, status) ' +
+        `select a, e, t, u, m, o, 'open' from unnest($${reviews + 1}::text[], $${reviews + 2}::uuid[], $${reviews + 3}::text[], $${reviews + 4}::text[], $${reviews + 5}::text[], $${reviews + 6}::bigint[]) as r(a, e, t, u, m, o)) ` +
         `insert into evaluation_rules (account_id, rule_id, evaluation_id) select * from unnest($${fired + 1}::text[], $${fired + 2}::text[], $${fired + 3}::uuid[])`;
       if (texts.size >= 16) texts.clear(); // bounded: batch sizes vary with traffic
       texts.set(rows, text);
@@ -108,23 +112,34 @@ function postgresLogWriter(pool: pg.Pool) {
     async write(records: LogRecord[]) {
       const values: unknown[] = [];
       const fired: [string[], string[], string[]] = [[], [], []];
+      const reviews: [string[], string[], string[], Array<string | null>, string[], number[]] = [[], [], [], [], [], []];
       for (const record of records) {
-        values.push(...logColumns(record));
+        const columns = logColumns(record);
+        values.push(...columns);
+        if (record.state === 'review') {
+          reviews[0].push(record.account_id);
+          reviews[1].push(record.id);
+          reviews[2].push(record.event_type);
+          reviews[3].push(record.user_id);
+          reviews[4].push(columns[4] as string);
+          reviews[5].push(columns[2] as number);
+        }
         for (const rule of record.fired) {
           fired[0].push(record.account_id);
           fired[1].push(rule);
           fired[2].push(record.id);
         }
       }
-      values.push(...fired);
+      values.push(...fired, ...reviews);
       // A full batch, the usual one under load, is a named statement: each pooled connection
       // parses and plans it once. Other sizes are sent unnamed, so the server keeps no plan per size.
       const name = records.length === LOG_DEFAULTS.batchSize ? `evaluations_insert_${records.length}` : undefined;
       await pool.query({ name, text: insertText(records.length), values, query_timeout: QUERY_TIMEOUT_MS } as pg.QueryConfig);
     },
     async prune(beforeId: string, limit: number) {
-      // Labels go with their evaluations: both ids sort by time.
+      // Labels and review items go with their evaluations: their ids sort by time.
       await pool.query({ text: 'delete from labels where evaluation_id < $1', values: [beforeId], query_timeout: QUERY_TIMEOUT_MS * 6 } as pg.QueryConfig);
+      await pool.query({ text: 'delete from review_items where evaluation_id < $1', values: [beforeId], query_timeout: QUERY_TIMEOUT_MS * 6 } as pg.QueryConfig);
       const result = await pool.query({
         text: 'delete from evaluations where id in (select id from evaluations where id < $1 order by id limit $2)',
         values: [beforeId, limit],
@@ -145,6 +160,10 @@ export async function eraseLogRows(pool: pg.Pool, account: string, userId: strin
     await client.query('begin');
     const labels = await client.query({
       text: `delete from labels where account_id = $1 and evaluation_id in (select id from evaluations where account_id = $1 and ${person})`,
+      values: [account, userId, email],
+    });
+    await client.query({
+      text: `delete from review_items where account_id = $1 and evaluation_id in (select id from evaluations where account_id = $1 and ${person})`,
       values: [account, userId, email],
     });
     const evaluations = await client.query({ text: `delete from evaluations where account_id = $1 and ${person}`, values: [account, userId, email] });

@@ -31,6 +31,9 @@ export interface Database {
   rule_set_shadows: RuleSetShadowRow;
   totp_factors: TotpFactorRow;
   recovery_codes: RecoveryCodeRow;
+  review_items: ReviewItemRow;
+  webhook_deliveries: WebhookDeliveryRow;
+  webhook_endpoints: WebhookEndpointRow;
 }
 
 export type AccountStatus = 'active' | 'disabled';
@@ -118,6 +121,67 @@ export interface EvaluationRow {
   response: unknown;
   /** The shadow rule set's outcome (src/evaluation/shadow.ts `ShadowOutcome`, JSON); null when none ran. */
   shadow: unknown;
+}
+
+export type ReviewStatus = 'open' | 'claimed' | 'resolved';
+export type ReviewResolution = 'approve' | 'decline';
+
+/** An evaluation answered `review`, held until resolved (migration 11). */
+export interface ReviewItemRow {
+  account_id: string;
+  evaluation_id: string;
+  event_type: string;
+  user_id: string | null;
+  /** The normalised address, as the evaluation log keeps it. */
+  email: string;
+  /** The evaluation's time. */
+  opened_at: number;
+  status: ReviewStatus;
+  /** `user:<id>` or `token:<id>` while claimed, and the last claimant once resolved. */
+  assignee: string | null;
+  claimed_at: number | null;
+  resolution: ReviewResolution | null;
+  reason: string | null;
+  resolved_by: string | null;
+  resolved_at: number | null;
+}
+
+/** An account's webhook endpoint (migration 11). */
+export interface WebhookEndpointRow {
+  /** `whe_` and 16 hex digits. */
+  id: string;
+  account_id: string;
+  url: string;
+  /** The event types it takes, comma-separated. */
+  events: string;
+  /** `whsec_…`: kept as it is, since signing needs it. */
+  secret: string;
+  /** The secret before the last rotation, valid (signed with too) until `previous_until`. */
+  previous_secret: string | null;
+  previous_until: number | null;
+  created_by: string;
+  created_at: number;
+}
+
+/** A webhook delivery queued (migration 11). */
+export interface WebhookDeliveryRow {
+  /** `msg_…`: the `webhook-id` the receiver deduplicates by, the same on every attempt. */
+  id: string;
+  account_id: string;
+  endpoint_id: string | null;
+  type: string;
+  /** The body, exactly as signed and sent. */
+  payload: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  next_attempt_at: number;
+  /** The replica sending it now, until `lease_until`; after that another may take it. */
+  lease_owner: string | null;
+  lease_until: number | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: number;
+  delivered_at: number | null;
 }
 
 /** The shadow of an account's event type (migration 9): a rule file evaluated beside the live one, never answered. */

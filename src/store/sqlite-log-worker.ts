@@ -38,14 +38,19 @@ sqlite.pragma('foreign_keys = ON');
 
 const insert = sqlite.prepare(`insert into evaluations (${LOG_COLUMNS.join(', ')}) values (${LOG_COLUMNS.map(() => '?').join(', ')})`);
 const insertRule = sqlite.prepare('insert into evaluation_rules (account_id, rule_id, evaluation_id) values (?, ?, ?)');
+// An evaluation answered `review` opens its review item in the same transaction (migration 11).
+const insertReview = sqlite.prepare(`insert into review_items (account_id, evaluation_id, event_type, user_id, email, opened_at, status) values (?, ?, ?, ?, ?, ?, 'open')`);
 const insertAll = sqlite.transaction((records: LogRecord[]) => {
   for (const record of records) {
-    insert.run(logColumns(record));
+    const columns = logColumns(record);
+    insert.run(columns);
     for (const rule of record.fired) insertRule.run(record.account_id, rule, record.id);
+    if (record.state === 'review') insertReview.run(record.account_id, record.id, record.event_type, record.user_id, columns[4], columns[2]);
   }
 });
-// Labels go with their evaluations: both ids sort by time.
+// Labels and review items go with their evaluations: their ids sort by time.
 const pruneLabels = sqlite.prepare('delete from labels where evaluation_id < ?');
+const pruneReviews = sqlite.prepare('delete from review_items where evaluation_id < ?');
 const prune = sqlite.prepare('delete from evaluations where id in (select id from evaluations where id < ? order by id limit ?)');
 
 // Cells are written as they stand in the main thread's memory, which is the only writer's.
@@ -84,11 +89,16 @@ const eraseHistory = sqlite.transaction((account: string, keys: Uint8Array[]) =>
 
 const eraseLabels = sqlite.prepare(`delete from labels where account_id = ? and evaluation_id in (
   select id from evaluations where account_id = ? and ((? is not null and user_id = ?) or (? is not null and email = ?)))`);
+const eraseReviews = sqlite.prepare(`delete from review_items where account_id = ? and evaluation_id in (
+  select id from evaluations where account_id = ? and ((? is not null and user_id = ?) or (? is not null and email = ?)))`);
 const eraseEvaluations = sqlite.prepare('delete from evaluations where account_id = ? and ((? is not null and user_id = ?) or (? is not null and email = ?))');
-const eraseLog = sqlite.transaction((account: string, userId: string | null, email: string | null) => ({
-  labels: eraseLabels.run(account, account, userId, userId, email, email).changes,
-  evaluations: eraseEvaluations.run(account, userId, userId, email, email).changes,
-}));
+const eraseLog = sqlite.transaction((account: string, userId: string | null, email: string | null) => {
+  eraseReviews.run(account, account, userId, userId, email, email);
+  return {
+    labels: eraseLabels.run(account, account, userId, userId, email, email).changes,
+    evaluations: eraseEvaluations.run(account, userId, userId, email, email).changes,
+  };
+});
 
 parentPort!.on('message', (request: WorkerRequest) => {
   let reply: WorkerReply;
@@ -100,6 +110,7 @@ parentPort!.on('message', (request: WorkerRequest) => {
         break;
       case 'prune':
         pruneLabels.run(request.beforeId);
+        pruneReviews.run(request.beforeId);
         reply = { ok: true, count: prune.run(request.beforeId, request.limit).changes };
         break;
       case 'history':

@@ -18,6 +18,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/risk/evaluations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An evaluation as it was answered, with its review's status and resolution (how a backend that held a sign-up learns the outcome) */
+        get: operations["getEvaluation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/risk/evaluations/{id}/feedback": {
         parameters: {
             query?: never;
@@ -1219,6 +1236,174 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/accounts/{account}/review-items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The review queue, oldest first
+         * @description **Who:** The `analyst` or `admin` role in the account (instance owners too). A caller who is not a member gets 404, as for an account that does not exist.
+         */
+        get: operations["listReviewItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/accounts/{account}/review-items/counts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Review items per status
+         * @description **Who:** The `analyst` or `admin` role in the account (instance owners too). A caller who is not a member gets 404, as for an account that does not exist.
+         */
+        get: operations["countReviewItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/accounts/{account}/review-items/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One review item, by its evaluation id
+         * @description **Who:** The `analyst` or `admin` role in the account (instance owners too). A caller who is not a member gets 404, as for an account that does not exist.
+         */
+        get: operations["getReviewItem"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/accounts/{account}/review-items/{id}/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Claim an open item (so no colleague works on it too)
+         * @description **Who:** The `analyst` or `admin` role in the account (instance owners too). A caller who is not a member gets 404, as for an account that does not exist.
+         */
+        post: operations["claimReviewItem"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/accounts/{account}/review-items/{id}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Put a claimed item back in the queue
+         * @description By its assignee, or by a colleague freeing a forgotten claim (audited either way).
+         *
+         *     **Who:** The `analyst` or `admin` role in the account (instance owners too). A caller who is not a member gets 404, as for an account that does not exist.
+         */
+        post: operations["releaseReviewItem"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/accounts/{account}/review-items/{id}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve or decline an item, optionally adding list entries in the same step
+         * @description Resolves an open item, or one the caller claimed. Labels the evaluation (`decline` → `fraud`, `approve` → `legit`) and adds the list entries (at most 5, with the resolution's reason), all or nothing; audited. `GET /v1/risk/evaluations/{id}` reports the resolution to the caller's backend.
+         *
+         *     **Who:** The `analyst` or `admin` role in the account (instance owners too). A caller who is not a member gets 404, as for an account that does not exist.
+         */
+        post: operations["resolveReviewItem"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/accounts/{account}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's webhook endpoints (without their secrets)
+         * @description **Who:** The `admin` role in the account (instance owners too). Anyone else who is not a member gets 404, as for an account that does not exist.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Add a webhook endpoint; its signing secret is shown in this answer only
+         * @description **Who:** The `admin` role in the account (instance owners too). Anyone else who is not a member gets 404, as for an account that does not exist.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/accounts/{account}/webhooks/{endpoint_id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new signing secret, shown in this answer only; the previous one signs too for 24 hours
+         * @description **Who:** The `admin` role in the account (instance owners too). Anyone else who is not a member gets 404, as for an account that does not exist.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/accounts/{account}/rule-sets/{event_type}/backtests": {
         parameters: {
             query?: never;
@@ -1574,6 +1759,15 @@ export interface components {
             evaluated_at: string;
             took_ms: number;
         };
+        /** @description Null unless the evaluation was answered `review`; then its item, resolved or not. */
+        EvaluationReview: {
+            /** @enum {string} */
+            status: "open" | "claimed" | "resolved";
+            /** @description Once resolved: `approve` or `decline`. */
+            resolution: ("approve" | "decline") | null;
+            reason: string | null;
+            resolved_at: string | null;
+        } | null;
         FeedbackRequest: {
             /**
              * @description `fraud`: it was abuse; `legit`: it was a real user.
@@ -1856,6 +2050,75 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getEvaluation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The evaluation's `id`. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The answer as sent, and `review` */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluationResponse"] & {
+                        review: components["schemas"]["EvaluationReview"];
+                    };
+                };
+            };
+            /** @description The API key is missing or not valid */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This account has no such evaluation in its log (another account's, or older than RETENTION_DAYS) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store does not answer */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
                     "Cache-Control"?: "no-store";
                     [name: string]: unknown;
                 };
@@ -12422,6 +12685,1243 @@ export interface operations {
                          */
                         created_at: string;
                         expires_at: string | null;
+                    };
+                };
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a write with the session cookie without its `X-CSRF-Token`; a caller without the role; a user who must change their one-time password first */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one in an account the caller is not a member of (the same answer) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listReviewItems: {
+        parameters: {
+            query?: {
+                status?: "open" | "claimed" | "resolved" | "unresolved";
+                event_type?: string;
+                rule?: string;
+                assignee?: string;
+                after?: string;
+                limit?: number;
+            };
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                account: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "evaluation_id": "019a4f6e-8c1b-7d2e-9f3a-1b2c3d4e5f60",
+                     *           "event_type": "account_register",
+                     *           "user_id": "usr_981",
+                     *           "email": "jane.doe@example.com",
+                     *           "opened_at": "2026-11-21T12:00:00.000Z",
+                     *           "age_seconds": 840,
+                     *           "status": "claimed",
+                     *           "assignee": "user:usr_4f1c2a9b7d3e8f60",
+                     *           "claimed_at": "2026-11-21T12:14:00.000Z",
+                     *           "resolution": null,
+                     *           "reason": null,
+                     *           "resolved_by": null,
+                     *           "resolved_at": null
+                     *         }
+                     *       ],
+                     *       "next_after": null
+                     *     }
+                     */
+                    "application/json": {
+                        items: {
+                            evaluation_id: string;
+                            event_type: string;
+                            user_id: string | null;
+                            email: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T12:00:00.000Z
+                             */
+                            opened_at: string;
+                            /** @description Since the evaluation, when this answer was made */
+                            age_seconds: number;
+                            /** @enum {string} */
+                            status: "open" | "claimed" | "resolved";
+                            /** @description `user:<id>` or `token:<id>` holding it (the last one, once resolved) */
+                            assignee: string | null;
+                            claimed_at: string | null;
+                            resolution: ("approve" | "decline") | null;
+                            reason: string | null;
+                            resolved_by: string | null;
+                            resolved_at: string | null;
+                        }[];
+                        /** @description Pass as `after` for the next page; null on the last */
+                        next_after: string | null;
+                    };
+                };
+            };
+            /** @description A field is missing or invalid (`errors` names each one) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a caller without the role; a user who must change their one-time password first */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one in an account the caller is not a member of (the same answer) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    countReviewItems: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                account: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Counts (resolved items are kept as long as their evaluations, RETENTION_DAYS) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "open": 12,
+                     *       "claimed": 2,
+                     *       "resolved": 340
+                     *     }
+                     */
+                    "application/json": {
+                        open: number;
+                        claimed: number;
+                        resolved: number;
+                    };
+                };
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a caller without the role; a user who must change their one-time password first */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one in an account the caller is not a member of (the same answer) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getReviewItem: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                account: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The item */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "evaluation_id": "019a4f6e-8c1b-7d2e-9f3a-1b2c3d4e5f60",
+                     *       "event_type": "account_register",
+                     *       "user_id": "usr_981",
+                     *       "email": "jane.doe@example.com",
+                     *       "opened_at": "2026-11-21T12:00:00.000Z",
+                     *       "age_seconds": 840,
+                     *       "status": "claimed",
+                     *       "assignee": "user:usr_4f1c2a9b7d3e8f60",
+                     *       "claimed_at": "2026-11-21T12:14:00.000Z",
+                     *       "resolution": null,
+                     *       "reason": null,
+                     *       "resolved_by": null,
+                     *       "resolved_at": null
+                     *     }
+                     */
+                    "application/json": {
+                        evaluation_id: string;
+                        event_type: string;
+                        user_id: string | null;
+                        email: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T12:00:00.000Z
+                         */
+                        opened_at: string;
+                        /** @description Since the evaluation, when this answer was made */
+                        age_seconds: number;
+                        /** @enum {string} */
+                        status: "open" | "claimed" | "resolved";
+                        /** @description `user:<id>` or `token:<id>` holding it (the last one, once resolved) */
+                        assignee: string | null;
+                        claimed_at: string | null;
+                        resolution: ("approve" | "decline") | null;
+                        reason: string | null;
+                        resolved_by: string | null;
+                        resolved_at: string | null;
+                    };
+                };
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a caller without the role; a user who must change their one-time password first */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one in an account the caller is not a member of (the same answer) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    claimReviewItem: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description With the session cookie: the session's CSRF token (`csrf_token` of `GET /admin/v1/session`). Not needed with an admin token. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                account: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The item, claimed by the caller (claiming one's own claim again changes nothing) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "evaluation_id": "019a4f6e-8c1b-7d2e-9f3a-1b2c3d4e5f60",
+                     *       "event_type": "account_register",
+                     *       "user_id": "usr_981",
+                     *       "email": "jane.doe@example.com",
+                     *       "opened_at": "2026-11-21T12:00:00.000Z",
+                     *       "age_seconds": 840,
+                     *       "status": "claimed",
+                     *       "assignee": "user:usr_4f1c2a9b7d3e8f60",
+                     *       "claimed_at": "2026-11-21T12:14:00.000Z",
+                     *       "resolution": null,
+                     *       "reason": null,
+                     *       "resolved_by": null,
+                     *       "resolved_at": null
+                     *     }
+                     */
+                    "application/json": {
+                        evaluation_id: string;
+                        event_type: string;
+                        user_id: string | null;
+                        email: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T12:00:00.000Z
+                         */
+                        opened_at: string;
+                        /** @description Since the evaluation, when this answer was made */
+                        age_seconds: number;
+                        /** @enum {string} */
+                        status: "open" | "claimed" | "resolved";
+                        /** @description `user:<id>` or `token:<id>` holding it (the last one, once resolved) */
+                        assignee: string | null;
+                        claimed_at: string | null;
+                        resolution: ("approve" | "decline") | null;
+                        reason: string | null;
+                        resolved_by: string | null;
+                        resolved_at: string | null;
+                    };
+                };
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a write with the session cookie without its `X-CSRF-Token`; a caller without the role; a user who must change their one-time password first */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one in an account the caller is not a member of (the same answer) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Claimed by someone else, or resolved: the detail names who */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    releaseReviewItem: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description With the session cookie: the session's CSRF token (`csrf_token` of `GET /admin/v1/session`). Not needed with an admin token. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                account: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The item, open again */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "evaluation_id": "019a4f6e-8c1b-7d2e-9f3a-1b2c3d4e5f60",
+                     *       "event_type": "account_register",
+                     *       "user_id": "usr_981",
+                     *       "email": "jane.doe@example.com",
+                     *       "opened_at": "2026-11-21T12:00:00.000Z",
+                     *       "age_seconds": 840,
+                     *       "status": "open",
+                     *       "assignee": null,
+                     *       "claimed_at": null,
+                     *       "resolution": null,
+                     *       "reason": null,
+                     *       "resolved_by": null,
+                     *       "resolved_at": null
+                     *     }
+                     */
+                    "application/json": {
+                        evaluation_id: string;
+                        event_type: string;
+                        user_id: string | null;
+                        email: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T12:00:00.000Z
+                         */
+                        opened_at: string;
+                        /** @description Since the evaluation, when this answer was made */
+                        age_seconds: number;
+                        /** @enum {string} */
+                        status: "open" | "claimed" | "resolved";
+                        /** @description `user:<id>` or `token:<id>` holding it (the last one, once resolved) */
+                        assignee: string | null;
+                        claimed_at: string | null;
+                        resolution: ("approve" | "decline") | null;
+                        reason: string | null;
+                        resolved_by: string | null;
+                        resolved_at: string | null;
+                    };
+                };
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a write with the session cookie without its `X-CSRF-Token`; a caller without the role; a user who must change their one-time password first */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one in an account the caller is not a member of (the same answer) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not claimed, or resolved */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resolveReviewItem: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description With the session cookie: the session's CSRF token (`csrf_token` of `GET /admin/v1/session`). Not needed with an admin token. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                account: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "resolution": "decline",
+                 *       "reason": "Same device as three chargebacks",
+                 *       "entries": [
+                 *         {
+                 *           "list": "block",
+                 *           "kind": "device",
+                 *           "value": "abababababababababababababababababababababababababababababababab"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    resolution: "approve" | "decline";
+                    /** @description Why, for whoever reads it next (1 to 1000 characters once trimmed) */
+                    reason: string;
+                    /** @description List entries added with the resolution ("decline and block this device") */
+                    entries?: {
+                        /**
+                         * @default block
+                         * @enum {string}
+                         */
+                        list?: "block" | "allow";
+                        /** @enum {string} */
+                        kind: "email" | "domain" | "ip" | "device" | "user";
+                        value: string;
+                        /** @description When it stops applying; absent or null: until removed */
+                        expires_at?: string | null;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The item resolved, and the list entries added */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "item": {
+                     *         "evaluation_id": "019a4f6e-8c1b-7d2e-9f3a-1b2c3d4e5f60",
+                     *         "event_type": "account_register",
+                     *         "user_id": "usr_981",
+                     *         "email": "jane.doe@example.com",
+                     *         "opened_at": "2026-11-21T12:00:00.000Z",
+                     *         "age_seconds": 840,
+                     *         "status": "resolved",
+                     *         "assignee": "user:usr_4f1c2a9b7d3e8f60",
+                     *         "claimed_at": "2026-11-21T12:14:00.000Z",
+                     *         "resolution": "decline",
+                     *         "reason": "Same device as three chargebacks",
+                     *         "resolved_by": "user:usr_4f1c2a9b7d3e8f60",
+                     *         "resolved_at": "2026-11-21T12:20:00.000Z"
+                     *       },
+                     *       "list_entries": [
+                     *         {
+                     *           "id": 41,
+                     *           "list": "block",
+                     *           "kind": "device",
+                     *           "value": "abababababababababababababababababababababababababababababababab"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        item: {
+                            evaluation_id: string;
+                            event_type: string;
+                            user_id: string | null;
+                            email: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T12:00:00.000Z
+                             */
+                            opened_at: string;
+                            /** @description Since the evaluation, when this answer was made */
+                            age_seconds: number;
+                            /** @enum {string} */
+                            status: "open" | "claimed" | "resolved";
+                            /** @description `user:<id>` or `token:<id>` holding it (the last one, once resolved) */
+                            assignee: string | null;
+                            claimed_at: string | null;
+                            resolution: ("approve" | "decline") | null;
+                            reason: string | null;
+                            resolved_by: string | null;
+                            resolved_at: string | null;
+                        };
+                        list_entries: {
+                            id: number;
+                            /** @enum {string} */
+                            list: "block" | "allow";
+                            /** @enum {string} */
+                            kind: "email" | "domain" | "ip" | "device" | "user";
+                            value: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description A field is missing or invalid (`errors` names each one) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a write with the session cookie without its `X-CSRF-Token`; a caller without the role; a user who must change their one-time password first */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one in an account the caller is not a member of (the same answer) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Resolved already (the detail names by whom), claimed by someone else, or a list entry already on its list */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                account: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Oldest first */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "endpoints": [
+                     *         {
+                     *           "id": "whe_4f1c2a9b7d3e8f60",
+                     *           "url": "https://backend.example.com/hooks/risk",
+                     *           "events": [
+                     *             "review.resolved"
+                     *           ],
+                     *           "created_by": "user:usr_4f1c2a9b7d3e8f60",
+                     *           "created_at": "2026-11-21T12:00:00.000Z",
+                     *           "rotating": false,
+                     *           "previous_until": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        endpoints: {
+                            id: string;
+                            url: string;
+                            events: ("review.opened" | "review.resolved" | "evaluation.declined")[];
+                            created_by: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T12:00:00.000Z
+                             */
+                            created_at: string;
+                            /** @description A rotation's previous secret still signs too */
+                            rotating: boolean;
+                            previous_until: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a caller without the role; a user who must change their one-time password first */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one in an account the caller is not a member of (the same answer) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description With the session cookie: the session's CSRF token (`csrf_token` of `GET /admin/v1/session`). Not needed with an admin token. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                account: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://backend.example.com/hooks/risk",
+                 *       "events": [
+                 *         "review.resolved"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description HTTPS; HTTP only to a private address allowed by WEBHOOK_ALLOW_PRIVATE (development)
+                     */
+                    url: string;
+                    events: ("review.opened" | "review.resolved" | "evaluation.declined")[];
+                };
+            };
+        };
+        responses: {
+            /** @description The endpoint and its secret */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "endpoint": {
+                     *         "id": "whe_4f1c2a9b7d3e8f60",
+                     *         "url": "https://backend.example.com/hooks/risk",
+                     *         "events": [
+                     *           "review.resolved"
+                     *         ],
+                     *         "created_by": "user:usr_4f1c2a9b7d3e8f60",
+                     *         "created_at": "2026-11-21T12:00:00.000Z",
+                     *         "rotating": false,
+                     *         "previous_until": null
+                     *       },
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4nQ1r1Kx0U="
+                     *     }
+                     */
+                    "application/json": {
+                        endpoint: {
+                            id: string;
+                            url: string;
+                            events: ("review.opened" | "review.resolved" | "evaluation.declined")[];
+                            created_by: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T12:00:00.000Z
+                             */
+                            created_at: string;
+                            /** @description A rotation's previous secret still signs too */
+                            rotating: boolean;
+                            previous_until: string | null;
+                        };
+                        /** @description `whsec_…`: shown this once; keep it where the receiver reads it */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description A field is missing or invalid (`errors` names each one) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a write with the session cookie without its `X-CSRF-Token`; a caller without the role; a user who must change their one-time password first */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one in an account the caller is not a member of (the same answer) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The account has 10 endpoints */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description With the session cookie: the session's CSRF token (`csrf_token` of `GET /admin/v1/session`). Not needed with an admin token. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                account: string;
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint and its new secret */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "endpoint": {
+                     *         "id": "whe_4f1c2a9b7d3e8f60",
+                     *         "url": "https://backend.example.com/hooks/risk",
+                     *         "events": [
+                     *           "review.resolved"
+                     *         ],
+                     *         "created_by": "user:usr_4f1c2a9b7d3e8f60",
+                     *         "created_at": "2026-11-21T12:00:00.000Z",
+                     *         "rotating": true,
+                     *         "previous_until": "2026-11-22T12:00:00.000Z"
+                     *       },
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4nQ1r1Kx0U="
+                     *     }
+                     */
+                    "application/json": {
+                        endpoint: {
+                            id: string;
+                            url: string;
+                            events: ("review.opened" | "review.resolved" | "evaluation.declined")[];
+                            created_by: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T12:00:00.000Z
+                             */
+                            created_at: string;
+                            /** @description A rotation's previous secret still signs too */
+                            rotating: boolean;
+                            previous_until: string | null;
+                        };
+                        /** @description `whsec_…`: shown this once; keep it where the receiver reads it */
+                        secret: string;
                     };
                 };
             };

@@ -13,7 +13,7 @@ import { types, type Migration } from './types.js';
  * (scrypt) or sessions (SHA-256): two factors still stop a password guessed or phished alone.
  */
 export const secondFactor: Migration = {
-  version: 11,
+  version: 10,
   name: 'TOTP two-factor and recovery codes',
   async up(db, engine) {
     const { time } = types(engine);
