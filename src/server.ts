@@ -93,7 +93,7 @@ async function main(): Promise<void> {
     stopping = true;
     // Not ready from now on, and every answer says `Connection: close`, so balancers that watch
     // /readyz stop routing here, and keep-alive connections are retired while requests are still
-    // served. Then the drain: no new connections, in-flight requests finish (README "Rolling restarts").
+    // served. Then the drain: no new connections, in-flight requests finish (docs/operations.md "Rolling restarts").
     app.stopAccepting();
     if (config.shutdownDelayMs > 0) {
       logger.info({ signal, delay_ms: config.shutdownDelayMs }, 'shutting down: not ready, still serving until the delay ends');

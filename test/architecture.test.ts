@@ -17,7 +17,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['rules'],
   ['evaluation'],
   ['store'],
-  ['http', 'backtest', 'data-update'],
+  ['http', 'backtest', 'data-update', 'webhooks'],
   ['metrics'],
   ['admin'],
   ['openapi.ts'],

@@ -149,7 +149,7 @@ export interface Config {
 }
 
 /**
- * Where Prometheus scrapes `/metrics` (README "Metrics"): on a listener of its own when `port` is
+ * Where Prometheus scrapes `/metrics` (docs/operations.md "Metrics"): on a listener of its own when `port` is
  * set, else on the service's port when `token` is set; nowhere (and nothing recorded) with neither.
  * A token, when set, is required wherever `/metrics` is served.
  */

@@ -8,7 +8,7 @@ import type { StoreObserver } from '../store/observer.js';
 import { CappedCounts, OTHER } from './counts.js';
 
 /**
- * The service's Prometheus metrics (README "Metrics"). The request path only adds to plain counters
+ * The service's Prometheus metrics (docs/operations.md "Metrics"). The request path only adds to plain counters
  * and one histogram; everything that is a state (caches, queues, sources, the store's health) is
  * read when Prometheus scrapes, from the objects that hold it.
  */

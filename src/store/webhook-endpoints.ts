@@ -3,7 +3,14 @@ import { appendAudit } from './audit.js';
 import type { Engine } from './engine.js';
 import { StoreRequestError } from './errors.js';
 import type { WebhookEndpointRow } from './schema.js';
-import { generateSecret } from '../webhooks/signature.js';
+
+/** Signing secrets are Standard Webhooks' `whsec_` and base64: made here, read by src/webhooks/signature.ts. */
+export const SECRET_PREFIX = 'whsec_';
+
+/** A new signing secret: 32 random bytes, shown once to whoever creates or rotates the endpoint. */
+export function generateSecret(): string {
+  return SECRET_PREFIX + randomBytes(32).toString('base64');
+}
 
 /**
  * An account's webhook endpoints (PRODUCT.md "Review"): a URL, the events it takes, a signing

@@ -1,4 +1,5 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { SECRET_PREFIX } from '../store/webhook-endpoints.js';
 
 /**
  * Webhook signatures after the Standard Webhooks convention
@@ -7,12 +8,6 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
  * the secret's bytes (the base64 after `whsec_`), sent as `v1,<base64>`; several signatures (a
  * secret being rotated, both valid) are separated by spaces, and a receiver accepts any one.
  */
-export const SECRET_PREFIX = 'whsec_';
-
-/** A new signing secret: 32 random bytes, shown once to whoever creates or rotates the endpoint. */
-export function generateSecret(): string {
-  return SECRET_PREFIX + randomBytes(32).toString('base64');
-}
 
 function keyOf(secret: string): Buffer {
   if (!secret.startsWith(SECRET_PREFIX)) throw new Error('a signing secret starts with whsec_');

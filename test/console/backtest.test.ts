@@ -2,6 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createUser, type Session } from '../support/admin.js';
 import { ADDED_RULE, evaluate, EVENTS, fillLog, seedBacktest, type BacktestSeed } from '../support/backtest-seed.js';
+import { expectNoAxeViolations } from '../support/axe.js';
 import { launchChromium } from '../support/browser.js';
 import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer, type ConsoleServer } from '../support/console.js';
 
@@ -50,6 +51,7 @@ describe('a backtest of a draft, as an owner', () => {
       await page.goto(`${server.origin}/console/#/acme/rules/account_register/backtest`);
       await page.getByRole('heading', { level: 1, name: 'Backtests: account_register' }).waitFor();
       await page.getByText('No backtest of account_register yet.').waitFor();
+      await expectNoAxeViolations(page, 'Backtests, none yet');
       const form = page.getByRole('region', { name: 'Start a backtest' });
       const versions = form.getByLabel('Rules to test');
       await versions.locator('option', { hasText: 'draft' }).waitFor({ state: 'attached' });
@@ -62,6 +64,7 @@ describe('a backtest of a draft, as an owner', () => {
       await form.getByLabel('To', { exact: true }).fill('2026-11-19T12:00');
       await form.getByRole('button', { name: 'Start backtest' }).click();
       await form.getByText('must be after since').waitFor();
+      await expectNoAxeViolations(page, 'Backtests, a range refused');
       await expect(form.getByLabel('To', { exact: true }).getAttribute('aria-invalid')).resolves.toBe('true');
       await form.getByLabel('Time range').selectOption('24h');
       await form.getByRole('button', { name: 'Start backtest' }).click();
@@ -100,6 +103,7 @@ describe('a backtest of a draft, as an owner', () => {
 
       // The chart: uPlot's canvas, labelled with its numbers.
       await page.locator('.state-chart canvas').waitFor();
+      await expectNoAxeViolations(page, 'A backtest report');
       await expect(page.getByRole('img', { name: /Live: 6 approve, 0 review, 0 decline\. candidate: 3 approve, 0 review, 3 decline\./ }).count()).resolves.toBe(1);
 
       // Finished: nothing to cancel. The list shows it.
@@ -141,6 +145,7 @@ describe('cancel', () => {
       await expect(dialog.innerText()).resolves.toContain('no report is kept');
       await dialog.getByRole('button', { name: 'Cancel backtest' }).click();
       await page.getByRole('status').filter({ hasText: 'Cancelled: no report.' }).waitFor();
+      await expectNoAxeViolations(page, 'A cancelled backtest');
       await expect(page.getByRole('button', { name: 'Cancel backtest' }).count()).resolves.toBe(0);
       await expect(page.getByRole('progressbar').count()).resolves.toBe(0);
       await expect(page.locator('table.matrix').count()).resolves.toBe(0);
@@ -174,6 +179,7 @@ describe('shadow', () => {
       const ids = [await evaluate(server, key, 10, 'shadow0@example.org'), await evaluate(server, key, 11, 'shadow1@example.com'), await evaluate(server, key, 12, 'shadow2@example.org')];
       await shadow.getByRole('button', { name: 'Compare' }).click();
       await shadow.locator('table.matrix').waitFor();
+      await expectNoAxeViolations(page, 'A shadow\'s comparison');
       const api = (await server.app.inject({ url: `${EVENTS}/shadow/comparison?since=24h`, headers: owner.read })).json();
       expect(api).toMatchObject({ evaluations: 3, transitions: { approve: { approve: 1, decline: 2 } }, shadow_versions: [{ version: draft, evaluations: 3 }], truncated: false });
       await expect(cells(page, 'table.matrix')).resolves.toEqual([['approve', '1', '0', '2'], ['review', '0', '0', '0'], ['decline', '0', '0', '0']]);
@@ -205,6 +211,7 @@ describe('an analyst', () => {
       await logIn(page, ANALYST);
       await page.goto(`${server.origin}/console/#/acme/rules/account_register/backtest`);
       await page.getByText('Only the account\'s admins start backtests; you can read them.').waitFor();
+      await expectNoAxeViolations(page, 'Backtests, as an analyst');
       await expect(page.getByRole('button', { name: 'Start backtest' }).count()).resolves.toBe(0);
       const shadow = page.getByRole('region', { name: 'Shadow' });
       await shadow.getByText('No version runs in shadow.').waitFor();

@@ -4,6 +4,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createUser } from '../support/admin.js';
 import { evaluationBody } from '../support/app.js';
+import { expectNoAxeViolations } from '../support/axe.js';
 import { launchChromium } from '../support/browser.js';
 import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer, type ConsoleServer } from '../support/console.js';
 
@@ -46,6 +47,7 @@ describe('getting started, as an owner', () => {
       expect(key).toMatch(/^rk_[\w-]{20,}$/);
       await page.getByRole('button', { name: 'Copy key' }).click();
       await page.getByText('Copied').waitFor();
+      await expectNoAxeViolations(page, 'Getting started, a new key shown');
       expect(await page.evaluate('navigator.clipboard.readText()')).toBe(key);
 
       // The list shows what is kept of it: the prefix, never the key.
@@ -97,6 +99,7 @@ describe('getting started, as an owner', () => {
       await page.getByRole('button', { name: `Rotate key ${prefix}…` }).click();
       await page.getByRole('dialog').getByRole('button', { name: 'Rotate key' }).click();
       await page.getByRole('heading', { name: `New key, replacing ${prefix}…` }).waitFor();
+      await expectNoAxeViolations(page, 'Getting started, a rotated key shown');
       const second = await page.getByLabel('New API key', { exact: true }).inputValue();
       expect((await evaluate(first)).status).toBe(401);
       expect((await evaluate(second)).status).toBe(200);
@@ -122,6 +125,7 @@ describe('an analyst', () => {
       await logIn(page, 'analyst@console.test');
       await page.getByRole('heading', { name: 'Getting started' }).waitFor();
       await page.getByText('Your role in this account is analyst').waitFor();
+      await expectNoAxeViolations(page, 'Getting started, as an analyst');
       for (const name of ['Generate a key', /^Rotate key/, /^Revoke key/]) await expect(page.getByRole('button', { name }).count()).resolves.toBe(0);
       const sections = await page.getByRole('navigation', { name: 'Sections' }).getByRole('link').allInnerTexts();
       expect(sections).toContain('Getting started');

@@ -4,6 +4,7 @@ import { login, type Session } from '../support/admin.js';
 import { evaluationBody } from '../support/app.js';
 import { launchChromium } from '../support/browser.js';
 import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer, type ConsoleServer } from '../support/console.js';
+import { expectNoAxeViolations } from '../support/axe.js';
 
 /**
  * A custom rule with nested all / any / not, built in the console's rule editor in Debian's
@@ -111,6 +112,7 @@ it('builds all(domain, not(any(range, name))) in the console; once published it 
     const range = editor.getByRole('group', { name: 'Condition 2.1' }).getByLabel('Value', { exact: true });
     await invalid(range);
     await editor.getByRole('group', { name: 'Condition 2.1' }).getByText('"203.0.113.0/99" is not an IP address or CIDR range').waitFor();
+    await expectNoAxeViolations(page, 'A nested custom rule, a value refused');
     expect(await editor.getByRole('group', { name: 'Condition 2.2' }).getByLabel('Value', { exact: true }).getAttribute('aria-invalid')).toBeNull();
     await range.fill('203.0.113.0/24');
     await editor.getByRole('button', { name: 'Add to the draft' }).click();
@@ -163,6 +165,7 @@ it('changes a library parameter within its bounds (a bad value refused at its co
     const threshold = page.getByLabel('events_1h of ip_velocity');
     await expect(threshold.inputValue()).resolves.toBe('5');
     await page.getByText('Fires from this many events in the last hour (this one included). 1 to 1,000,000; default 5.').waitFor();
+    await expectNoAxeViolations(page, 'A library rule\'s parameters');
     await publish(page, 'Velocity on updates');
 
     const key = await apiKey();

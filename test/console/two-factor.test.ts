@@ -3,6 +3,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hotp, stepAt, totpAt } from '../../src/admin/totp.js';
 import { createUser, PASSWORD } from '../support/admin.js';
+import { expectNoAxeViolations } from '../support/axe.js';
 import { launchChromium } from '../support/browser.js';
 import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, startConsoleServer, type ConsoleServer } from '../support/console.js';
 
@@ -40,6 +41,7 @@ describe('two-factor in the console', () => {
       await page.getByRole('button', { name: 'Set up two-factor' }).click();
       const qr = page.getByRole('img', { name: 'QR code for the authenticator app' });
       await qr.waitFor();
+      await expectNoAxeViolations(page, 'Two-factor, enrolment');
       // Drawn by the service, shown under the console's CSP: it loaded.
       expect(await qr.evaluate((img) => { const loaded = img as unknown as { complete: boolean; naturalWidth: number }; return loaded.complete && loaded.naturalWidth > 0; })).toBe(true);
       const secret = (await page.getByLabel('Secret key').innerText()).trim();
@@ -52,6 +54,7 @@ describe('two-factor in the console', () => {
       await page.getByLabel('Code from the app').fill(totpAt(secret, Date.now()));
       await page.getByRole('button', { name: 'Turn on two-factor' }).click();
       await page.getByRole('heading', { name: 'Two-factor is on: save your recovery codes' }).waitFor();
+      await expectNoAxeViolations(page, 'Two-factor, recovery codes');
       const codes = await page.getByRole('list', { name: 'Recovery codes' }).getByRole('listitem').allInnerTexts();
       expect(codes).toHaveLength(10);
       if (SHOTS) await page.screenshot({ path: `${SHOTS}/two-factor-recovery-codes.png`, fullPage: true });
@@ -68,6 +71,7 @@ describe('two-factor in the console', () => {
       await passwordStep();
       const codeField = page.getByLabel('Code from your authenticator app');
       await codeField.waitFor();
+      await expectNoAxeViolations(page, 'Log in, the code step');
       if (SHOTS) await page.screenshot({ path: `${SHOTS}/two-factor-login.png`, fullPage: true });
       await codeField.fill(wrong);
       await page.getByRole('button', { name: 'Log in' }).click();

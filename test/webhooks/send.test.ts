@@ -4,7 +4,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sendWebhook } from '../../src/webhooks/send.js';
-import { generateSecret, verify, webhookHeaders } from '../../src/webhooks/signature.js';
+import { generateSecret } from '../../src/store/webhook-endpoints.js';
+import { verify, webhookHeaders } from '../../src/webhooks/signature.js';
 
 /**
  * One webhook attempt against real HTTP receivers on loopback (the tests allow private
