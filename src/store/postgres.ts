@@ -37,6 +37,11 @@ export async function openPostgres(database: DatabaseUrl & { engine: 'postgres' 
     });
     // Without a listener, an idle client's error would be thrown from the pool and end the process.
     p.on('error', options.onPoolError);
+    // The pool listens only while a client is idle; a client checked out with pool.connect() (a
+    // transaction, the history writer) whose server goes away between two queries would emit an
+    // error no one hears, and end the process. The query that follows fails and is handled where it
+    // runs; this listener only reports the error.
+    p.on('connect', (client) => client.on('error', options.onPoolError));
     return p;
   };
   const pool = poolOf({});
