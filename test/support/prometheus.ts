@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
  * Tried later (November 2026) and dropped too: `prom2javascript` (0.2.0, one release, December
  * 2024) keeps a labelled histogram's series apart but reads a `+Inf` value as null, refuses `-Inf`
  * and `NaN`, and takes a bad escape (`\q`) as text; `@platformatic/promotel`'s parser (0.2.2) drops
- * without a word every sample with NaN or ±Inf, with an escaped quote in a label, and malformed
+ * without a word every sample with NaN or ±Inf, with `{` or `}` in a label value, and malformed
  * lines. So this one Debian package stays: a test file importing this module is skipped, with one line naming
  * the package, where it is missing, and fails with CI=true (test/support/requirements.ts).
  */
