@@ -100,6 +100,8 @@ describe('the development key', () => {
         expect(text).not.toContain(made);
         await expect(page.getByText('No key in the store yet.').count()).resolves.toBe(0);
         await expect(page.getByText(/from the server's API_KEYS variable/).count()).resolves.toBe(0);
+        // To look at it: SCREENSHOT_DEV_KEY=/tmp/dev-key.png npx vitest run test/console/start.test.ts
+        if (process.env.SCREENSHOT_DEV_KEY) await page.locator('section.card').first().screenshot({ path: process.env.SCREENSHOT_DEV_KEY });
         expect(troubles).toEqual([]);
       } finally {
         await context.close();
