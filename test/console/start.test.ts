@@ -3,6 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { generateKey, hashKey, keyIdOf } from '../../src/keys/key.js';
 import { createUser } from '../support/admin.js';
+import { expectNoAxeViolations } from '../support/axe.js';
 import { startTestApp } from '../support/app.js';
 import { launchChromium } from '../support/browser.js';
 import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer, type ConsoleServer } from '../support/console.js';
@@ -100,6 +101,7 @@ describe('the development key', () => {
         expect(text).not.toContain(made);
         await expect(page.getByText('No key in the store yet.').count()).resolves.toBe(0);
         await expect(page.getByText(/from the server's API_KEYS variable/).count()).resolves.toBe(0);
+        await expectNoAxeViolations(page, 'Getting started, the development key');
         // To look at it: SCREENSHOT_DEV_KEY=/tmp/dev-key.png npx vitest run test/console/start.test.ts
         if (process.env.SCREENSHOT_DEV_KEY) await page.locator('section.card').first().screenshot({ path: process.env.SCREENSHOT_DEV_KEY });
         expect(troubles).toEqual([]);
