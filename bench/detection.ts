@@ -1,5 +1,6 @@
 /**
- * Detection quality of the e-mail lists: `npm run bench:detection` (also the first thing
+ * Detection quality of the e-mail lists, and what the curated IP ASN lists flag (benchIpAsnLists,
+ * below): `npm run bench:detection` (also the first thing
  * `npm run bench` prints). No network, no DNS: the labelled set is built from devDependencies
  * (their versions are printed) and the project's own fixture; the service's answer is the list
  * check `POST /v1/risk/evaluate` makes before any DNS (`isListedDisposable`, the free-provider list).
@@ -33,6 +34,8 @@ import { normalizeAll } from '../src/email/list-file.js';
 import { NOT_DISPOSABLE } from '../src/email/not-disposable.js';
 import { RELAY_DOMAINS } from '../src/email/relay.js';
 import { openEmailSources } from '../src/email/sources.js';
+import { HOSTING_ASNS } from '../src/ip/hosting-asns.js';
+import { VPN_ASNS } from '../src/ip/vpn-asns.js';
 import { TOP_MAIL_DOMAINS } from '../test/email/fixtures/top-mail-domains.js';
 
 const require = createRequire(import.meta.url);
@@ -137,6 +140,60 @@ export async function benchDetection(): Promise<boolean> {
   }
 }
 
+/**
+ * Access networks (home lines, mobile carriers) and relays whose egress carries real people: none
+ * may be on the curated hosting or VPN-service ASN lists. Cloudflare (WARP), Akamai and Fastly
+ * (iCloud Private Relay) and Apple are here because they are left out of both on purpose.
+ */
+const ACCESS_NETWORKS: ReadonlyMap<number, string> = new Map([
+  [7922, 'Comcast'], [7018, 'AT&T'], [701, 'Verizon'], [20115, 'Charter'], [21928, 'T-Mobile US'], [22773, 'Cox'],
+  [3320, 'Deutsche Telekom'], [2856, 'BT'], [5089, 'Virgin Media'], [5607, 'Sky UK'], [3215, 'Orange'], [12322, 'Free'],
+  [3352, 'Telefonica Spain'], [3269, 'Telecom Italia'], [1136, 'KPN'], [6830, 'Liberty Global'], [12389, 'Rostelecom'],
+  [4134, 'China Telecom'], [4837, 'China Unicom'], [9808, 'China Mobile'], [4713, 'NTT OCN'], [2516, 'KDDI'], [17676, 'SoftBank'],
+  [55836, 'Reliance Jio'], [9498, 'Bharti Airtel'], [4766, 'Korea Telecom'], [28573, 'Claro Brazil'], [8151, 'Telmex'],
+  [1221, 'Telstra'], [812, 'Rogers'], [577, 'Bell Canada'],
+  [13335, 'Cloudflare (WARP)'], [20940, 'Akamai (Private Relay)'], [36183, 'Akamai (Private Relay)'], [54113, 'Fastly (Private Relay)'], [714, 'Apple'],
+]);
+
+/**
+ * The curated ASN lists (is_datacenter, is_vpn) against the bundled ASN data: the IPv4 space each
+ * flags, every listed ASN still announced there, and no access network on either list. Returns
+ * false when an access network is listed.
+ */
+export function benchIpAsnLists(): boolean {
+  const pkg = '@ip-location-db/asn';
+  const space = new Map<number, number>();
+  let total = 0;
+  for (const line of text(pkg, 'asn-ipv4-num.csv').split('\n')) {
+    const [start, end, asn] = line.split(',', 3).map(Number);
+    if (start === undefined || end === undefined || asn === undefined || !Number.isFinite(start + end + asn)) continue;
+    const size = end - start + 1;
+    space.set(asn, (space.get(asn) ?? 0) + size);
+    total += size;
+  }
+  const flagged = (list: ReadonlyMap<number, string>) => {
+    let addresses = 0;
+    const absent: number[] = [];
+    for (const asn of list.keys()) {
+      const n = space.get(asn);
+      if (n === undefined) absent.push(asn);
+      else addresses += n;
+    }
+    return { addresses, absent };
+  };
+  const hosting = flagged(HOSTING_ASNS);
+  const vpn = flagged(VPN_ASNS);
+  const wrong = [...ACCESS_NETWORKS].filter(([asn]) => HOSTING_ASNS.has(asn) || VPN_ASNS.has(asn)).map(([asn, name]) => `AS${asn} ${name}`);
+  const absent = (a: number[]) => (a.length ? `; not announced in this data: ${a.map((n) => `AS${n}`).join(', ')}` : '');
+  console.log(`ip (curated ASN lists against ${pkg}@${version(pkg)}, ${total.toLocaleString('en')} announced IPv4 addresses):`);
+  console.log(`  is_datacenter by hosting ASN: ${HOSTING_ASNS.size} ASNs, ${pct(hosting.addresses, total)} of the addresses${absent(hosting.absent)}`);
+  console.log(`  is_vpn by VPN-service ASN (says only true): ${VPN_ASNS.size} ASNs, ${vpn.addresses.toLocaleString('en')} addresses (${((100 * vpn.addresses) / total).toFixed(3)} %)${absent(vpn.absent)}`);
+  console.log(`  access networks and relays on either list: ${wrong.length} of ${ACCESS_NETWORKS.size}${wrong.length ? ` ${wrong.join(', ')}` : ''}`);
+  return wrong.length === 0;
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  if (!(await benchDetection())) process.exitCode = 1;
+  const emailOk = await benchDetection();
+  const ipOk = benchIpAsnLists();
+  if (!emailOk || !ipOk) process.exitCode = 1;
 }

@@ -20,7 +20,7 @@
  *                                 # record() as history grows to --history-keys people (4 identifiers each); storage;
  *                                 # the new-person mix on that grown store vs an empty one
  *   npm run bench -- --detection-only # only detection quality: precision and recall of `disposable` and
- *                                 # `free_provider` on a labelled set (bench/detection.ts; also `npm run bench:detection`)
+ *                                 # `free_provider` on a labelled set, and what the curated ASN lists flag (bench/detection.ts; also `npm run bench:detection`)
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
@@ -35,7 +35,7 @@ import { startPostgres, type PostgresServer } from '../test/support/postgres.js'
 import { writeDataSet } from './data-set.js';
 import { benchHistory, benchKeyCost, type HistoryFigures, type KeyCostFigures } from './behaviour.js';
 import { personBody } from './mixes.js';
-import { benchDetection } from './detection.js';
+import { benchDetection, benchIpAsnLists } from './detection.js';
 import { benchStore, loggedEvaluations, type StoreFigures } from './store.js';
 
 const { values: options } = parseArgs({
@@ -209,6 +209,7 @@ function compare(warm: Run[], ceiling: Run[]) {
 async function main(): Promise<void> {
   if (options['detection-only']) {
     if (!(await benchDetection())) throw new Error('a legitimate domain was called disposable or an organisation free');
+    if (!benchIpAsnLists()) throw new Error('an access network is on the curated hosting or VPN-service ASN list');
     return;
   }
   const root = mkdtempSync(join(tmpdir(), 'risk-bench-'));

@@ -33,6 +33,7 @@ import { createIpInspector } from './ip/index.js';
 import { createListBook } from './lists/list-book.js';
 import { importAccountsFileOnce } from './store/accounts-import.js';
 import { checkApiKeys, createKeyStore, KeyConfigError, type KeyStore } from './keys/key-store.js';
+import { hashKey, keyIdOf, keyPrefixOf, type DevelopmentKeyInfo } from './keys/key.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { registerMetricsRoute, registerRequestMetrics } from './metrics/routes.js';
 import { createRuleBook } from './rules/rule-book.js';
@@ -81,6 +82,12 @@ export interface BuildOptions {
    */
   developmentKey?: () => string;
   /**
+   * Where server.ts keeps the development key (`.dev-api-key`), and the key when it already serves
+   * it from there through `config.apiKeys`: the admin API lists that key as the development key
+   * (`development_key`), telling it apart from API_KEYS.
+   */
+  developmentKeyFile?: { file: string; key: string | null };
+  /**
    * Outside production, while no console user exists: receives the one-time token of the first
    * owner's setup (server.ts prints the link to the terminal; it never goes to the log).
    */
@@ -102,12 +109,15 @@ async function createStoreResources(config: Config, logger: Logger, options: Bui
   try {
     if (config.accountsFile !== undefined) await importAccountsFileOnce(store, config.accountsFile, { templates: templates.files, logger });
     let apiKeys = config.apiKeys;
+    let made: string | null = null;
     if (apiKeys.length === 0 && !(await store.accounts.anyLiveKey())) {
       if (options.developmentKey === undefined) {
         throw new KeyConfigError('no API keys: set API_KEYS, or create one in the store with "npm run keys -- create --account NAME"');
       }
-      apiKeys = [options.developmentKey()];
+      made = options.developmentKey();
+      apiKeys = [made];
     }
+    const developmentKey = developmentKeyOf(apiKeys, made ?? options.developmentKeyFile?.key ?? null, options.developmentKeyFile?.file);
     await store.accounts.useEnvironmentKeys(apiKeys.length, templates);
     const snapshot = await store.snapshot();
     const keys = createKeyStore({ apiKeys, logger, touch: (uses) => store.accounts.touch(uses) });
@@ -124,11 +134,20 @@ async function createStoreResources(config: Config, logger: Logger, options: Bui
         lists.replace(next.lists);
       },
     }, snapshot);
-    return { store, keys, rules, lists, sync, templates };
+    return { store, keys, rules, lists, sync, templates, developmentKey };
   } catch (error) {
     await store.close();
     throw error;
   }
+}
+
+/**
+ * The development key, when it is among the keys served from the environment: the one server.ts
+ * already reads from its file, or the one it has just made. Only its id, prefix and file leave here.
+ */
+function developmentKeyOf(apiKeys: string[], key: string | null, file: string | undefined): DevelopmentKeyInfo | null {
+  if (key === null || file === undefined || !apiKeys.includes(key)) return null;
+  return { id: keyIdOf(hashKey(key)), prefix: keyPrefixOf(key), file };
 }
 
 async function createResources(config: Config, logger: Logger, options: BuildOptions, metrics: Metrics | null) {
@@ -156,7 +175,7 @@ async function createResources(config: Config, logger: Logger, options: BuildOpt
 export async function buildApp(config: Config, options: BuildOptions): Promise<FastifyInstance> {
   // Off unless there is somewhere to scrape it: then nothing is recorded on the request path either.
   const metrics = config.metrics.enabled ? createMetrics({ version }) : null;
-  const { resources, resolver, store, keys, lists, sync, templates } = await createResources(config, options.logger, options, metrics);
+  const { resources, resolver, store, keys, lists, sync, templates, developmentKey } = await createResources(config, options.logger, options, metrics);
   const now = options.now ?? Date.now;
   const backtests = new BacktestJobs(store.engine, { logger: options.logger.child({ component: 'backtest' }), now, dutyCycle: config.backtestCpuPercent / 100 });
   if (config.env !== 'production' && options.onSetupToken !== undefined) {
@@ -261,7 +280,7 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
   });
 
   await registerAdminApi(app, {
-    store, config, seed: templates, sources, sessions: config.session, now, backtests,
+    store, config, seed: templates, sources, sessions: config.session, now, backtests, developmentKey,
     reloadConfiguration: () => sync.check(),
     enrich: createEnricher({ ...resources, ...enrichment }),
   });

@@ -68,10 +68,12 @@ async function main(): Promise<void> {
     return key;
   };
   let development: (() => string) | undefined;
+  let developmentKeyFile: { file: string; key: string | null } | undefined;
   if (config.env !== 'production' && config.apiKeys.length === 0) {
     const existing = existingDevelopmentKey();
     if (existing !== null) config = { ...config, apiKeys: [announce(existing)] };
     else development = () => announce(newDevelopmentKey());
+    developmentKeyFile = { file: DEV_KEY_FILE, key: existing };
   }
 
   // The setup token arrives while the app is built: its link is printed after the ready line.
@@ -79,7 +81,7 @@ async function main(): Promise<void> {
   let setupToken: string | undefined;
   let app: FastifyInstance;
   try {
-    app = await buildApp(config, { logger, developmentKey: development, onSetupToken: (token) => (listening ? printSetupLink(config, token) : (setupToken = token)) });
+    app = await buildApp(config, { logger, developmentKey: development, developmentKeyFile, onSetupToken: (token) => (listening ? printSetupLink(config, token) : (setupToken = token)) });
   } catch (error) {
     logger.fatal({ error: (error as Error).message }, 'start-up failed');
     logger.flush();

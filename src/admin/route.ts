@@ -6,6 +6,7 @@ import type { SourceStatus } from '../core/ports.js';
 import type { FieldError } from '../request/evaluation-request.js';
 import { problems } from '../http/problem.js';
 import { ACCOUNT_ID } from '../keys/account-id.js';
+import type { DevelopmentKeyInfo } from '../keys/key.js';
 import type { Store } from '../store/index.js';
 import type { RuleSeed } from '../store/rule-sets.js';
 import type { AccountRow } from '../store/schema.js';
@@ -52,6 +53,8 @@ export interface AdminServices {
   enrich: Enricher;
   /** Backtests this replica runs, and those in the store (src/backtest/jobs.ts). */
   backtests: BacktestJobs;
+  /** The development key this process serves for the `default` account (a development start with no API_KEYS), else null. */
+  developmentKey?: DevelopmentKeyInfo | null;
 }
 
 export interface AdminContext<P, Q, B> {

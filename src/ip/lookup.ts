@@ -10,6 +10,7 @@ import type { MmdbDatabase } from './maxmind.js';
 import { keyOf, type IpKey } from './numeric.js';
 import { countryName } from './open-data.js';
 import { readAnonymous, readAsn, readCity, readCountry, WrongTypeError, type AnonymousReading, type Geo } from './records.js';
+import { isVpnAsn } from './vpn-asns.js';
 
 /** The sources loaded at the moment of a look-up; `null` for one that is not. */
 export interface LoadedSources {
@@ -83,13 +84,17 @@ function wrongType(reading: { wrongType: string | null }, source: string, check:
 /**
  * Everything the local data says about an address. Each signal is separate (hosting, VPN and proxy
  * are not lumped together); a signal no loaded source can answer is `null` and named in
- * `unavailable`, and so is one where a source failed and none said `true`. MaxMind files take
- * precedence over the open data, which answers only where no MaxMind database can (not loaded,
- * failed, or an IPv4-only tree asked about IPv6).
+ * `unavailable`, and so is one where a source failed and none said `true`. For geolocation and
+ * the ASN, MaxMind files take precedence over the open data, which answers only where no MaxMind
+ * database can (not loaded, failed, or an IPv4-only tree asked about IPv6). For the Tor, proxy,
+ * data-center and VPN signals every source is heard and any `true` wins: a `DATA_DIR` list or a
+ * curated ASN list saying `true` is not overruled by the Anonymous-IP database's `false` (its
+ * absence there proves nothing; the lists are the operator's own choice, or fresher), and a list's
+ * `false` never clears MaxMind's `true` (docs/data.md, "Precedence").
  *
  * An IPv6 address that carries an IPv4 client address (`ip.embedded`: NAT64, 6to4, Teredo...) is
  * checked against the lists and the Anonymous-IP database as both addresses, either listed being
- * listed. Geolocation, ASN (so the hosting-ASN signal) and bogon status are the IPv4 client's:
+ * listed. Geolocation, ASN (so the hosting- and VPN-ASN signals) and bogon status are the IPv4 client's:
  * the IPv6 prefix is a translator's or a relay's, which says nothing of where the client is.
  *
  * `ip.geo` is listed only when no geolocation source can answer. With the country-only open data,
@@ -105,7 +110,7 @@ export function factsOf(ip: ParsedIp, sources: LoadedSources, onError: OnError):
 
   // Where the client is: the address, or the IPv4 address it carries.
   const geo = geolocation(embedded ?? ip, sources, unavailable, onError);
-  const { asn, organization, hosting } = autonomousSystem(embedded ?? ip, carriedKey ?? key, sources, unavailable, onError);
+  const { asn, organization, hosting, vpn } = autonomousSystem(embedded ?? ip, carriedKey ?? key, sources, unavailable, onError);
 
   const flags = anonymousFlags(sources.anonymous, ip, onError);
   const carriedFlags = embedded === null ? undefined : anonymousFlags(sources.anonymous, embedded, onError);
@@ -114,7 +119,7 @@ export function factsOf(ip: ParsedIp, sources: LoadedSources, onError: OnError):
   const is_datacenter = signal(
     or(or(or(listed(sources.datacenter, 'ip.list.datacenter', key, carriedKey, onError), hosting), flags?.hosting), carriedFlags?.hosting),
   );
-  const is_vpn = signal(or(flags?.vpn, carriedFlags?.vpn));
+  const is_vpn = signal(or(or(vpn, flags?.vpn), carriedFlags?.vpn));
   if (is_tor === null) unavailable.push('ip.tor');
   if (is_proxy === null) unavailable.push('ip.proxy');
   if (is_datacenter === null) unavailable.push('ip.datacenter');
@@ -168,24 +173,33 @@ function geolocation(ip: ParsedIp, sources: LoadedSources, unavailable: string[]
 
 /**
  * The ASN database's answer, else the open data's; lists `ip.asn` when neither can answer.
- * `hosting`: whether the ASN is a hosting network's, for `is_datacenter`.
+ * `hosting`: whether the ASN is a hosting network's, for `is_datacenter`. `vpn`: `true` when the ASN
+ * is a VPN service's own network, otherwise no answer (vpn-asns.ts says only `true`); `null` when
+ * the ASN could not be read, since it might have been one.
  */
 function autonomousSystem(
   ip: ParsedIp, key: IpKey, sources: LoadedSources, unavailable: string[], onError: OnError,
-): { asn: number | null; organization: string | null; hosting: Answer } {
+): { asn: number | null; organization: string | null; hosting: Answer; vpn: Answer } {
   const record = look(sources.asn, 'ip.maxmind.asn', inMmdb, ip, onError);
   if (record !== undefined && record !== FAILED) {
     const reading = readAsn(record);
     const wrong = wrongType(reading, 'ip.maxmind.asn', 'ip.asn', unavailable, onError);
-    return { asn: reading.asn, organization: reading.organization, hosting: wrong ? null : reading.asn !== null && isHostingAsn(reading.asn) };
+    if (wrong) return { asn: reading.asn, organization: reading.organization, hosting: null, vpn: null };
+    return { asn: reading.asn, organization: reading.organization, ...byAsn(reading.asn) };
   }
   const open = look(sources.openAsn, 'ip.open.asn', inAsnTable, key, onError);
   if (open === undefined || open === FAILED) {
     unavailable.push('ip.asn');
-    return { asn: null, organization: null, hosting: open === FAILED || record === FAILED ? null : undefined };
+    const failed = open === FAILED || record === FAILED;
+    return { asn: null, organization: null, hosting: failed ? null : undefined, vpn: failed ? null : undefined };
   }
   const asn = open?.asn ?? null;
-  return { asn, organization: open?.organization ?? null, hosting: asn !== null && isHostingAsn(asn) };
+  return { asn, organization: open?.organization ?? null, ...byAsn(asn) };
+}
+
+/** What the curated ASN lists say of a network: hosting `true`/`false`; VPN `true` or nothing. */
+function byAsn(asn: number | null): { hosting: Answer; vpn: Answer } {
+  return { hosting: asn !== null && isHostingAsn(asn), vpn: asn !== null && isVpnAsn(asn) ? true : undefined };
 }
 
 /** Every flag unknown: the database is loaded but its look-up failed. */

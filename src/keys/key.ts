@@ -48,3 +48,11 @@ export function keyIdOf(hash: string): string {
 export function keyPrefixOf(key: string): string {
   return key.slice(0, PREFIX_LENGTH);
 }
+
+/** What the admin API shows of the development key (`.dev-api-key`): never the key. */
+export interface DevelopmentKeyInfo {
+  id: string;
+  prefix: string;
+  /** The file it is kept in, relative to the service's working directory. */
+  file: string;
+}

@@ -44,7 +44,7 @@ describe.each(ENGINES)('API keys through the admin API on %s', (engine: EngineNa
     expect(expectAdminProblem(third, 409, 'conflict').detail).toBe('account "alpha" already has 2 keys; rotate or revoke one first');
 
     const list = await t.app.inject({ method: 'GET', url: '/admin/v1/accounts/alpha/keys', headers: analyst.read });
-    expect(list.json()).toEqual({ keys: [expect.objectContaining({ id: a.info.id, prefix: a.info.prefix, last_used_at: null }), expect.objectContaining({ id: b.info.id })], env_keys: 0, max_keys: 2 });
+    expect(list.json()).toEqual({ keys: [expect.objectContaining({ id: a.info.id, prefix: a.info.prefix, last_used_at: null }), expect.objectContaining({ id: b.info.id })], env_keys: 0, development_key: null, max_keys: 2 });
     for (const key of [a.key, b.key]) expect(list.body).not.toContain(key);
 
     expect((await evaluate(a.key)).statusCode).toBe(200);

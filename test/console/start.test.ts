@@ -1,5 +1,10 @@
+import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { generateKey, hashKey, keyIdOf } from '../../src/keys/key.js';
+import { createUser } from '../support/admin.js';
+import { expectNoAxeViolations } from '../support/axe.js';
+import { startTestApp } from '../support/app.js';
 import { launchChromium } from '../support/browser.js';
 import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer, type ConsoleServer } from '../support/console.js';
 
@@ -71,6 +76,40 @@ describe('Getting started', () => {
       expect(troubles).toEqual([]);
     } finally {
       await context.close();
+    }
+  });
+});
+
+describe('the development key', () => {
+  it('has its own row in the key table, named as what it is, and is not counted as an API_KEYS key', async () => {
+    // As server.ts starts in development with no API_KEYS and no stored key: it makes the key.
+    const made = generateKey();
+    const { app } = await startTestApp({ API_KEYS: '' }, {}, { developmentKey: () => made, developmentKeyFile: { file: '.dev-api-key', key: null } });
+    try {
+      await createUser(app.store, OWNER, { owner: true });
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      const { context, page, troubles } = await openConsole(browser, `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`);
+      try {
+        await logIn(page, OWNER);
+        await page.getByLabel('Account').selectOption('default');
+        await page.getByRole('heading', { name: 'Getting started' }).waitFor();
+        const row = page.getByRole('row').filter({ hasText: 'development key' });
+        const text = await row.innerText();
+        expect(text).toContain(`${made.slice(0, 9)}…`);
+        expect(text).toContain(keyIdOf(hashKey(made)));
+        expect(text).toContain('cat .dev-api-key');
+        expect(text).not.toContain(made);
+        await expect(page.getByText('No key in the store yet.').count()).resolves.toBe(0);
+        await expect(page.getByText(/from the server's API_KEYS variable/).count()).resolves.toBe(0);
+        await expectNoAxeViolations(page, 'Getting started, the development key');
+        // To look at it: SCREENSHOT_DEV_KEY=/tmp/dev-key.png npx vitest run test/console/start.test.ts
+        if (process.env.SCREENSHOT_DEV_KEY) await page.locator('section.card').first().screenshot({ path: process.env.SCREENSHOT_DEV_KEY });
+        expect(troubles).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    } finally {
+      await app.close();
     }
   });
 });

@@ -131,6 +131,26 @@ describe('the deployment examples', () => {
     expect(nginx).toContain('proxy_set_header X-Forwarded-Proto $scheme;');
   });
 
+  it('offer TLS at nginx as an override that mounts files that exist where nginx.conf includes them, proxying as the plain server does', () => {
+    const tls = read('deploy/compose.tls.yaml')[0]!;
+    expect(Object.keys(tls.services)).toEqual(['nginx']);
+    const mounts = (tls.services.nginx.volumes as string[]).map((v) => v.split(':'));
+    for (const [source] of mounts) expect(existsSync(join('deploy', source!)), source).toBe(true);
+    const nginx = readFileSync('deploy/nginx.conf', 'utf8');
+    const included = /include (\/etc\/nginx\/risk\.d)\/\*\.conf;/.exec(nginx)!;
+    expect(mounts.find(([source]) => source === './nginx-tls.conf')?.[1]).toMatch(new RegExp(`^${included[1]!.replaceAll('.', '\\.')}/[^/]+\\.conf$`));
+    const server = readFileSync('deploy/nginx-tls.conf', 'utf8');
+    expect(server).toContain('listen 443 ssl;');
+    const certificateFolder = mounts.find(([source]) => source === './tls')![1]!;
+    for (const [, path] of server.matchAll(/^\s*ssl_certificate(?:_key)? (\S+);/gm)) expect(path!.startsWith(`${certificateFolder}/`), path).toBe(true);
+    expect(tls.services.nginx.ports).toEqual(['8443:443']);
+    // The same proxying as the plain server, line for line (comments and indentation aside).
+    const locationBlock = (text: string) => /location \/ \{[\s\S]*?\n\s*\}/.exec(text)![0].split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+    expect(locationBlock(server)).toEqual(locationBlock(nginx));
+    expect(server).toMatch(/client_max_body_size 1m;/);
+    expect(server).toMatch(/location = \/metrics \{\s*return 404;/);
+  });
+
   it('pin image versions and set resource requests and limits', () => {
     for (const [name, service] of Object.entries(compose.services) as Array<[string, Doc]>) {
       if (service.image === undefined || service.image === 'risk-evaluation:local') continue; // the service's own, built here

@@ -84,6 +84,7 @@ export async function openDataFixture(dir: string): Promise<OpenDataFiles> {
     `${0x345e0000},${0x345effff},16509,"Amazon.com, Inc."`, // 52.94.0.0/16
     `${0x08080800},${0x080808ff},15169,Google LLC`, // 8.8.8.0/24
     `${0x345eff00},${0x345f00ff},64998,Overlapping`, // 52.94.255.0-52.95.0.255: the part from 52.95.0.0 on is kept
+    `${0x2d53dc00},${0x2d53dfff},39351,31173 Services AB`, // 45.83.220.0/22: Mullvad VPN's own network
     'not,a,row',
     '',
   ].join('\n'));

@@ -117,3 +117,26 @@ describe('a listed IPv4 address inside an IPv6 address', () => {
     expect(body.ip).toMatchObject({ address: '2a02:c7f::1', version: 6, embedded_ipv4: null, transition: null, is_tor: false, is_bogon: false });
   });
 });
+
+describe('out of the box: the bundled ASN data alone', () => {
+  it('fires ip_vpn for a VPN service\'s own network, and leaves a home line unknown, not clean', async () => {
+    t = await startTestApp({
+      HISTORY_DAYS: '0',
+      DATA_DIR: directory('risk-data-', {}),
+      RULES_DIR: directory('risk-rules-', { 'signup.yaml': 'rules:\n  - library: ip_vpn\n    score: 15\n  - library: ip_datacenter\n    score: 20\n' }),
+    });
+    // 45.83.220.0/22 is announced by 31173 Services AB (AS39351): Mullvad VPN's servers.
+    const vpn = (await evaluate(evaluationBody({ event_type: 'signup', ip: '45.83.221.7' }))).json();
+    expect(vpn.ip).toMatchObject({ asn: 39351, is_vpn: true, is_datacenter: false });
+    expect(vpn.signals).toContain('ip_vpn');
+    expect(vpn.unavailable).not.toContain('ip.vpn');
+    expect(vpn.score.fraud_score).toBe(15);
+
+    // Comcast (AS7922): no open source can say it is not a VPN, so the rule is named as not run.
+    const home = (await evaluate(evaluationBody({ event_type: 'signup', ip: '73.15.2.9' }))).json();
+    expect(home.ip).toMatchObject({ asn: 7922, is_vpn: null, is_datacenter: false });
+    expect(home.signals).not.toContain('ip_vpn');
+    expect(home.unavailable).toEqual(expect.arrayContaining(['ip.vpn', 'rule:ip_vpn']));
+    expect(home.score.fraud_score).toBe(0);
+  });
+});

@@ -82,6 +82,21 @@ describe('open data only', () => {
     expect(unknown.unavailable).not.toContain('ip.asn');
   });
 
+  it("says VPN from a VPN service's own ASN, and nothing (unknown) from any other", async () => {
+    const { inspector } = await start({ openData });
+    const mullvad = inspector.inspect(ip('45.83.221.7'));
+    expect(mullvad.facts).toMatchObject({ asn: 39351, is_vpn: true, is_datacenter: false });
+    expect(mullvad.unavailable).not.toContain('ip.vpn');
+    // A home line, and a cloud: neither is a VPN service's network, which proves nothing either way.
+    for (const address of ['81.2.69.142', '52.94.1.1']) {
+      const report = inspector.inspect(ip(address));
+      expect(report.facts.is_vpn).toBeNull();
+      expect(report.unavailable).toContain('ip.vpn');
+    }
+    // Carried in a NAT64 address: the client's network is the IPv4 one.
+    expect(inspector.inspect(ip('64:ff9b::2d53:dd07')).facts).toMatchObject({ embedded_ipv4: '45.83.221.7', is_vpn: true });
+  });
+
   it('reports each open source with its package, build date and entries', async () => {
     const { inspector } = await start({ openData });
     const open = inspector.status().filter((s) => s.name.startsWith('ip.open.'));
@@ -92,7 +107,7 @@ describe('open data only', () => {
       },
       {
         name: 'ip.open.asn', source: '@ip-location-db/asn@2.3.2026061719', type: 'open data: asn',
-        loaded: true, build_date: '2026-06-17T19:00:00.000Z', entries: 5, error: null, malformed: 1, overlapping: 1,
+        loaded: true, build_date: '2026-06-17T19:00:00.000Z', entries: 6, error: null, malformed: 1, overlapping: 1,
       },
     ]);
   });
@@ -182,6 +197,27 @@ describe('MaxMind databases', () => {
     expect(inspector.inspect(ip('9.9.9.9')).unavailable.sort()).toEqual(['ip.asn', 'ip.geo']);
     // An IPv4-mapped IPv6 address is its IPv4 address.
     expect(signals('::ffff:1.0.0.1').is_vpn).toBe(true);
+  });
+});
+
+describe('precedence between MaxMind and the lists', () => {
+  it("lets any source saying true win: a list or the VPN-ASN list over Anonymous-IP's false, and MaxMind's true over a list's false", async () => {
+    await writeFile(join(dir, 'GeoIP2-Anonymous-IP.mmdb'), anonymousIpDatabase(6, [
+      { network: '1.0.2.0/24', data: anonymousIpRecord({ publicProxy: true }) },
+    ]));
+    await writeFile(join(dir, 'proxy-list.txt'), '45.83.220.0/22\n');
+    await writeFile(join(dir, 'tor-exit-nodes.txt'), '185.220.101.1\n');
+    const { inspector } = await start({ openData });
+    const signals = (a: string) => {
+      const { is_tor, is_proxy, is_vpn } = inspector.inspect(ip(a)).facts;
+      return { is_tor, is_proxy, is_vpn };
+    };
+    // Not in the Anonymous-IP database (every flag false there), but on the proxy list and announced by a VPN service.
+    expect(signals('45.83.221.7')).toEqual({ is_tor: false, is_proxy: true, is_vpn: true });
+    // MaxMind says proxy; the proxy list does not hold it: still a proxy.
+    expect(signals('1.0.2.1')).toEqual({ is_tor: false, is_proxy: true, is_vpn: false });
+    // Nobody says true: false where MaxMind answered, whatever the lists do not hold.
+    expect(signals('81.2.69.142')).toEqual({ is_tor: false, is_proxy: false, is_vpn: false });
   });
 });
 

@@ -26,6 +26,18 @@ describe('the bundled open data, out of the box', () => {
     expect(inspector.inspect(ip('::ffff:8.8.8.8')).facts).toMatchObject({ address: '8.8.8.8', asn: 15169 });
   });
 
+  it('flags a VPN service\'s own network as VPN, and leaves a home line unknown rather than clean', () => {
+    // 45.83.220.0/22 and 2a03:1b20::/48: announced by 31173 Services AB (AS39351), Mullvad VPN's network.
+    const mullvad = inspector.inspect(ip('45.83.221.7'));
+    expect(mullvad.facts).toMatchObject({ asn: 39351, is_vpn: true });
+    expect(mullvad.unavailable).not.toContain('ip.vpn');
+    expect(inspector.inspect(ip('2a03:1b20:1::1')).facts).toMatchObject({ asn: 39351, is_vpn: true });
+    // Comcast (AS7922): not hosting, and no open source can say it is not a VPN.
+    const home = inspector.inspect(ip('73.15.2.9'));
+    expect(home.facts).toMatchObject({ asn: 7922, is_datacenter: false, is_vpn: null });
+    expect(home.unavailable).toContain('ip.vpn');
+  });
+
   it('shows where the data came from and when it was built', () => {
     const open = inspector.status().filter((s) => s.name.startsWith('ip.open.'));
     expect(open.map((s) => [s.name, s.loaded, s.error])).toEqual([['ip.open.country', true, null], ['ip.open.asn', true, null]]);

@@ -30,6 +30,8 @@ export interface AccessLogEntry {
 export interface Nginx {
   url: string;
   port: number;
+  /** The TLS server's origin, when started with a certificate. */
+  tlsUrl?: string;
   /** Every access log line so far. */
   accessLog(): AccessLogEntry[];
   /** The error log so far: why nginx gave up on a replica (`connect() failed (111: Connection refused)`, `reset by peer`...). */
@@ -37,8 +39,32 @@ export interface Nginx {
   stop(): Promise<void>;
 }
 
-/** `deploy/nginx.conf` with this machine's user, ports and paths: each replaced line must be there exactly once. */
-export function nginxConfig(options: { dir: string; port: number; replicas: number[] }): string {
+/** A certificate and key on disk, and the loopback port the TLS server listens on. */
+export interface TlsOptions {
+  port: number;
+  cert: string;
+  key: string;
+}
+
+const DEPLOYED_TLS_CONFIG = 'deploy/nginx-tls.conf';
+const TLS_INCLUDE = 'include /etc/nginx/risk.d/*.conf;';
+
+/** Each `[from, to]` in `text`, where `from` must appear exactly once. */
+function replaceOnce(file: string, text: string, replacements: Array<[string, string]>): string {
+  for (const [from, to] of replacements) {
+    const count = text.split(from).length - 1;
+    if (count !== 1) throw new Error(`${file}: "${from.trim()}" appears ${count} times; the test replaces it exactly once`);
+    text = text.replace(from, to);
+  }
+  return text;
+}
+
+/**
+ * `deploy/nginx.conf` with this machine's user, ports and paths: each replaced line must be there
+ * exactly once. With `tls`, `deploy/nginx-tls.conf` takes the place of the include that
+ * deploy/compose.tls.yaml fills, with its port and certificate paths replaced.
+ */
+export function nginxConfig(options: { dir: string; port: number; replicas: number[]; tls?: TlsOptions }): string {
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `  ${kind}_temp_path ${join(options.dir, kind)};`).join('\n');
   const replacements: Array<[string, string]> = [
     ['user nginx;', `user ${userInfo().username};`],
@@ -50,21 +76,24 @@ export function nginxConfig(options: { dir: string; port: number; replicas: numb
     ['server risk-2:3000 ', `server 127.0.0.1:${options.replicas[1]} `],
     ['http {\n', `http {\n${temp}\n`],
   ];
-  let config = readFileSync(DEPLOYED_CONFIG, 'utf8');
-  for (const [from, to] of replacements) {
-    const count = config.split(from).length - 1;
-    if (count !== 1) throw new Error(`${DEPLOYED_CONFIG}: "${from.trim()}" appears ${count} times; the test replaces it exactly once`);
-    config = config.replace(from, to);
+  if (options.tls) {
+    const server = replaceOnce(DEPLOYED_TLS_CONFIG, readFileSync(DEPLOYED_TLS_CONFIG, 'utf8'), [
+      ['listen 443 ssl;', `listen 127.0.0.1:${options.tls.port} ssl;`],
+      ['ssl_certificate /etc/nginx/tls/cert.pem;', `ssl_certificate ${options.tls.cert};`],
+      ['ssl_certificate_key /etc/nginx/tls/key.pem;', `ssl_certificate_key ${options.tls.key};`],
+    ]);
+    replacements.push([TLS_INCLUDE, server]);
   }
-  return config;
+  return replaceOnce(DEPLOYED_CONFIG, readFileSync(DEPLOYED_CONFIG, 'utf8'), replacements);
 }
 
-export async function startNginx(replicas: number[]): Promise<Nginx> {
+export async function startNginx(replicas: number[], options: { tls?: Omit<TlsOptions, 'port'> } = {}): Promise<Nginx> {
   if (!existsSync(NGINX)) throw new Error(`${NGINX} is missing: apt-get install nginx`);
   const dir = mkdtempSync(join(tmpdir(), 'risk-nginx-'));
   const port = await freePort();
+  const tls = options.tls && { ...options.tls, port: await freePort() };
   const conf = join(dir, 'nginx.conf');
-  writeFileSync(conf, nginxConfig({ dir, port, replicas }));
+  writeFileSync(conf, nginxConfig({ dir, port, replicas, tls }));
 
   // In the foreground: the child is the master, its exit is nginx's exit.
   const child: ChildProcess = spawn(NGINX, ['-p', dir, '-c', conf, '-g', 'daemon off;'], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -87,6 +116,7 @@ export async function startNginx(replicas: number[]): Promise<Nginx> {
   return {
     url,
     port,
+    tlsUrl: tls && `https://127.0.0.1:${tls.port}`,
     accessLog: () =>
       readIfThere(accessLog)
         .split('\n')

@@ -6,8 +6,12 @@ import { execFileSync } from 'node:child_process';
  * it: what the tests assert is what a Prometheus-compatible reader takes from the text. Its parser
  * is strict (a malformed line, a sample outside its family, a bad escape is an error). The npm
  * parsers `parse-prometheus-text-format` (1.1.1) and `exposition` (1.2.0) were tried and dropped:
- * both merge the series of a labelled histogram into one, losing their labels, sums and counts. So
- * this one Debian package stays: a test file importing this module is skipped, with one line naming
+ * both merge the series of a labelled histogram into one, losing their labels, sums and counts.
+ * Tried later (November 2026) and dropped too: `prom2javascript` (0.2.0, one release, December
+ * 2024) keeps a labelled histogram's series apart but reads a `+Inf` value as null, refuses `-Inf`
+ * and `NaN`, and takes a bad escape (`\q`) as text; `@platformatic/promotel`'s parser (0.2.2) drops
+ * without a word every sample with NaN or ±Inf, with `{` or `}` in a label value, and malformed
+ * lines. So this one Debian package stays: a test file importing this module is skipped, with one line naming
  * the package, where it is missing, and fails with CI=true (test/support/requirements.ts).
  */
 interface Sample {

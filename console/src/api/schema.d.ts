@@ -4116,6 +4116,7 @@ export interface operations {
                      *         }
                      *       ],
                      *       "env_keys": 0,
+                     *       "development_key": null,
                      *       "max_keys": 2
                      *     }
                      */
@@ -4134,8 +4135,16 @@ export interface operations {
                             /** @description Written at most once a minute */
                             last_used_at: string | null;
                         }[];
-                        /** @description Keys of this account held in API_KEYS (the `default` account only); they count towards the limit */
+                        /** @description Keys of this account served from the environment (the `default` account only): API_KEYS, or on a development start the development key. They count towards the limit */
                         env_keys: number;
+                        /** @description The development key, one of `env_keys`: made on a development start with no API_KEYS and no stored key, never in production. Only on the `default` account, only from the replica that serves it; null otherwise */
+                        development_key: {
+                            /** @example key_9b1e4c7a2d05 */
+                            id: string;
+                            prefix: string;
+                            /** @description Where it is kept: `.dev-api-key` in the service's working directory */
+                            file: string;
+                        } | null;
                         max_keys: number;
                     };
                 };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MAX_KEYS_PER_ACCOUNT } from '../../keys/key.js';
-import type { KeyInfo } from '../../store/accounts.js';
+import { DEFAULT_ACCOUNT, type KeyInfo } from '../../store/accounts.js';
 import { adminRoute } from '../route.js';
 import { accountParams, iso, isoOrNull, time } from '../schemas.js';
 
@@ -33,14 +33,25 @@ export const listKeys = adminRoute({
     status: 200, description: 'Oldest first',
     schema: z.object({
       keys: z.array(keyInfo),
-      env_keys: z.number().int().describe('Keys of this account held in API_KEYS (the `default` account only); they count towards the limit'),
+      env_keys: z.number().int().describe(
+        'Keys of this account served from the environment (the `default` account only): API_KEYS, or on a development start the development key. They count towards the limit',
+      ),
+      development_key: z.object({
+        id: z.string().meta({ example: 'key_9b1e4c7a2d05' }),
+        prefix: z.string(),
+        file: z.string().describe('Where it is kept: `.dev-api-key` in the service\'s working directory'),
+      }).nullable().describe(
+        'The development key, one of `env_keys`: made on a development start with no API_KEYS and no stored key, never in production. ' +
+          'Only on the `default` account, only from the replica that serves it; null otherwise',
+      ),
       max_keys: z.number().int(),
     }),
-    example: { keys: [example], env_keys: 0, max_keys: MAX_KEYS_PER_ACCOUNT },
+    example: { keys: [example], env_keys: 0, development_key: null, max_keys: MAX_KEYS_PER_ACCOUNT },
   },
   handler: async ({ account, services }) => {
     const info = (await services.store.accounts.get(account.id))!;
-    return { keys: info.keys.map(infoOf), env_keys: info.env_keys, max_keys: MAX_KEYS_PER_ACCOUNT };
+    const development = account.id === DEFAULT_ACCOUNT ? services.developmentKey ?? null : null;
+    return { keys: info.keys.map(infoOf), env_keys: info.env_keys, development_key: development, max_keys: MAX_KEYS_PER_ACCOUNT };
   },
 });
 

@@ -18,7 +18,11 @@ const PAID = 'MAXMIND_ACCOUNT_ID=… MAXMIND_LICENSE_KEY=… DATA_UPDATE_MAXMIND
 export const CHECK_ADVICE: Record<string, Advice> = {
   'ip.tor': { missing: 'No Tor exit list is loaded.', command: 'npm run data:update', otherwise: 'It fetches tor-exit-nodes.txt into DATA_DIR; the service reads it within seconds, no restart.' },
   'ip.proxy': { missing: 'No proxy list and no Anonymous-IP database is loaded.', command: PAID, otherwise: 'MaxMind\'s GeoIP2 Anonymous-IP is a paid database (a licence key from your MaxMind account); or put a list of your own, one address or network a line, in DATA_DIR/proxy-list.txt.' },
-  'ip.vpn': { missing: 'No Anonymous-IP database is loaded.', command: PAID, otherwise: 'MaxMind\'s GeoIP2 Anonymous-IP is a paid database (a licence key from your MaxMind account).' },
+  'ip.vpn': {
+    missing: 'No Anonymous-IP database is loaded: only the networks VPN services run themselves are recognised (from the bundled ASN data).',
+    command: PAID,
+    otherwise: 'MaxMind\'s GeoIP2 Anonymous-IP is a paid database (a licence key from your MaxMind account).',
+  },
   'ip.datacenter': { missing: 'No data-center ranges are loaded.', command: 'npm run data:update', otherwise: 'It fetches the public cloud ranges into DATA_DIR.' },
   'ip.geo': { missing: 'No geolocation database is loaded.', command: 'MAXMIND_ACCOUNT_ID=… MAXMIND_LICENSE_KEY=… npm run data:update', otherwise: 'GeoLite2 is free with a MaxMind account; the bundled DB-IP country data serves until then.' },
 };

@@ -29,6 +29,9 @@ const EXAMPLE_REQUEST = { ip: '81.2.69.160', email: 'jane.doe@example.com' };
 
 const keyName = (k: KeyInfo) => (k.prefix ? `${k.prefix}…` : k.id);
 
+/** The keys of API_KEYS: those served from the environment less the development key, which has its own row. */
+const fromApiKeys = (list: { env_keys: number; development_key: unknown }) => list.env_keys - (list.development_key ? 1 : 0);
+
 /**
  * The first-run screen (spec §5.3): how to call the service, and the account's API keys (at most
  * two, both valid at once, so one can be replaced while the other serves).
@@ -124,15 +127,23 @@ function Keys({ account }: { account: string }) {
                   ) : null}
                 </tr>
               ))}
-              {list.keys.length === 0 ? <tr><td colSpan={admin ? 5 : 4} class="muted">No key in the store yet.</td></tr> : null}
+              {list.development_key ? (
+                <tr key={list.development_key.id} class="development-key">
+                  <td><code>{list.development_key.prefix}…</code> <span class="muted">{list.development_key.id}</span> <span class="badge-light">development key</span></td>
+                  <td colSpan={admin ? 4 : 3} class="muted">
+                    Made by this development start and kept in <code>{list.development_key.file}</code> in the server's folder
+                    (<code>cat {list.development_key.file}</code> shows it). Never used in production: set API_KEYS or make a key here.
+                  </td>
+                </tr>
+              ) : null}
+              {list.keys.length === 0 && !list.development_key ? <tr><td colSpan={admin ? 5 : 4} class="muted">No key in the store yet.</td></tr> : null}
             </tbody>
           </table>
         ) : null}
-        {list && list.env_keys > 0 ? (
+        {list && fromApiKeys(list) > 0 ? (
           <p class="muted">
-            {list.env_keys} more {list.env_keys === 1 ? 'key comes' : 'keys come'} from the server's environment, not the store: the API_KEYS variable or,
-            on a development start with none set, the development key the server wrote to <code>.dev-api-key</code> in its folder
-            (<code>cat .dev-api-key</code> shows it). They count towards the limit and are managed there.
+            {fromApiKeys(list)} more {fromApiKeys(list) === 1 ? 'key comes' : 'keys come'} from the server's API_KEYS variable, not the store.
+            They count towards the limit and are managed there.
           </p>
         ) : null}
         {admin ? (
