@@ -10,6 +10,7 @@ process.on('message', (message) => {
   if (message !== 'runtime') return;
   process.send({
     rss_bytes: process.memoryUsage().rss,
+    heap_used_bytes: process.memoryUsage().heapUsed,
     event_loop_delay_p99_ms: Math.round((loopDelay.percentile(99) / 1e6) * 100) / 100,
   });
 });

@@ -46,7 +46,7 @@ export const historyFactsSchema = z.object({
     previous: previousSchema.nullable().meta({ description: 'The user\'s previous event; `null` on the first.' }),
   }).nullable().meta({ description: '`null` when `user.user_id` was not sent.' }),
   at_least: z.array(z.string()).meta({
-    description: 'Counts that reached the cap of a distinct set (100): their value is a lower bound, e.g. `["ip.accounts_24h"]`.',
+    description: 'Counts that reached the cap of a distinct set (100): their value is a lower bound, e.g. `["ip.accounts_24h"]`. Rules read them so: `gte`/`gt` the bound already meets is true, any other comparison unknown.',
   }),
 }).meta({ description: 'What the service remembers of earlier events (this one counted). `null` when the store did not answer in time (`store` is then in `unavailable`) or history is off (HISTORY_DAYS=0).' });
 

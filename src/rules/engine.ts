@@ -173,6 +173,7 @@ function test(condition: Condition, scope: Scope): Truth {
 function compare(condition: Exclude<Condition, { kind: 'all' | 'any' | 'not' | 'exists' }>, value: Reading, scope: Scope): Truth {
   if (value === UNKNOWN) return UNKNOWN;
   if (value === ABSENT) return false;
+  if (condition.field.atLeast !== null && condition.field.atLeast(scope.context)) return compareLowerBound(condition, value as number);
   switch (condition.kind) {
     case 'equals':
       return (value === condition.value) !== condition.negate;
@@ -199,4 +200,16 @@ function compare(condition: Exclude<Condition, { kind: 'all' | 'any' | 'not' | '
       return condition.pattern.test(text);
     }
   }
+}
+
+/**
+ * A count known only to be at least `bound` (a distinct set past its cap: `history.at_least`): a
+ * `gt`/`gte` it already meets is true whatever the rest; anything else would be a guess, so
+ * unknown (`lt`/`lte`/`equals`/`in` included, even where the bound could rule them out).
+ */
+function compareLowerBound(condition: Exclude<Condition, { kind: 'all' | 'any' | 'not' | 'exists' }>, bound: number): Truth {
+  if (condition.kind !== 'compare') return UNKNOWN;
+  if (condition.op === 'gt') return bound > condition.value ? true : UNKNOWN;
+  if (condition.op === 'gte') return bound >= condition.value ? true : UNKNOWN;
+  return UNKNOWN;
 }

@@ -31,6 +31,12 @@ export interface Field {
   check: string | null;
   /** `null` is an answer (nothing found), not a failure. */
   nullIsAbsent: boolean;
+  /**
+   * Whether the number read is only a lower bound in this context (a distinct count past its cap,
+   * named in `history.at_least`); `null` for a field that is always exact. The engine lets such a
+   * number decide `gt`/`gte` only when the bound alone meets the threshold (see engine.ts).
+   */
+  atLeast: ((context: EvaluationContext) => boolean) | null;
 }
 
 /** Every field has the same shape (no optional keys), so V8 keeps property reads on it monomorphic. */
@@ -41,13 +47,14 @@ const FITS: Record<FieldType, Field['fits']> = {
   boolean: (value) => typeof value === 'boolean',
 };
 
-const field = (type: FieldType, description: string, read: Field['read'], check: string | null = null, nullIsAbsent = false): Field => ({
+const field = (type: FieldType, description: string, read: Field['read'], check: string | null = null, nullIsAbsent = false, atLeast: Field['atLeast'] = null): Field => ({
   type,
   fits: FITS[type],
   description,
   read,
   check,
   nullIsAbsent,
+  atLeast,
 });
 
 const email = (
@@ -80,29 +87,31 @@ const device = (
  */
 function HISTORY_FIELDS() {
   type H = NonNullable<EvaluationContext['history']>;
-  const h = (type: FieldType, description: string, read: (history: H, c: EvaluationContext) => Scalar | null | undefined): Field =>
-    field(type, description, (c) => (c.history === null ? null : read(c.history, c)));
+  /** A distinct count, capped: a lower bound when its path (`ip.accounts_24h`) is in `history.at_least`. */
+  const capped = (path: string) => (c: EvaluationContext) => c.history !== null && c.history.at_least.includes(path);
+  const h = (type: FieldType, description: string, read: (history: H, c: EvaluationContext) => Scalar | null | undefined, atLeast: Field['atLeast'] = null): Field =>
+    field(type, description, (c) => (c.history === null ? null : read(c.history, c)), null, false, atLeast);
   const withDevice = (c: EvaluationContext) => c.device_intelligence?.device_hash !== undefined;
   const withUser = (c: EvaluationContext) => c.user?.user_id !== undefined;
-  const deviceField = (key: 'events_1h' | 'accounts_30d', description: string): Field =>
-    field('number', description, (c) => (!withDevice(c) ? undefined : c.history === null ? null : (c.history.device?.[key] ?? null)));
-  const userField = (type: FieldType, description: string, read: (user: NonNullable<H['user']>, c: EvaluationContext) => Scalar | null | undefined): Field =>
-    field(type, description, (c) => (!withUser(c) ? undefined : c.history === null || c.history.user === null ? null : read(c.history.user, c)));
+  const deviceField = (key: 'events_1h' | 'accounts_30d', description: string, atLeast: Field['atLeast'] = null): Field =>
+    field('number', description, (c) => (!withDevice(c) ? undefined : c.history === null ? null : (c.history.device?.[key] ?? null)), null, false, atLeast);
+  const userField = (type: FieldType, description: string, read: (user: NonNullable<H['user']>, c: EvaluationContext) => Scalar | null | undefined, atLeast: Field['atLeast'] = null): Field =>
+    field(type, description, (c) => (!withUser(c) ? undefined : c.history === null || c.history.user === null ? null : read(c.history.user, c)), null, false, atLeast);
   const previous = (type: FieldType, key: 'country_code' | 'distance_km' | 'speed_kmh' | 'same_network' | 'anonymous', description: string): Field =>
     userField(type, description, (user) => (user.previous === null ? undefined : user.previous[key]));
   return {
     'history.ip.events_1h': h('number', 'Evaluations from this IP address (an IPv6 address: its /64) in the last hour, this one included.', (x) => x.ip.events_1h),
     'history.ip.events_24h': h('number', 'The same in the last 24 hours.', (x) => x.ip.events_24h),
-    'history.ip.accounts_24h': h('number', 'Distinct accounts (user ids, else canonical e-mails) from this address in the last 24 hours (at most 100: then at least).', (x) => x.ip.accounts_24h),
+    'history.ip.accounts_24h': h('number', 'Distinct accounts (user ids, else canonical e-mails) from this address in the last 24 hours (at most 100: then at least).', (x) => x.ip.accounts_24h, capped('ip.accounts_24h')),
     'history.email.events_24h': h('number', 'Evaluations of this canonical e-mail address in the last 24 hours.', (x) => x.email.events_24h),
-    'history.email.devices_30d': h('number', 'Distinct devices seen with this e-mail address in the last 30 days.', (x) => x.email.devices_30d),
+    'history.email.devices_30d': h('number', 'Distinct devices seen with this e-mail address in the last 30 days.', (x) => x.email.devices_30d, capped('email.devices_30d')),
     'history.device.events_1h': deviceField('events_1h', 'Evaluations from this device in the last hour; absent without a device hash.'),
-    'history.device.accounts_30d': deviceField('accounts_30d', 'Distinct accounts behind this device in the last 30 days; absent without a device hash.'),
+    'history.device.accounts_30d': deviceField('accounts_30d', 'Distinct accounts behind this device in the last 30 days; absent without a device hash.', capped('device.accounts_30d')),
     'history.user.new_device': userField('boolean', 'A device this user was never seen with; absent without a user id or a device hash; unknown while the user has no device on record (the first event, or earlier ones sent none).',
       (user, c) => (withDevice(c) ? user.new_device : undefined)),
     'history.user.new_country': userField('boolean', 'A country this user was never seen in; absent without a user id; unknown when the country is, or while the user has no country on record.', (user) => user.new_country),
-    'history.user.devices_30d': userField('number', 'Distinct devices of this user in the last 30 days.', (user) => user.devices_30d),
-    'history.user.countries_24h': userField('number', 'Distinct countries of this user in the last 24 hours.', (user) => user.countries_24h),
+    'history.user.devices_30d': userField('number', 'Distinct devices of this user in the last 30 days.', (user) => user.devices_30d, capped('user.devices_30d')),
+    'history.user.countries_24h': userField('number', 'Distinct countries of this user in the last 24 hours.', (user) => user.countries_24h, capped('user.countries_24h')),
     'history.user.previous.country_code': previous('text', 'country_code', 'Country of the user\'s previous event; absent on the first.'),
     'history.user.previous.distance_km': previous('number', 'distance_km', 'Least distance from the previous event\'s place (accuracy radii subtracted); unknown when either place is.'),
     'history.user.previous.speed_kmh': previous('number', 'speed_kmh', 'That distance over the time between the events; unknown when either place is.'),

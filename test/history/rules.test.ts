@@ -52,3 +52,28 @@ describe('behaviour library rules', () => {
     expect(evaluateRuleSet(trip({ speed_kmh: null }), ruleSetOf(file)).unavailable).toEqual(['rule:impossible_travel']);
   });
 });
+
+describe('a distinct count past its cap (history.at_least) is a lower bound', () => {
+  const verdict = (when: object, capped: boolean) => {
+    const context = contextOf({ history: history({ ip: { events_1h: 300, events_24h: 300, accounts_24h: 100 }, at_least: capped ? ['ip.accounts_24h'] : [] }) });
+    const outcome = evaluateRuleSet(context, ruleSetOf({ rules: [{ id: 'r', name: 'R', score: 10, when }] }));
+    return outcome.unavailable.includes('rule:r') ? 'unknown' : outcome.details.length === 1 ? 'fires' : 'silent';
+  };
+
+  it.each([
+    ['gte met by the bound alone fires', { field: 'history.ip.accounts_24h', gte: 50 }, 'fires'],
+    ['gt met by the bound alone fires', { field: 'history.ip.accounts_24h', gt: 99 }, 'fires'],
+    ['gte above the bound is unknown, not silent: the real count may meet it', { field: 'history.ip.accounts_24h', gte: 150 }, 'unknown'],
+    ['lt is unknown, not true: the real count may be above', { field: 'history.ip.accounts_24h', lt: 150 }, 'unknown'],
+    ['lte is unknown', { field: 'history.ip.accounts_24h', lte: 100 }, 'unknown'],
+    ['equals is unknown', { field: 'history.ip.accounts_24h', equals: 100 }, 'unknown'],
+    ['an exact count beside it is compared as before', { field: 'history.ip.events_1h', lt: 500 }, 'fires'],
+  ])('%s', (_name, when, expected) => {
+    expect(verdict(when, true)).toBe(expected);
+  });
+
+  it('is compared as an exact count when not capped', () => {
+    expect(verdict({ field: 'history.ip.accounts_24h', lt: 150 }, false)).toBe('fires');
+    expect(verdict({ field: 'history.ip.accounts_24h', equals: 100 }, false)).toBe('fires');
+  });
+});

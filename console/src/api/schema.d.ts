@@ -1727,7 +1727,7 @@ export interface components {
                         anonymous: boolean | null;
                     } | null;
                 } | null;
-                /** @description Counts that reached the cap of a distinct set (100): their value is a lower bound, e.g. `["ip.accounts_24h"]`. */
+                /** @description Counts that reached the cap of a distinct set (100): their value is a lower bound, e.g. `["ip.accounts_24h"]`. Rules read them so: `gte`/`gt` the bound already meets is true, any other comparison unknown. */
                 at_least: string[];
             } | null;
             /** @description The account's lists, as they stood in memory (refreshed within RELOAD_INTERVAL_MS of a change). Expired entries never match. */
