@@ -177,6 +177,14 @@ describe('an analyst\'s day', () => {
       await expect.poll(() => rows.count()).toBe(5);
       await expect(rows.first().getByRole('link', { name: 'newcomer@example.com', exact: true }).count()).resolves.toBe(1);
       await expectNoAxeViolations(page, 'Decisions, a new one arrived');
+      // The export link downloads the same search as CSV, with the page's session.
+      const exportHref = await page.getByRole('link', { name: 'Export these decisions as CSV' }).getAttribute('href');
+      const csv = await page.request.get(`${server.origin}${exportHref}`);
+      expect(csv.headers()['content-type']).toBe('text/csv; charset=utf-8');
+      const lines = (await csv.text()).trimEnd().split('\r\n');
+      expect(lines[0]).toBe('id,evaluated_at,event_type,state,score,email,ip,user_id,device_hash,rules,label');
+      expect(lines).toHaveLength(6);
+      expect(lines[1]!.startsWith(`${arrived.id},`)).toBe(true);
 
       // The decision explains each comparison and the score's band.
       await page.goto(`${server.origin}/console/#/default/decisions/${arrived.id}`);
