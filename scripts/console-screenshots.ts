@@ -15,6 +15,19 @@ const OUT = new URL('../docs/console/', import.meta.url);
 mkdirSync(OUT, { recursive: true });
 await buildConsoleIfStale();
 const server = await startConsoleServer();
+// An account `shop` whose rules hold addresses of a test range for review: the Review page's items.
+const REVIEW_RULES = `thresholds: { review: 20, decline: 60 }
+rules:
+  - id: test_range
+    name: Address in the test range
+    score: 30
+    when: { field: ip.address, cidr: [203.0.113.0/24] }
+  - library: list_block
+    score: 100
+`;
+await server.store.accounts.create('shop', 'Shop', { files: [{ eventType: 'account_register', yaml: REVIEW_RULES }], comment: 'screenshots' }, 'screenshots');
+const shopKey = (await server.store.accounts.createKey('shop', { actor: 'screenshots', seed: { files: [], comment: '' } })).key;
+await server.app.reloadConfiguration();
 await createUser(server.store, 'analyst@example.com', { roles: { acme: 'analyst' } });
 const browser = await launchChromium();
 try {
@@ -88,7 +101,7 @@ try {
   await page.locator('.states-over-time canvas').waitFor();
   await page.locator('table.decisions tbody tr').nth(5).waitFor();
   await shoot('decisions');
-  await page.locator('table.decisions tbody tr', { hasText: 'mailinator.com' }).getByRole('link').click();
+  await page.locator('table.decisions tbody tr', { hasText: 'mailinator.com' }).getByRole('link').first().click();
   await page.getByRole('region', { name: 'Why this score' }).locator('tr.fired').first().waitFor();
   await page.locator('.position canvas').waitFor();
   await page.screenshot({ path: new URL('decision-detail.png', OUT).pathname, fullPage: true });
@@ -97,6 +110,38 @@ try {
   await page.getByRole('cell', { name: 'mailinator.com', exact: true }).waitFor();
   await page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));
   await shoot('lists');
+  // Review: three items waiting, one claimed; an item being declined with its device blocked; the IP address's page.
+  const held = [
+    { ip: '203.0.113.7', email: 'carla.mendes@example.com', user: { user_id: 'usr_1842' }, device_intelligence: { device_hash: 'ab'.repeat(32) } },
+    { ip: '203.0.113.7', email: 'j.smith+promo@example.org', user: { user_id: 'usr_1907' }, device_intelligence: { device_hash: 'ab'.repeat(32) } },
+    { ip: '203.0.113.41', email: 'noreply.test@example.net', user: { user_id: 'usr_2011' } },
+  ];
+  for (const body of held) {
+    await fetch(`${server.origin}/v1/risk/evaluate`, { method: 'POST', headers: { authorization: `Bearer ${shopKey}`, 'content-type': 'application/json' }, body: JSON.stringify(evaluationBody(body)) });
+  }
+  await server.store.log.flush();
+  await page.goto(`${server.origin}/console/#/shop/review`);
+  const queue = page.locator('table.queue tbody tr');
+  await queue.nth(2).waitFor();
+  await queue.first().getByRole('button', { name: /^Claim/ }).click();
+  await queue.first().getByText(/claimed by/).waitFor();
+  await shoot('review');
+  await queue.first().getByRole('link', { name: /^Open/ }).click();
+  await page.getByRole('heading', { level: 2, name: /^The evaluation/ }).waitFor();
+  await page.getByLabel('Decline: it was abuse').check();
+  await page.getByRole('checkbox', { name: /Block this device/ }).check();
+  await page.getByLabel('Reason').fill('Same device as two sign-ups from the card-testing range');
+  await page.screenshot({ path: new URL('review-item.png', OUT).pathname, fullPage: true });
+  console.log('docs/console/review-item.png');
+  await page.getByRole('link', { name: '203.0.113.7', exact: true }).click();
+  await page.getByRole('region', { name: 'Seen with' }).getByRole('link').first().waitFor();
+  await page.locator('section[aria-labelledby=evaluations] tbody tr').nth(1).waitFor();
+  await page.screenshot({ path: new URL('entity-ip.png', OUT).pathname, fullPage: true });
+  console.log('docs/console/entity-ip.png');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(`${server.origin}/console/#/shop/review`);
+  await queue.nth(2).waitFor();
+  await shoot('review-390px');
   if (troubles.length > 0) throw new Error(`the pages met problems: ${troubles.join('; ')}`);
   await context.close();
 } finally {

@@ -6,6 +6,8 @@ import { asProblem } from './hooks';
 import { Audit } from './pages/audit/Audit';
 import { ChangePassword, Login, Setup } from './pages/login/Login';
 import { Decisions } from './pages/decisions/Decisions';
+import { Entity } from './pages/entity/Entity';
+import { Review, ReviewCounts } from './pages/review/Review';
 import { Lists } from './pages/lists/Lists';
 import { ThreatRules } from './pages/rules/ThreatRules';
 import { TwoFactor } from './pages/security/TwoFactor';
@@ -21,11 +23,15 @@ interface Section {
   component: ComponentType<{ rest: string[] }>;
   /** Shown only to this role in the account (admins see everything). */
   role?: Role;
+  /** Reached by links only (an entity's page), not listed in the navigation. */
+  hidden?: boolean;
 }
 
 export const SECTIONS: Section[] = [
   { page: 'start', title: 'Getting started', component: GettingStarted },
   { page: 'decisions', title: 'Decisions', component: Decisions },
+  { page: 'review', title: 'Review', component: Review },
+  { page: 'entity', title: 'Entity', component: Entity, hidden: true },
   { page: 'rules', title: 'Threat rules', component: ThreatRules },
   { page: 'lists', title: 'Lists', component: Lists },
   { page: 'users', title: 'Users', component: Users, role: 'admin' },
@@ -150,9 +156,9 @@ function Shell({ session, onLogout, refresh }: { session: SessionInfo; onLogout:
       <div class="layout">
         <nav aria-label="Sections">
           <ul>
-            {sections.map((s) => (
+            {sections.filter((s) => !s.hidden).map((s) => (
               <li key={s.page}>
-                <a href={href(account?.id ?? '', s.page)} aria-current={s === section ? 'page' : undefined}>{s.title}</a>
+                <a href={href(account?.id ?? '', s.page)} aria-current={s === section ? 'page' : undefined}>{s.title}{s.page === 'review' && account ? <ReviewCounts place={place} /> : null}</a>
               </li>
             ))}
           </ul>

@@ -78,5 +78,9 @@ export function usePages<T, C>(key: string, read: (cursor: C | undefined) => Pro
     more: next !== null && !load.busy ? () => void load.run(next) : undefined,
     /** The first page again (after a change the page made). */
     reload: () => load.run(),
+    /** Items newer than the first shown, put before it (what a poll found), for this key only. */
+    prepend: (asked: string, newer: T[]) => {
+      if (asked === shown.current && newer.length > 0) setItems((before) => [...newer, ...before]);
+    },
   };
 }

@@ -8,6 +8,7 @@ export const evidence = z.object({
   value: z.union([z.string(), z.number(), z.boolean()]).nullable().meta({ description: 'What it held; null when unknown or absent' }),
   reading: z.enum(['value', 'unknown', 'absent']).meta({ description: '`unknown`: the check could not run, or the value was null or of the wrong type; `absent`: not sent (a known answer)' }),
   unavailable: z.string().nullable().meta({ description: 'For an unknown reading: the check that could not run (`ip.tor`)' }),
+  condition: z.string().nullable().optional().meta({ description: 'What the rule compared it with, as the part holds (`≥ 5`); null inside a `not`' }),
 });
 
 export const explanation = z.object({

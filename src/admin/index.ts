@@ -9,6 +9,7 @@ import { healthRoutes } from './routes/health.js';
 import { keyRoutes } from './routes/keys.js';
 import { listRoutes } from './routes/lists.js';
 import { reviewRoutes } from './routes/reviews.js';
+import { entityRoutes } from './routes/entities.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { ruleCatalogueRoutes } from './routes/rule-catalogue.js';
 import { ruleDraftRoutes } from './routes/rule-drafts.js';
@@ -30,7 +31,7 @@ import { ADMIN_PREFIX, registerAdminRoutes, type AdminRoute, type AdminServices 
  */
 export const ADMIN_ROUTES: readonly AdminRoute[] = [
   ...sessionRoutes, ...twoFactorRoutes, ...accountRoutes, ...keyRoutes, ...userRoutes, ...tokenRoutes, ...auditRoutes, ...healthRoutes,
-  ...ruleCatalogueRoutes, ...ruleSetRoutes, ...ruleDraftRoutes, ...ruleFileRoutes, ...decisionRoutes, ...listRoutes, ...reviewRoutes, ...webhookRoutes, ...backtestRoutes, ...shadowRoutes,
+  ...ruleCatalogueRoutes, ...ruleSetRoutes, ...ruleDraftRoutes, ...ruleFileRoutes, ...decisionRoutes, ...listRoutes, ...reviewRoutes, ...webhookRoutes, ...backtestRoutes, ...shadowRoutes, ...entityRoutes,
 ];
 
 export async function registerAdminApi(app: FastifyInstance, services: AdminServices, routes: readonly AdminRoute[] = ADMIN_ROUTES): Promise<void> {

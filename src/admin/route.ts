@@ -106,7 +106,11 @@ export interface AdminRouteDefinition<P extends Schema, Q extends Schema, B exte
   body?: B;
   /** A request body that works (checked against `body` by test/admin/openapi.test.ts). */
   example?: B extends z.ZodType ? z.input<B> : never;
-  success: { status: 200 | 201 | 202 | 204; description: string; schema?: R; example?: R extends z.ZodType ? z.output<R> : never };
+  success: {
+    status: 200 | 201 | 202 | 204; description: string; schema?: R; example?: R extends z.ZodType ? z.output<R> : never;
+    /** A body that is not JSON (a CSV export): its media type; the handler sets the header and returns the body (a stream). */
+    mediaType?: string;
+  };
   /** Problems this route answers beyond those its declaration implies (status: when). */
   problems?: Record<number, string>;
   handler(ctx: AdminContext<Out<P, Record<string, never>>, Out<Q, Record<string, never>>, Out<B, undefined>>): Promise<Out<R, void>>;

@@ -28,6 +28,11 @@ export interface Evidence {
   reading: 'value' | 'unknown' | 'absent';
   /** For an unknown reading caused by a check that could not run: its name (`ip.tor`). */
   unavailable: string | null;
+  /**
+   * What the rule compared it with, as the part that reads it holds (`≥ 5`, `= true`, `in [gmail.com, …]`);
+   * null inside a `not` (where the part holds when the comparison fails) and for the parts not read.
+   */
+  condition: string | null;
 }
 
 export interface RuleExplanation {
@@ -47,6 +52,8 @@ interface Scope {
   address?: IpKey | null;
   /** Set only when explaining: the reads of the rule being evaluated. */
   evidence: Evidence[] | null;
+  /** Inside an odd number of `not`s (explaining only): a leaf's comparison is not what makes the rule fire. */
+  negated?: boolean;
 }
 
 export function evaluateRuleSet(context: EvaluationContext, ruleSet: RuleSet): RuleOutcome {
@@ -110,6 +117,7 @@ function read(field: Field, scope: Scope): Reading {
         value: value === UNKNOWN || value === ABSENT ? (unavailable === null && raw !== undefined ? raw : null) : value,
         reading: value === UNKNOWN ? 'unknown' : value === ABSENT ? 'absent' : 'value',
         unavailable,
+        condition: null,
       });
     }
   }
@@ -157,16 +165,49 @@ function test(condition: Condition, scope: Scope): Truth {
       return result;
     }
     case 'not': {
+      if (scope.evidence !== null) scope.negated = !scope.negated;
       const truth = test(condition.of, scope);
+      if (scope.evidence !== null) scope.negated = !scope.negated;
       return truth === UNKNOWN ? UNKNOWN : !truth;
     }
     case 'exists': {
       const value = read(condition.field, scope);
+      if (scope.evidence !== null) noteCondition(condition, scope);
       if (value === UNKNOWN) return UNKNOWN;
       return (value !== ABSENT) === condition.value;
     }
-    default:
-      return compare(condition, read(condition.field, scope), scope);
+    default: {
+      const value = read(condition.field, scope);
+      if (scope.evidence !== null) noteCondition(condition, scope);
+      return compare(condition, value, scope);
+    }
+  }
+}
+
+type Leaf = Exclude<Condition, { kind: 'all' | 'any' | 'not' }>;
+const OPS = { gt: '>', gte: '≥', lt: '<', lte: '≤' } as const;
+const listed = (values: Iterable<unknown>) => {
+  const all = [...values].map(String);
+  return `[${all.slice(0, 3).join(', ')}${all.length > 3 ? `, … ${all.length - 3} more` : ''}]`;
+};
+
+/** A leaf's comparison as people read it (`≥ 5`), on the evidence of the field it read (the first comparison of that field wins). */
+function noteCondition(condition: Leaf, scope: Scope): void {
+  const path = pathOf(condition.field);
+  const evidence = scope.evidence!.find((e) => e.field === path);
+  if (evidence === undefined || evidence.condition !== null || scope.negated) return;
+  evidence.condition = conditionText(condition);
+}
+
+export function conditionText(condition: Leaf): string {
+  switch (condition.kind) {
+    case 'equals': return `${condition.negate ? '≠' : '='} ${JSON.stringify(condition.value)}`;
+    case 'in': return `${condition.negate ? 'not in' : 'in'} ${listed(condition.values)}`;
+    case 'compare': return `${OPS[condition.op]} ${condition.value}`;
+    case 'exists': return condition.value ? 'sent' : 'not sent';
+    case 'ends_with': return `ends with ${listed(condition.suffixes)}`;
+    case 'cidr': return 'in the rule\'s ranges';
+    case 'matches': return `matches /${condition.pattern.source}/`;
   }
 }
 

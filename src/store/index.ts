@@ -7,6 +7,7 @@ import { AdminTokens } from './admin-tokens.js';
 import { listAudit, type AuditRecord } from './audit.js';
 import type { Engine } from './engine.js';
 import { Decisions } from './decisions.js';
+import { Entities } from './entities.js';
 import { createEvaluationLog, type EvaluationLog } from './evaluation-log.js';
 import { StoreHealth } from './health.js';
 import { Labels } from './labels.js';
@@ -49,6 +50,8 @@ export interface Store {
   readonly webhookEndpoints: WebhookEndpoints;
   /** The evaluation log read back: search and one decision (the admin API). */
   readonly decisions: Decisions;
+  /** An e-mail address, domain, IP, device or user as the log knows it (issue 27). */
+  readonly entities: Entities;
   /** Who may use the admin API: console users and their roles, sessions, admin tokens, failed logins. */
   readonly users: Users;
   readonly sessions: Sessions;
@@ -156,6 +159,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     webhookEndpoints: new WebhookEndpoints(engine, now),
     labels: new Labels(engine, now),
     decisions: new Decisions(engine),
+    entities: new Entities(engine),
     users: new Users(engine, now),
     sessions: new Sessions(engine),
     secondFactors: new SecondFactors(engine),

@@ -164,7 +164,7 @@ describe('replaying a logged evaluation', () => {
     const ruleSet = ruleSetOf({ rules: [{ library: 'ip_tor' }] });
     expect(replay(logged, ruleSet).rules).toEqual([{
       id: 'ip_tor', name: 'IP address is a Tor exit node', score: 40, mode: 'live', outcome: 'unknown',
-      evidence: [{ field: 'ip.is_tor', value: null, reading: 'unknown', unavailable: 'ip.tor' }],
+      evidence: [{ field: 'ip.is_tor', value: null, reading: 'unknown', unavailable: 'ip.tor', condition: '= true' }],
     }]);
   });
 

@@ -1,5 +1,6 @@
 import createClient, { type Middleware } from 'openapi-fetch';
 import type { components, operations, paths } from './schema';
+import { forPeople } from './messages';
 
 /**
  * The console's only way to the service: a client typed from docs/openapi.json (the types in
@@ -68,7 +69,8 @@ export async function ok<T>(call: Promise<Answer<T>>, options: { loginAttempt?: 
   }
   if (answer.response.ok) return answer.data as T;
   const body = (answer.error ?? {}) as Partial<{ code: string; title: string; detail: string; errors: FieldError[] }>;
-  const problem = new ApiProblem(answer.response.status, body.code ?? 'error', body.title ?? answer.response.statusText, body.detail ?? '', body.errors ?? []);
+  const errors = (body.errors ?? []).map((e) => ({ ...e, message: forPeople(e.message) }));
+  const problem = new ApiProblem(answer.response.status, body.code ?? 'error', body.title ?? answer.response.statusText, body.detail ?? '', errors);
   if (problem.status === 401 && options.loginAttempt !== true) onSessionEnded();
   return Promise.reject(problem);
 }
@@ -76,3 +78,4 @@ export async function ok<T>(call: Promise<Answer<T>>, options: { loginAttempt?: 
 /** The JSON body an operation answers with on success (200 or 201). */
 type Success<R> = R extends { 200: { content: { 'application/json': infer B } } } ? B : R extends { 201: { content: { 'application/json': infer B } } } ? B : never;
 export type Answered<Op extends keyof operations> = Success<operations[Op]['responses']>;
+

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { z } from 'zod';
 import { normalizeDomain, parseEmail } from '../../email/address.js';
 import { loggedOutcome, outcomeDifferences, replay, ReplayError, type LoggedEvaluation } from '../../evaluation/replay.js';
@@ -112,6 +113,54 @@ export const searchDecisions = adminRoute({
   },
 });
 
+/** The most rows one CSV export holds, newest first: narrow the filters (a time range) for the rest. */
+export const MAX_EXPORT_ROWS = 10_000;
+const EXPORT_COLUMNS = ['id', 'evaluated_at', 'event_type', 'state', 'score', 'email', 'ip', 'user_id', 'device_hash', 'rules', 'label'] as const;
+
+/**
+ * One CSV cell (RFC 4180: quoted when it holds a comma, quote or line break). A cell a spreadsheet
+ * would read as a formula (starting with = + - @, a tab or a carriage return: OWASP's
+ * "CSV injection") is prefixed with an apostrophe, so an e-mail address or user id a client sent is
+ * shown, never run.
+ */
+export function csvCell(value: string | number | null): string {
+  if (value === null) return '';
+  let text = String(value);
+  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+async function* exportRows(store: Store, account: string, filter: DecisionFilter): AsyncGenerator<string> {
+  yield `${EXPORT_COLUMNS.join(',')}\r\n`;
+  let beforeId: string | undefined;
+  for (let sent = 0; sent < MAX_EXPORT_ROWS;) {
+    const rows = await store.decisions.search(account, filter, { beforeId, limit: Math.min(MAX_PAGE, MAX_EXPORT_ROWS - sent) });
+    if (rows.length === 0) return;
+    yield rows.map((d) => [d.id, iso(d.evaluated_at), d.event_type, d.state, d.fraud_score, d.email, d.ip, d.user_id, d.device_hash, d.rules.join(' '), d.label]
+      .map(csvCell).join(',') + '\r\n').join('');
+    sent += rows.length;
+    beforeId = rows.at(-1)!.id;
+  }
+}
+
+export const exportDecisions = adminRoute({
+  method: 'GET', url: '/accounts/:account/decisions/export', tag: 'decisions', operationId: 'exportDecisions',
+  summary: 'A search exported as CSV, newest first',
+  description: `The search's filters; at most ${MAX_EXPORT_ROWS.toLocaleString('en')} rows (narrow the time range for more). Streamed a page at a time, `
+    + `so memory does not grow with the export. Columns: ${EXPORT_COLUMNS.join(', ')}. A cell starting with = + - @ is prefixed with an apostrophe `
+    + '(a spreadsheet shows it, never runs it).',
+  access: { role: 'analyst', account: true },
+  params: accountParams,
+  query: searchQuery.omit({ cursor: true, limit: true }),
+  success: { status: 200, description: 'CSV (RFC 4180), a header row first', mediaType: 'text/csv' },
+  handler: async ({ account, query: q, services, reply, now }) => {
+    const stamp = iso(now).slice(0, 19).replace(/[-:]/g, '').replace('T', '-');
+    reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', `attachment; filename="decisions-${account.id}-${stamp}.csv"`)
+      .header('cache-control', 'no-store');
+    return Readable.from(exportRows(services.store, account.id, filterOf(q))) as never;
+  },
+});
+
 /** Bucket widths a chart of decisions over time uses; `auto` picks the narrowest that fits the range in MAX_BUCKETS. */
 const BUCKETS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
 type BucketName = keyof typeof BUCKETS;
@@ -168,6 +217,7 @@ const evidence = z.object({
   value: z.union([z.string(), z.number(), z.boolean()]).nullable(),
   reading: z.enum(['value', 'unknown', 'absent']),
   unavailable: z.string().nullable().describe('The check that could not run, when that made the reading unknown'),
+  condition: z.string().nullable().describe('What the rule compared it with, as the part holds (`≥ 5`); null inside a `not`'),
 });
 const ruleOutcome = z.object({
   id: z.string(),
@@ -197,6 +247,8 @@ const detail = summary.extend({
   response: z.record(z.string(), z.unknown()).describe('The answer exactly as sent: every fact, the score, signals, unavailable'),
   unavailable: z.array(z.string()).describe('Checks that could not run (from the answer)'),
   rule_set: z.object({ id: z.number().int(), event_type: z.string(), version: z.number().int() }).nullable().describe('The version that decided; null when unknown or gone'),
+  thresholds: z.object({ review: z.number().int(), decline: z.number().int() }).nullable()
+    .describe('The score bands of the version that decided: review from `review`, decline from `decline`; null when it is gone'),
   replay: z.object({
     status: z.enum(Object.keys(REPLAY_STATUS) as [keyof typeof REPLAY_STATUS, ...Array<keyof typeof REPLAY_STATUS>]),
     detail: z.string(),
@@ -221,25 +273,27 @@ function compiledVersions(store: Store): CompiledVersions {
   return compiled;
 }
 
-async function explain(record: DecisionRecord, store: Store): Promise<Pick<z.output<typeof detail>, 'rule_set' | 'replay' | 'rule_outcomes'>> {
+async function explain(record: DecisionRecord, store: Store): Promise<Pick<z.output<typeof detail>, 'rule_set' | 'replay' | 'rule_outcomes' | 'thresholds'>> {
   const logged: LoggedEvaluation = { id: record.id, request: record.request, response: record.response };
   const compiled = record.rule_set_version === null ? undefined : await compiledVersions(store).get(record.rule_set_version);
   const version = compiled && compiled.version.account_id === record.account_id ? compiled : undefined;
   const ruleSet = version && { id: version.version.id, event_type: version.version.event_type, version: version.version.version };
   const status = (s: keyof typeof REPLAY_STATUS, differences: string[] = []) => ({ status: s, detail: REPLAY_STATUS[s], differences });
+  const thresholds = version && 'ruleSet' in version ? { review: version.ruleSet.thresholds.review, decline: version.ruleSet.thresholds.decline } : null;
   try {
     const outcome = loggedOutcome(logged);
-    if (outcome === null) return { rule_set: ruleSet ?? null, replay: status('rules_failed'), rule_outcomes: null };
-    if (version === undefined || !('ruleSet' in version)) return { rule_set: null, replay: status('version_gone'), rule_outcomes: null };
+    if (outcome === null) return { rule_set: ruleSet ?? null, thresholds, replay: status('rules_failed'), rule_outcomes: null };
+    if (version === undefined || !('ruleSet' in version)) return { rule_set: null, thresholds: null, replay: status('version_gone'), rule_outcomes: null };
     const replayed = replay(logged, version.ruleSet);
     const differences = outcomeDifferences(replayed.outcome, outcome);
     return {
       rule_set: ruleSet!,
+      thresholds,
       replay: status(differences.length === 0 ? 'replayed' : 'differs', differences),
       rule_outcomes: replayed.rules.map((r) => ({ ...r, points: r.outcome === 'fired' && r.mode === 'live' ? r.score : 0 })),
     };
   } catch (error) {
-    if (error instanceof ReplayError) return { rule_set: ruleSet ?? null, replay: { ...status('not_replayable'), detail: error.message }, rule_outcomes: null };
+    if (error instanceof ReplayError) return { rule_set: ruleSet ?? null, thresholds, replay: { ...status('not_replayable'), detail: error.message }, rule_outcomes: null };
     throw error;
   }
 }
@@ -259,10 +313,11 @@ const detailExample = {
   response: { id: summaryExample.id, score: { fraud_score: 40, state: 'decline', details: [{ rule_id: 'email_disposable', rule_name: 'Email address is disposable', rule_type: 'static', score: 40 }] }, email: { disposable: true }, unavailable: [] },
   unavailable: [],
   rule_set: { id: 7, event_type: 'account_register', version: 3 },
+  thresholds: { review: 20, decline: 40 },
   replay: { status: 'replayed' as const, detail: REPLAY_STATUS.replayed, differences: [] },
   rule_outcomes: [
-    { id: 'email_disposable', name: 'Email address is disposable', score: 40, mode: 'live' as const, outcome: 'fired' as const, points: 40, evidence: [{ field: 'email.disposable' as const, value: true, reading: 'value' as const, unavailable: null }] },
-    { id: 'ip_tor', name: 'IP address is a Tor exit node', score: 50, mode: 'live' as const, outcome: 'not_fired' as const, points: 0, evidence: [{ field: 'ip.is_tor' as const, value: false, reading: 'value' as const, unavailable: null }] },
+    { id: 'email_disposable', name: 'Email address is disposable', score: 40, mode: 'live' as const, outcome: 'fired' as const, points: 40, evidence: [{ field: 'email.disposable' as const, value: true, reading: 'value' as const, unavailable: null, condition: '= true' }] },
+    { id: 'ip_tor', name: 'IP address is a Tor exit node', score: 50, mode: 'live' as const, outcome: 'not_fired' as const, points: 0, evidence: [{ field: 'ip.is_tor' as const, value: false, reading: 'value' as const, unavailable: null, condition: '= true' }] },
   ],
   shadow: null,
   labelled: null,
@@ -327,4 +382,4 @@ export const removeLabel = adminRoute({
   },
 });
 
-export const decisionRoutes = [searchDecisions, decisionStats, getDecision, setLabel, removeLabel];
+export const decisionRoutes = [searchDecisions, decisionStats, exportDecisions, getDecision, setLabel, removeLabel];

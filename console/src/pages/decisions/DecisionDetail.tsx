@@ -2,6 +2,7 @@ import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import type uPlot from 'uplot';
 import { api, ok, type Answered } from '../../api/client';
+import { BlockButton, EntityLink, PeopleNames, Person } from '../../components/entities';
 import { Field, Loading, Page, ProblemMessage, ScrollingText, StateBadge, Time } from '../../components/ui';
 import { UPlot } from '../../components/UPlot';
 import { useAction, useResource } from '../../hooks';
@@ -26,7 +27,7 @@ export function DecisionDetail({ id }: { id: string }) {
       <ProblemMessage problem={decision.error} />
       {!d && decision.loading ? <Loading what="the decision" /> : null}
       {d ? (
-        <>
+        <PeopleNames>
           <Summary d={d} />
           <LabelCard d={d} onChanged={decision.reload} />
           <Explanation d={d} />
@@ -37,7 +38,7 @@ export function DecisionDetail({ id }: { id: string }) {
             <details><summary>The request as received</summary><ScrollingText label="The request as received">{json(d.request)}</ScrollingText></details>
             <details><summary>The answer as sent</summary><ScrollingText label="The answer as sent">{json(d.response)}</ScrollingText></details>
           </section>
-        </>
+        </PeopleNames>
       ) : null}
     </Page>
   );
@@ -51,15 +52,21 @@ function Summary({ d }: { d: Detail }) {
       <dl class="facts">
         <dt>Evaluated</dt><dd><Time at={d.evaluated_at} /> <span class="muted mono">{d.id}</span></dd>
         <dt>Event type</dt><dd><code>{d.event_type}</code></dd>
-        <dt>E-mail address</dt><dd class="wrap">{d.email}</dd>
-        <dt>IP address</dt><dd><code>{d.ip}</code></dd>
-        <dt>User</dt><dd class="wrap">{d.user_id ?? <span class="muted">not sent</span>}</dd>
-        <dt>Device</dt><dd class="wrap">{d.device_hash ? <code>{d.device_hash}</code> : <span class="muted">not sent</span>}</dd>
+        <dt>E-mail address</dt><dd><EntityLink kind="email" value={d.email} /> (domain <EntityLink kind="domain" value={d.email_domain} />)</dd>
+        <dt>IP address</dt><dd><EntityLink kind="ip" value={d.ip} /></dd>
+        <dt>User</dt><dd>{d.user_id ? <EntityLink kind="user" value={d.user_id} /> : <span class="muted">not sent</span>}</dd>
+        <dt>Device</dt><dd>{d.device_hash ? <EntityLink kind="device" value={d.device_hash} /> : <span class="muted">not sent</span>}</dd>
         <dt>Rule set</dt><dd>{d.rule_set ? <>version {d.rule_set.version} of <code>{d.rule_set.event_type}</code></> : <span class="muted">unknown</span>}</dd>
         <dt>User's previous event</dt>
         <dd>{d.previous_user_evaluation ? <a href={href(account!, 'decisions', d.previous_user_evaluation)}>the decision before this one</a> : <span class="muted">{d.user_id ? 'none in the log' : 'no user sent'}</span>}</dd>
         {d.shadow ? <><dt>Shadow</dt><dd>version {d.shadow.version} would have said <StateBadge state={d.shadow.state} />, score {d.shadow.fraud_score} (not answered)</dd></> : null}
       </dl>
+      <div class="actions wrap-actions" aria-label="Block">
+        {d.device_hash ? <BlockButton kind="device" value={d.device_hash} /> : null}
+        <BlockButton kind="ip" value={d.ip} />
+        <BlockButton kind="email" value={d.email} />
+        {d.user_id ? <BlockButton kind="user" value={d.user_id} /> : null}
+      </div>
     </section>
   );
 }
@@ -82,7 +89,7 @@ function LabelCard({ d, onChanged }: { d: Detail; onChanged: () => void }) {
     <section class="card" aria-labelledby="label">
       <h2 id="label">Label</h2>
       <p role="status">
-        {l ? <>Labelled <span class={l.label === 'fraud' ? 'state bad' : 'state ok'}>{l.label}</span> by <code>{l.author}</code>, <Time at={l.labelled_at} />{l.reason ? <>: “{l.reason}”</> : null}.</>
+        {l ? <>Labelled <span class={l.label === 'fraud' ? 'state bad' : 'state ok'}>{l.label}</span> by <Person actor={l.author} />, <Time at={l.labelled_at} />{l.reason ? <>: “{l.reason}”</> : null}.</>
           : <span class="muted">Not labelled. Labels feed backtests (precision and recall) and the list of what was fraud.</span>}
       </p>
       <div class="inline-form">
@@ -99,7 +106,17 @@ function LabelCard({ d, onChanged }: { d: Detail; onChanged: () => void }) {
 function reading(e: Evidence) {
   if (e.reading === 'absent') return <span class="muted">not sent</span>;
   if (e.reading === 'unknown') return <span class="state warn">unknown{e.unavailable ? ` (${e.unavailable} could not be checked)` : ''}</span>;
-  return <code>{JSON.stringify(e.value)}</code>;
+  return <code class="value">{JSON.stringify(e.value)}</code>;
+}
+
+/** The comparison the rule made: `fires at ≥ 5` when the fact is all it read, `needs ≥ 5` as one part of several. */
+const comparison = (e: Evidence, alone: boolean) => (e.condition ? <span class="muted">, {alone ? 'fires at' : 'needs'} <code>{e.condition}</code></span> : null);
+
+/** The score and the band it fell in: `30: review from 20` (approve below `review`, decline from `decline`). */
+export function band(score: number, thresholds: { review: number; decline: number }): string {
+  if (score >= thresholds.decline) return `${score}: decline from ${thresholds.decline}`;
+  if (score >= thresholds.review) return `${score}: review from ${thresholds.review} (decline from ${thresholds.decline})`;
+  return `${score}: approve below ${thresholds.review}`;
 }
 
 function Explanation({ d }: { d: Detail }) {
@@ -111,7 +128,7 @@ function Explanation({ d }: { d: Detail }) {
       <th scope="row">{o.name} <code class="muted">{o.id}</code>{o.mode !== 'live' ? <span class="badge">{o.mode === 'dry_run' ? 'dry run' : 'off'}</span> : null}</th>
       <td>{o.outcome === 'fired' ? <span class="state bad">fired</span> : o.outcome === 'unknown' ? <span class="state warn">unknown</span> : <span class="muted">did not fire</span>}</td>
       <td class="num">{o.points > 0 ? `+${o.points}` : o.points}</td>
-      <td><ul class="evidence">{o.evidence.map((e, i) => <li key={i}><code>{e.field}</code> = {reading(e)}</li>)}</ul></td>
+      <td><ul class="evidence">{o.evidence.map((e, i) => <li key={i}><code>{e.field}</code> = {reading(e)}{comparison(e, o.evidence.length === 1)}</li>)}</ul></td>
     </tr>
   );
   return (
@@ -119,12 +136,12 @@ function Explanation({ d }: { d: Detail }) {
       <h2 id="why">Why this score</h2>
       <p class="muted">{d.replay.detail}{d.replay.differences.length > 0 ? `: ${d.replay.differences.join('; ')}` : ''}</p>
       {outcomes ? (
-        <table>
+        <div class="table-scroll"><table>
           <thead><tr><th scope="col">Rule</th><th scope="col">Outcome</th><th scope="col" class="num">Points</th><th scope="col">Facts it read</th></tr></thead>
           <tbody>
             {fired.map(row)}
             {fired.length === 0 ? <tr><td colSpan={4} class="muted">No rule fired.</td></tr> : null}
-            <tr class="total"><th scope="row">Score (the sum, within 0–100)</th><td /><td class="num"><strong>{d.score}</strong></td><td /></tr>
+            <tr class="total"><th scope="row">Score (the sum, within 0–100)</th><td /><td class="num"><strong>{d.score}</strong></td><td>{d.thresholds ? band(d.score, d.thresholds) : <span class="muted">bands unknown (the version is gone)</span>}</td></tr>
           </tbody>
           {rest.length > 0 ? (
             <tbody>
@@ -132,7 +149,7 @@ function Explanation({ d }: { d: Detail }) {
               {rest.map(row)}
             </tbody>
           ) : null}
-        </table>
+        </table></div>
       ) : null}
     </section>
   );
