@@ -18,6 +18,7 @@ import type { StoreObserver } from './observer.js';
 import { openPostgres } from './postgres.js';
 import { LoginThrottle } from './login-throttle.js';
 import { Reviews } from './reviews.js';
+import { RuleHits } from './rule-hits.js';
 import { RuleSets } from './rule-sets.js';
 import { SecondFactors } from './second-factors.js';
 import { Sessions } from './sessions.js';
@@ -49,6 +50,8 @@ export interface Store {
   readonly webhookEndpoints: WebhookEndpoints;
   /** The evaluation log read back: search and one decision (the admin API). */
   readonly decisions: Decisions;
+  /** Each rule's fired and unknown counts per hour, for hit rates (issue 28). */
+  readonly ruleHits: RuleHits;
   /** Who may use the admin API: console users and their roles, sessions, admin tokens, failed logins. */
   readonly users: Users;
   readonly sessions: Sessions;
@@ -156,6 +159,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     webhookEndpoints: new WebhookEndpoints(engine, now),
     labels: new Labels(engine, now),
     decisions: new Decisions(engine),
+    ruleHits: new RuleHits(engine),
     users: new Users(engine, now),
     sessions: new Sessions(engine),
     secondFactors: new SecondFactors(engine),
