@@ -93,6 +93,16 @@ try {
   await page.locator('.position canvas').waitFor();
   await page.screenshot({ path: new URL('decision-detail.png', OUT).pathname, fullPage: true });
   console.log('docs/console/decision-detail.png');
+  // The live rules of account_register with their hit rates (the evaluations above), then History comparing the live version with the draft.
+  await page.goto(`${server.origin}/console/#/acme/rules/account_register`);
+  await page.getByRole('tab', { name: /^Live/ }).click();
+  await page.locator('.hit-summary').waitFor();
+  await shoot('rule-hit-rates');
+  await page.getByRole('tab', { name: 'History' }).click();
+  await page.getByRole('button', { name: 'Compare' }).click();
+  await page.locator('pre.diff-text').waitFor();
+  await page.screenshot({ path: new URL('rule-history.png', OUT).pathname, fullPage: true });
+  console.log('docs/console/rule-history.png');
   await page.goto(`${server.origin}/console/#/acme/lists`);
   await page.getByRole('cell', { name: 'mailinator.com', exact: true }).waitFor();
   await page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));

@@ -1506,6 +1506,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/accounts/{account}/rule-sets/{event_type}/hit-rates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How often each rule of the live version fired and was unknown over the last 24 hours and 7 days
+         * @description Counted from the evaluation log as it is written, by the hour: a window is its hours, the current one so far included. Evaluations the log did not keep (RETENTION_DAYS 0, a dropped batch) are not counted; evaluations decided by an earlier version in the window are.
+         *
+         *     **Who:** The `analyst` or `admin` role in the account (instance owners too). A caller who is not a member gets 404, as for an account that does not exist.
+         */
+        get: operations["getRuleHitRates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -15616,6 +15638,134 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a caller without the role; a user who must change their one-time password first */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one in an account the caller is not a member of (the same answer) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getRuleHitRates: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                account: string;
+                event_type: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One entry per window; the live version's rules in its order */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "event_type": "account_register",
+                     *       "version": 3,
+                     *       "windows": [
+                     *         {
+                     *           "window": "24h",
+                     *           "since": "2026-11-20T13:00:00.000Z",
+                     *           "evaluations": 1200,
+                     *           "rules": [
+                     *             {
+                     *               "rule_id": "ip_tor",
+                     *               "fired": 12,
+                     *               "unknown": 0,
+                     *               "fired_share": 0.01,
+                     *               "unknown_share": 0
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @example account_register */
+                        event_type: string;
+                        /** @description The live version whose rules are listed */
+                        version: number;
+                        windows: {
+                            /** @enum {string} */
+                            window: "24h" | "7d";
+                            /** @description The first hour counted */
+                            since: string;
+                            evaluations: number;
+                            rules: {
+                                rule_id: string;
+                                fired: number;
+                                unknown: number;
+                                /** @description Out of the window's evaluations (0 to 1); null when there were none */
+                                fired_share: number | null;
+                                /** @description Out of the window's evaluations (0 to 1); null when there were none */
+                                unknown_share: number | null;
+                            }[];
+                        }[];
+                    };
                 };
             };
             /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */

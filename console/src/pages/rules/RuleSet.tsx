@@ -6,7 +6,7 @@ import { href } from '../../router';
 import { useSession } from '../../session';
 import { Author } from './authors';
 import { CustomRuleEditor } from './CustomRuleEditor';
-import { DraftDiff } from './DraftDiff';
+import { DraftDiff } from './VersionDiff';
 import { DryRun } from './DryRun';
 import { History } from './History';
 import { LibraryPicker } from './LibraryPicker';
@@ -110,14 +110,20 @@ function RuleFile({ version }: { version: Version }) {
 }
 
 function Live({ set }: { set: RuleSetDetail }) {
+  const { account } = useSession();
   const live = set.published;
+  const hits = useResource(
+    () => (live ? ok(api.GET('/admin/v1/accounts/{account}/rule-sets/{event_type}/hit-rates', { params: { path: { account: account!, event_type: set.event_type } } })) : Promise.resolve(null)),
+    [account, set.event_type, live?.version],
+  );
   if (!live) return <p class="muted">Nothing published yet.</p>;
   return (
     <section aria-label="Live version">
       <VersionLine version={live} what="Live:" />
       <Problems version={live} />
       <Thresholds thresholds={live.thresholds} />
-      <RulesTable rules={live.rules} caption={`Live rules of ${set.event_type}`} />
+      <ProblemMessage problem={hits.error} />
+      <RulesTable rules={live.rules} caption={`Live rules of ${set.event_type}`} hits={hits.data?.version === live.version ? hits.data.windows : undefined} />
       <RuleFile version={live} />
     </section>
   );
