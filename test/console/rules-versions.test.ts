@@ -150,3 +150,53 @@ it("shows each live rule's hit rates over 24 hours and 7 days, equal to the log'
     await opened.context.close();
   }
 });
+
+/**
+ * The editor's whole text replaced as a user pastes a file (CodeMirror handles the paste itself;
+ * Playwright's insertText goes through Chromium's editing commands, which write style attributes the CSP refuses).
+ */
+async function replaceText(page: Page, text: string) {
+  await page.evaluate(`navigator.clipboard.writeText(${JSON.stringify(text)})`);
+  await page.getByRole('textbox', { name: /\(YAML\)$/ }).click();
+  await page.keyboard.press('Control+a');
+  await page.keyboard.press('Control+v');
+}
+
+it('edits the draft as YAML: highlighted, a bad value marked at its line with the API\'s message, saved as typed', async () => {
+  const opened = await openConsole(browser, server.origin);
+  const { page } = opened;
+  try {
+    await logIn(page, OWNER);
+    await page.goto(`${server.origin}/console/#/acme/rules/account_update`);
+    await page.getByRole('heading', { level: 1, name: 'Threat rules: account_update' }).waitFor();
+    await page.getByRole('tab', { name: 'Draft' }).click();
+    await page.getByRole('button', { name: 'Edit the YAML' }).click();
+    const editor = page.getByRole('textbox', { name: 'Rule file of account_update (YAML)' });
+    await editor.waitFor();
+
+    // Highlighted: the shipped file's comments and keys are styled tokens, not plain text.
+    expect(await page.locator('.cm-content .cm-line span').count()).toBeGreaterThan(10);
+
+    const bad = ['# Updates: tried in the YAML view.', 'rules:', '  - library: ip_tor', '    score: 500   # too much', ''].join('\n');
+    await replaceText(page, bad);
+    const problems = page.getByRole('region', { name: 'YAML of the draft' }).locator('.yaml-problems');
+    await problems.getByText(/^Line 4: rules\[0\]\.score: /).waitFor();
+    // The same message, at line 4 in the editor: the range marked and a marker in the gutter beside it.
+    const marked = page.locator('.cm-line').filter({ has: page.locator('.cm-lintRange-error') });
+    await expect.poll(() => marked.innerText()).toBe('    score: 500   # too much');
+    await page.locator('.cm-gutter-lint .cm-lint-marker-error').waitFor();
+    await expectNoAxeViolations(page, 'The YAML view, a value refused at its line');
+
+    const good = bad.replace('score: 500', 'score: 50');
+    await replaceText(page, good);
+    await page.getByText('The text is valid.').waitFor();
+    await page.getByRole('button', { name: 'Save the YAML as the draft' }).click();
+    await expect.poll(async () => {
+      const stored = await server.app.inject({ url: '/admin/v1/accounts/acme/rule-sets/account_update', headers: owner.read });
+      return (stored.json() as { draft: { yaml: string } | null }).draft?.yaml;
+    }).toBe(good);
+    expect(opened.troubles).toEqual([]);
+  } finally {
+    await opened.context.close();
+  }
+});

@@ -1,4 +1,4 @@
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ok } from '../../api/client';
 import { Confirm, Field, Loading, Page, ProblemMessage, ScrollingText, Time } from '../../components/ui';
 import { asProblem, useAction, useResource } from '../../hooks';
@@ -133,6 +133,7 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
   const { account } = useSession();
   const draft = set.draft;
   const [adding, setAdding] = useState<'library' | 'custom' | undefined>();
+  const [yamlOpen, setYamlOpen] = useState(false);
   const [confirm, setConfirm] = useState<'publish' | 'discard' | undefined>();
   const [comment, setComment] = useState('');
   const path = { account: account!, event_type: eventType };
@@ -223,7 +224,10 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
           <ThresholdsForm key={base.yaml_sha256} eventType={eventType} version={base} onChanged={reload} />
           <h2>Rules</h2>
           <DraftRulesTable account={account!} eventType={eventType} draft={base} onChanged={reload} />
-          <RuleFile version={base} />
+          <div class="yaml-toggle">
+            <button type="button" aria-expanded={yamlOpen} onClick={() => setYamlOpen(!yamlOpen)}>{yamlOpen ? 'Close the YAML editor' : 'Edit the YAML'}</button>
+          </div>
+          {yamlOpen ? <LazyYamlEditor eventType={eventType} version={base} onSaved={reload} /> : <RuleFile version={base} />}
         </>
       ) : null}
       {draft ? <DraftDiff eventType={eventType} draft={draft} /> : null}
@@ -243,6 +247,20 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
       ) : null}
     </section>
   );
+}
+
+/**
+ * The YAML editor, loaded when first opened: CodeMirror is some 115 KB gzipped, more than the rest
+ * of the console, and most visits never open it.
+ */
+function LazyYamlEditor(props: Parameters<typeof import('./YamlEditor').YamlEditor>[0]) {
+  const [loaded, setLoaded] = useState<typeof import('./YamlEditor') | null>(null);
+  const [failed, setFailed] = useState<unknown>(null);
+  useEffect(() => {
+    import('./YamlEditor').then(setLoaded, setFailed);
+  }, []);
+  if (failed) return <ProblemMessage problem={asProblem(failed)} />;
+  return loaded ? <loaded.YamlEditor {...props} /> : <Loading what="the YAML editor" />;
 }
 
 function ThresholdsForm({ eventType, version, onChanged }: { eventType: string; version: Version; onChanged: () => void }) {
