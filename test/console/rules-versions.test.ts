@@ -200,3 +200,39 @@ it('edits the draft as YAML: highlighted, a bad value marked at its line with th
     await opened.context.close();
   }
 });
+
+it('asks before unsaved draft edits are lost: another tab, another page of the console, closing the browser tab', async () => {
+  const opened = await openConsole(browser, server.origin);
+  const { page, troubles } = opened;
+  try {
+    await logIn(page, OWNER);
+    await page.goto(`${server.origin}/console/#/acme/rules/account_login`);
+    await page.getByRole('heading', { level: 1, name: 'Threat rules: account_login' }).waitFor();
+    await page.getByRole('tab', { name: 'Draft' }).click();
+    const score = page.getByLabel('Score of ip_tor');
+    await score.fill('33');
+    // Each time the question is answered "stay" (the page's dialog handler dismisses it).
+    const asked = () => troubles.filter((t) => t.startsWith('dialog: ')).length;
+    await page.getByRole('tab', { name: /^Live/ }).click();
+    await expect.poll(asked).toBe(1);
+    expect(troubles[0]).toBe('dialog: confirm Leave this page? Your changes that are not saved will be lost.');
+    await expect(page.getByRole('tab', { name: 'Draft' }).getAttribute('aria-selected')).resolves.toBe('true');
+    await page.getByRole('link', { name: 'Decisions' }).click();
+    await expect.poll(asked).toBe(2);
+    await expect.poll(() => page.evaluate('location.hash')).toBe('#/acme/rules/account_login');
+    await expect(score.inputValue()).resolves.toBe('33');
+    await page.close({ runBeforeUnload: true });
+    await expect.poll(asked).toBe(3);
+    expect(troubles[2]).toMatch(/^dialog: beforeunload/);
+    expect(page.isClosed()).toBe(false);
+
+    // Saved, nothing is lost: no question.
+    await page.getByRole('button', { name: 'Save ip_tor' }).click();
+    await page.getByRole('tab', { name: 'Draft (v2)' }).waitFor();
+    await page.getByRole('tab', { name: /^Live/ }).click();
+    await page.getByRole('region', { name: 'Live version' }).waitFor();
+    expect(troubles.length).toBe(3);
+  } finally {
+    await opened.context.close();
+  }
+});

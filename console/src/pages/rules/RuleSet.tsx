@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ok } from '../../api/client';
 import { Confirm, Field, Loading, Page, ProblemMessage, ScrollingText, Time } from '../../components/ui';
 import { asProblem, useAction, useResource } from '../../hooks';
-import { href } from '../../router';
+import { confirmLeave, href, useUnsavedEdits } from '../../router';
 import { useSession } from '../../session';
 import { Author } from './authors';
 import { CustomRuleEditor } from './CustomRuleEditor';
@@ -36,8 +36,12 @@ export function RuleSetPage({ eventType }: { eventType: string }) {
   const [tab, setTab] = useState<Tab | undefined>();
   const shown: Tab = tab ?? (set.data?.draft ? 'draft' : 'live');
 
+  // Leaving the draft's tab unmounts its unsaved edits.
+  const choose = (next: Tab) => {
+    if (next === shown || shown !== 'draft' || confirmLeave()) setTab(next);
+  };
   const select = (next: Tab) => {
-    setTab(next);
+    choose(next);
     document.getElementById(`tab-${next}`)?.focus();
   };
   const onTabKey = (e: KeyboardEvent) => {
@@ -60,7 +64,7 @@ export function RuleSetPage({ eventType }: { eventType: string }) {
           <div role="tablist" aria-label={`Rules of ${eventType}`} class="tabs" onKeyDown={onTabKey}>
             {TABS.map((t) => (
               <button key={t.id} id={`tab-${t.id}`} type="button" role="tab" aria-selected={shown === t.id} aria-controls={`panel-${t.id}`}
-                tabIndex={shown === t.id ? 0 : -1} onClick={() => setTab(t.id)}>
+                tabIndex={shown === t.id ? 0 : -1} onClick={() => choose(t.id)}>
                 {t.label}
                 {t.id === 'live' && set.data!.published ? ` (v${set.data!.published.version})` : null}
                 {t.id === 'draft' && set.data!.draft ? ` (v${set.data!.draft.version})` : null}
@@ -275,6 +279,7 @@ function ThresholdsForm({ eventType, version, onChanged }: { eventType: string; 
     onChanged();
   });
   const unchanged = review === String(version.thresholds?.review ?? '') && decline === String(version.thresholds?.decline ?? '');
+  useUnsavedEdits(!unchanged);
   return (
     <form class="inline-form thresholds-form" noValidate onSubmit={(e) => { e.preventDefault(); void save.run(); }}>
       <h2>Thresholds</h2>

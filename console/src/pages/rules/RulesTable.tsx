@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, ok } from '../../api/client';
 import { ProblemMessage } from '../../components/ui';
+import { useUnsavedEdits } from '../../router';
 import { useAction, useResource } from '../../hooks';
 import { unplaced } from './problems';
 import { conditionText, MODES, modeLabel, typedNumber, type EffectiveRule, type HitWindow, type LibraryRule, type Mode, type Version, type WrittenRule } from './types';
@@ -141,6 +142,7 @@ function DraftRuleRow({ account, eventType, rule, written, parameters, onChanged
   });
   const initial = paramTexts(parameters, written);
   const changed = score !== String(rule.score) || mode !== rule.mode || parameters.some((p) => params[p.name] !== initial[p.name]);
+  useUnsavedEdits(changed);
   const scoreError = save.error?.field('rule.score');
   const modeError = save.error?.field('rule.mode');
   const placed = (p: string) => p === 'rule.score' || p === 'rule.mode' || parameters.some((q) => p === `rule.params.${q.name}`);

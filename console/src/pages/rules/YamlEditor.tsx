@@ -8,6 +8,7 @@ import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { api, ok, type FieldError } from '../../api/client';
 import { ProblemMessage } from '../../components/ui';
 import { asProblem, useAction } from '../../hooks';
+import { useUnsavedEdits } from '../../router';
 import { useSession } from '../../session';
 import type { Version } from './types';
 
@@ -33,7 +34,7 @@ const problemText = (p: FieldError) => (p.path === '(file)' ? p.message : `${p.p
  * its messages shown at their line in the gutter and listed below the editor, and the text is saved
  * as the draft exactly as typed. Tab is left to move focus, so the editor is no keyboard trap.
  */
-export function YamlEditor({ eventType, version, onSaved, onDirty }: { eventType: string; version: Version; onSaved: () => void; onDirty?: (dirty: boolean) => void }) {
+export function YamlEditor({ eventType, version, onSaved }: { eventType: string; version: Version; onSaved: () => void }) {
   const { account } = useSession();
   const path = { account: account!, event_type: eventType };
   const host = useRef<HTMLDivElement>(null);
@@ -46,8 +47,7 @@ export function YamlEditor({ eventType, version, onSaved, onDirty }: { eventType
     onSaved();
   });
   const dirty = text !== version.yaml;
-  useEffect(() => onDirty?.(dirty), [dirty]);
-  useEffect(() => () => onDirty?.(false), []);
+  useUnsavedEdits(dirty);
 
   useEffect(() => {
     const check = linter(async (v) => {
