@@ -106,6 +106,38 @@ try {
   await page.locator('.position canvas').waitFor();
   await page.screenshot({ path: new URL('decision-detail.png', OUT).pathname, fullPage: true });
   console.log('docs/console/decision-detail.png');
+  // The live rules of account_register with their hit rates (the evaluations above), then History comparing the live version with the draft.
+  await page.goto(`${server.origin}/console/#/acme/rules/account_register`);
+  await page.getByRole('tab', { name: /^Live/ }).click();
+  await page.locator('.hit-summary').waitFor();
+  await shoot('rule-hit-rates');
+  await page.getByRole('tab', { name: 'History' }).click();
+  await page.getByRole('button', { name: 'Compare' }).click();
+  await page.locator('pre.diff-text').waitFor();
+  await page.screenshot({ path: new URL('rule-history.png', OUT).pathname, fullPage: true });
+  console.log('docs/console/rule-history.png');
+  // The draft in the YAML editor, a score out of range marked at its line.
+  await page.getByRole('tab', { name: 'Draft (v2)' }).click();
+  await page.getByRole('button', { name: 'Edit the YAML' }).click();
+  const yamlText = page.getByRole('textbox', { name: 'Rule file of account_register (YAML)' });
+  await yamlText.waitFor();
+  await page.evaluate(`navigator.clipboard.writeText(${JSON.stringify([
+    '# Sign-ups: the core checks, tuned after the October wave.',
+    'description: Risk rules for account_register.',
+    'thresholds: {review: 20, decline: 40}',
+    'rules:',
+    '  - library: email_disposable    # throw-away inboxes',
+    '    score: 140                   # typo: 40',
+    '  - library: ip_tor',
+    '    mode: dry_run',
+    '',
+  ].join('\n'))})`);
+  await yamlText.click();
+  await page.keyboard.press('Control+a');
+  await page.keyboard.press('Control+v');
+  await page.locator('.yaml-problems').waitFor();
+  await page.locator('.yaml-host').scrollIntoViewIfNeeded();
+  await shoot('rule-yaml');
   await page.goto(`${server.origin}/console/#/acme/lists`);
   await page.getByRole('cell', { name: 'mailinator.com', exact: true }).waitFor();
   await page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));

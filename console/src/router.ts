@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 
 /**
  * Routes live in the URL's fragment: `#/<account>/<page>/<rest>`. The server only serves files, a
@@ -18,10 +18,39 @@ export function parseRoute(hash: string): Route {
 
 export const href = (account: string, page: string, ...rest: string[]) => `#/${[account, page, ...rest].map(encodeURIComponent).join('/')}`;
 
+/** Components holding edits not saved yet: leaving the page (in the console or the browser) asks first. */
+const unsaved = new Set<object>();
+const LEAVE = 'Leave this page? Your changes that are not saved will be lost.';
+
+/** Marks the calling component's edits as unsaved while `dirty`. */
+export function useUnsavedEdits(dirty: boolean) {
+  const token = useRef({});
+  useEffect(() => {
+    if (dirty) unsaved.add(token.current);
+    else unsaved.delete(token.current);
+    return () => void unsaved.delete(token.current);
+  }, [dirty]);
+}
+
+/** Whether to go on and lose the unsaved edits (true when there are none). */
+export const confirmLeave = () => unsaved.size === 0 || confirm(LEAVE);
+
+// Closing the tab, reloading, or leaving the console: the browser's own warning.
+addEventListener('beforeunload', (event) => {
+  if (unsaved.size > 0) event.preventDefault();
+});
+
 export function useRoute(): Route {
   const [hash, setHash] = useState(location.hash);
   useEffect(() => {
-    const changed = () => setHash(location.hash);
+    const changed = (event: HashChangeEvent) => {
+      // Already navigated: staying puts the old address back (no new history entry, no second event).
+      if (!confirmLeave()) {
+        history.replaceState(history.state, '', new URL(event.oldURL).hash);
+        return;
+      }
+      setHash(location.hash);
+    };
     addEventListener('hashchange', changed);
     return () => removeEventListener('hashchange', changed);
   }, []);

@@ -15,6 +15,7 @@ import { ruleCatalogueRoutes } from './routes/rule-catalogue.js';
 import { ruleDraftRoutes } from './routes/rule-drafts.js';
 import { ruleFileRoutes } from './routes/rule-files.js';
 import { ruleSetRoutes } from './routes/rule-sets.js';
+import { ruleHitRoutes } from './routes/rule-hits.js';
 import { sessionRoutes } from './routes/session.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { twoFactorRoutes } from './routes/two-factor.js';
@@ -31,7 +32,7 @@ import { ADMIN_PREFIX, registerAdminRoutes, type AdminRoute, type AdminServices 
  */
 export const ADMIN_ROUTES: readonly AdminRoute[] = [
   ...sessionRoutes, ...twoFactorRoutes, ...accountRoutes, ...keyRoutes, ...userRoutes, ...tokenRoutes, ...auditRoutes, ...healthRoutes,
-  ...ruleCatalogueRoutes, ...ruleSetRoutes, ...ruleDraftRoutes, ...ruleFileRoutes, ...decisionRoutes, ...listRoutes, ...reviewRoutes, ...webhookRoutes, ...backtestRoutes, ...shadowRoutes, ...entityRoutes,
+  ...ruleCatalogueRoutes, ...ruleSetRoutes, ...ruleDraftRoutes, ...ruleFileRoutes, ...decisionRoutes, ...listRoutes, ...reviewRoutes, ...webhookRoutes, ...backtestRoutes, ...shadowRoutes, ...entityRoutes, ...ruleHitRoutes,
 ];
 
 export async function registerAdminApi(app: FastifyInstance, services: AdminServices, routes: readonly AdminRoute[] = ADMIN_ROUTES): Promise<void> {

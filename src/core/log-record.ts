@@ -20,6 +20,8 @@ export interface LogRecord {
   rule_set_version: number | null;
   /** Ids of the rules that fired, live and dry-run: one row each in `evaluation_rules`. */
   fired: string[];
+  /** Ids of the rules whose input was unknown (`rule:<id>` in `unavailable`): counted per hour (migration 13). */
+  unknown?: string[];
   request: string;
   response: string;
   /** The shadow rule set's outcome as JSON (ShadowOutcome); null when none ran. */

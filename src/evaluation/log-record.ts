@@ -24,6 +24,7 @@ export function logRecordOf(account: Account, request: EvaluationRequest, { resp
     fraud_score: outcome.fraud_score,
     rule_set_version: outcome.rule_set_version ?? null,
     fired: outcome.fired,
+    unknown: outcome.unavailable.filter((u) => u.startsWith('rule:')).map((u) => u.slice(5)),
     request: JSON.stringify({ ip: request.ip, email: request.email, event_type: request.event_type, user: request.user, device_intelligence: request.device_intelligence }),
     response: responseJson,
     shadow: shadow === null ? null : JSON.stringify(shadow),

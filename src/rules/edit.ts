@@ -1,10 +1,12 @@
+import { isDeepStrictEqual } from 'node:util';
 import { isMap, isScalar, isSeq, parseDocument, type Document, type Node, type Pair } from 'yaml';
+import { spliceRuleFile } from './edit-text.js';
 
 /**
  * Rule files edited as data (the admin API's structured edits) and written back as YAML, the
- * exchange format, keeping what people wrote around what did not change: each value is merged into
- * the existing document, so the comments beside an untouched rule, key or score stay where they
- * were, and a diff between two versions shows the change, not a reformatted file. Rules are matched
+ * exchange format, keeping what people wrote around what did not change: the text is spliced where
+ * the data changed (edit-text.ts), so every untouched line stays byte for byte (comments, their
+ * alignment, flow maps) and a diff between two versions shows the change, not a reformatted file. Rules are matched
  * by identity (`library` or `id`), not position, so removing one keeps the comments of the others.
  */
 
@@ -26,6 +28,23 @@ export function ruleKey(rule: unknown): string | undefined {
 
 /** `next` written as YAML over `yaml` (null: a new file), keeping the comments of what did not change. */
 export function writeRuleFile(yaml: string | null, next: RuleFileData): string {
+  if (yaml) {
+    const spliced = spliceRuleFile(yaml, next, sameRule);
+    // The splice is checked: what it wrote must read back as `next`, else the document is written anew.
+    if (spliced !== undefined && isDeepStrictEqual(ruleFileData(spliced), next)) return spliced;
+  }
+  return reprinted(yaml, next);
+}
+
+/** A list item matched by rule identity; an item without one (a list of values) by position. */
+function sameRule(old: Node, oldIndex: number, value: unknown, index: number): boolean {
+  const key = ruleKey(value);
+  const oldKey = ruleKey(old.toJSON());
+  return key !== undefined ? oldKey === key : oldKey === undefined && oldIndex === index;
+}
+
+/** `next` merged into the parsed document and printed whole: comments kept, layout normalised. */
+function reprinted(yaml: string | null, next: RuleFileData): string {
   const doc = parseDocument(yaml ?? '');
   doc.contents = merge(doc, doc.contents, next) as typeof doc.contents;
   return doc.toString({ lineWidth: 0 });

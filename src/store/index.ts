@@ -19,6 +19,7 @@ import type { StoreObserver } from './observer.js';
 import { openPostgres } from './postgres.js';
 import { LoginThrottle } from './login-throttle.js';
 import { Reviews } from './reviews.js';
+import { RuleHits } from './rule-hits.js';
 import { RuleSets } from './rule-sets.js';
 import { SecondFactors } from './second-factors.js';
 import { Sessions } from './sessions.js';
@@ -52,6 +53,8 @@ export interface Store {
   readonly decisions: Decisions;
   /** An e-mail address, domain, IP, device or user as the log knows it (issue 27). */
   readonly entities: Entities;
+  /** Each rule's fired and unknown counts per hour, for hit rates (issue 28). */
+  readonly ruleHits: RuleHits;
   /** Who may use the admin API: console users and their roles, sessions, admin tokens, failed logins. */
   readonly users: Users;
   readonly sessions: Sessions;
@@ -160,6 +163,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     labels: new Labels(engine, now),
     decisions: new Decisions(engine),
     entities: new Entities(engine),
+    ruleHits: new RuleHits(engine),
     users: new Users(engine, now),
     sessions: new Sessions(engine),
     secondFactors: new SecondFactors(engine),

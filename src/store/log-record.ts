@@ -19,7 +19,44 @@ export function logColumns(r: LogRecord): unknown[] {
 export function recordSize(r: LogRecord): number {
   let size = r.request.length + r.response.length + (r.shadow?.length ?? 0) + r.email.length + 200;
   for (const rule of r.fired) size += rule.length + 16;
+  for (const rule of r.unknown ?? []) size += rule.length + 16;
   return size;
+}
+
+const HOUR_MS = 3_600_000;
+
+/** The first millisecond of the hour `ms` is in. */
+export const hourOf = (ms: number) => ms - (ms % HOUR_MS);
+
+/** [account, event type, hour, evaluations] */
+export type EvaluationHourCount = [string, string, number, number];
+/** [account, event type, hour, rule, fired, unknown] */
+export type RuleHourCount = [string, string, number, string, number, number];
+
+/**
+ * A batch's hourly counts (migration 13), summed so each row is one upsert, and sorted, so two
+ * replicas' batches lock the rows they share in the same order (no deadlock).
+ */
+export function hourlyCounts(records: LogRecord[]): { evaluations: EvaluationHourCount[]; rules: RuleHourCount[] } {
+  const evaluations = new Map<string, EvaluationHourCount>();
+  const rules = new Map<string, RuleHourCount>();
+  const count = (record: LogRecord, hour: number, rule: string, column: 4 | 5) => {
+    const key = `${record.account_id}\u0000${record.event_type}\u0000${hour}\u0000${rule}`;
+    const row = rules.get(key) ?? [record.account_id, record.event_type, hour, rule, 0, 0];
+    row[column]++;
+    rules.set(key, row);
+  };
+  for (const record of records) {
+    const hour = hourOf(timeOfId(record.id));
+    const key = `${record.account_id}\u0000${record.event_type}\u0000${hour}`;
+    const row = evaluations.get(key) ?? [record.account_id, record.event_type, hour, 0];
+    row[3]++;
+    evaluations.set(key, row);
+    for (const rule of record.fired) count(record, hour, rule, 4);
+    for (const rule of record.unknown ?? []) count(record, hour, rule, 5);
+  }
+  const sorted = <T extends unknown[]>(rows: Map<string, T>) => [...rows.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
+  return { evaluations: sorted(evaluations), rules: sorted(rules) };
 }
 
 /** The Unix milliseconds a UUIDv7 carries in its first 48 bits (RFC 9562 §5.7). */

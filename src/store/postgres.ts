@@ -3,7 +3,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Engine, LogErasure } from './engine.js';
 import { historyStatementTimeoutMs, postgresHistory } from './history-postgres.js';
 import { LOG_DEFAULTS } from './evaluation-log.js';
-import { LOG_COLUMNS, logColumns } from './log-record.js';
+import { hourlyCounts, hourOf, LOG_COLUMNS, logColumns, timeOfId } from './log-record.js';
 import { type LogRecord } from '../core/log-record.js';
 import type { Database } from './schema.js';
 import { StoreError, type DatabaseUrl } from '../config/store-url.js';
@@ -103,10 +103,16 @@ function postgresLogWriter(pool: pg.Pool) {
       }
       const fired = rows * width;
       const reviews = fired + 3;
+      const hours = reviews + 6;
       text = `with logged as (insert into evaluations (${LOG_COLUMNS.join(', ')}) values ${tuples.join(', ')}), ` +
         // Evaluations answered `review` open their review items in the same statement (migration 11).
         'reviewed as (insert into review_items (account_id, evaluation_id, event_type, user_id, email, opened_at, status) ' +
-        `select a, e, t, u, m, o, 'open' from unnest($${reviews + 1}::text[], $${reviews + 2}::uuid[], $${reviews + 3}::text[], $${reviews + 4}::text[], $${reviews + 5}::text[], $${reviews + 6}::bigint[]) as r(a, e, t, u, m, o)) ` +
+        `select a, e, t, u, m, o, 'open' from unnest($${reviews + 1}::text[], $${reviews + 2}::uuid[], $${reviews + 3}::text[], $${reviews + 4}::text[], $${reviews + 5}::text[], $${reviews + 6}::bigint[]) as r(a, e, t, u, m, o)), ` +
+        // Hit rates: the batch's counts added to their hours (migration 13), rows in key order.
+        `hours as (insert into evaluation_hours (account_id, event_type, hour, evaluations) select * from unnest($${hours + 1}::text[], $${hours + 2}::text[], $${hours + 3}::bigint[], $${hours + 4}::int[]) ` +
+        'on conflict (account_id, event_type, hour) do update set evaluations = evaluation_hours.evaluations + excluded.evaluations), ' +
+        `rule_counts as (insert into rule_hours (account_id, event_type, hour, rule_id, fired, unknown) select * from unnest($${hours + 5}::text[], $${hours + 6}::text[], $${hours + 7}::bigint[], $${hours + 8}::text[], $${hours + 9}::int[], $${hours + 10}::int[]) ` +
+        'on conflict (account_id, event_type, hour, rule_id) do update set fired = rule_hours.fired + excluded.fired, unknown = rule_hours.unknown + excluded.unknown) ' +
         `insert into evaluation_rules (account_id, rule_id, evaluation_id) select * from unnest($${fired + 1}::text[], $${fired + 2}::text[], $${fired + 3}::uuid[])`;
       if (texts.size >= 16) texts.clear(); // bounded: batch sizes vary with traffic
       texts.set(rows, text);
@@ -135,7 +141,9 @@ function postgresLogWriter(pool: pg.Pool) {
           fired[2].push(record.id);
         }
       }
-      values.push(...fired, ...reviews);
+      const counts = hourlyCounts(records);
+      const columnsOf = <T extends unknown[]>(rows: T[], width: number) => Array.from({ length: width }, (_, c) => rows.map((row) => row[c]));
+      values.push(...fired, ...reviews, ...columnsOf(counts.evaluations, 4), ...columnsOf(counts.rules, 6));
       // A full batch, the usual one under load, is a named statement: each pooled connection
       // parses and plans it once. Other sizes are sent unnamed, so the server keeps no plan per size.
       const name = records.length === LOG_DEFAULTS.batchSize ? `evaluations_insert_${records.length}` : undefined;
@@ -145,6 +153,9 @@ function postgresLogWriter(pool: pg.Pool) {
       // Labels and review items go with their evaluations: their ids sort by time.
       await pool.query({ text: 'delete from labels where evaluation_id < $1', values: [beforeId], query_timeout: QUERY_TIMEOUT_MS * 6 } as pg.QueryConfig);
       await pool.query({ text: 'delete from review_items where evaluation_id < $1', values: [beforeId], query_timeout: QUERY_TIMEOUT_MS * 6 } as pg.QueryConfig);
+      for (const table of ['evaluation_hours', 'rule_hours']) {
+        await pool.query({ text: `delete from ${table} where hour < $1`, values: [hourOf(timeOfId(beforeId))], query_timeout: QUERY_TIMEOUT_MS * 6 } as pg.QueryConfig);
+      }
       const result = await pool.query({
         text: 'delete from evaluations where id in (select id from evaluations where id < $1 order by id limit $2)',
         values: [beforeId, limit],

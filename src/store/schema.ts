@@ -22,6 +22,8 @@ export interface Database {
   list_entries: ListEntryRow;
   labels: LabelRow;
   evaluation_rules: EvaluationRuleRow;
+  evaluation_hours: EvaluationHourRow;
+  rule_hours: RuleHourRow;
   users: UserRow;
   memberships: MembershipRow;
   sessions: SessionRow;
@@ -267,6 +269,25 @@ export interface EvaluationRuleRow {
   /** The rule's id in its rule set: a library id or a custom rule's id. */
   rule_id: string;
   evaluation_id: string;
+}
+
+/** Evaluations logged per account, event type and hour (migration 13). */
+export interface EvaluationHourRow {
+  account_id: string;
+  event_type: string;
+  /** The hour's first millisecond (Unix ms). */
+  hour: number;
+  evaluations: number;
+}
+
+/** How often a rule fired and was unknown per account, event type and hour (migration 13). */
+export interface RuleHourRow {
+  account_id: string;
+  event_type: string;
+  hour: number;
+  rule_id: string;
+  fired: number;
+  unknown: number;
 }
 
 export type UserStatus = 'active' | 'disabled';

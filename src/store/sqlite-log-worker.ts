@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Sqlite from 'better-sqlite3';
 import { ERASE_STATEMENTS, PRUNE_STATEMENTS } from './history-sql.js';
-import { LOG_COLUMNS, logColumns } from './log-record.js';
+import { hourlyCounts, hourOf, LOG_COLUMNS, logColumns, timeOfId } from './log-record.js';
 import { type LogRecord } from '../core/log-record.js';
 
 /**
@@ -40,6 +40,11 @@ const insert = sqlite.prepare(`insert into evaluations (${LOG_COLUMNS.join(', ')
 const insertRule = sqlite.prepare('insert into evaluation_rules (account_id, rule_id, evaluation_id) values (?, ?, ?)');
 // An evaluation answered `review` opens its review item in the same transaction (migration 11).
 const insertReview = sqlite.prepare(`insert into review_items (account_id, evaluation_id, event_type, user_id, email, opened_at, status) values (?, ?, ?, ?, ?, ?, 'open')`);
+// Hit rates: the batch's counts added to their hours (migration 13).
+const addHour = sqlite.prepare(`insert into evaluation_hours (account_id, event_type, hour, evaluations) values (?, ?, ?, ?)
+  on conflict (account_id, event_type, hour) do update set evaluations = evaluations + excluded.evaluations`);
+const addRuleHour = sqlite.prepare(`insert into rule_hours (account_id, event_type, hour, rule_id, fired, unknown) values (?, ?, ?, ?, ?, ?)
+  on conflict (account_id, event_type, hour, rule_id) do update set fired = fired + excluded.fired, unknown = unknown + excluded.unknown`);
 const insertAll = sqlite.transaction((records: LogRecord[]) => {
   for (const record of records) {
     const columns = logColumns(record);
@@ -47,11 +52,17 @@ const insertAll = sqlite.transaction((records: LogRecord[]) => {
     for (const rule of record.fired) insertRule.run(record.account_id, rule, record.id);
     if (record.state === 'review') insertReview.run(record.account_id, record.id, record.event_type, record.user_id, columns[4], columns[2]);
   }
+  const hours = hourlyCounts(records);
+  for (const row of hours.evaluations) addHour.run(row);
+  for (const row of hours.rules) addRuleHour.run(row);
 });
 // Labels and review items go with their evaluations: their ids sort by time.
 const pruneLabels = sqlite.prepare('delete from labels where evaluation_id < ?');
 const pruneReviews = sqlite.prepare('delete from review_items where evaluation_id < ?');
 const prune = sqlite.prepare('delete from evaluations where id in (select id from evaluations where id < ? order by id limit ?)');
+// Hours wholly before the retention go with the log (at most a day's hours per account and event type at a time: small).
+const pruneHours = sqlite.prepare('delete from evaluation_hours where hour < ?');
+const pruneRuleHours = sqlite.prepare('delete from rule_hours where hour < ?');
 
 // Cells are written as they stand in the main thread's memory, which is the only writer's.
 const upsertKey = sqlite.prepare(`insert into history_keys (account_id, key, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous)
@@ -111,6 +122,8 @@ parentPort!.on('message', (request: WorkerRequest) => {
       case 'prune':
         pruneLabels.run(request.beforeId);
         pruneReviews.run(request.beforeId);
+        pruneHours.run(hourOf(timeOfId(request.beforeId)));
+        pruneRuleHours.run(hourOf(timeOfId(request.beforeId)));
         reply = { ok: true, count: prune.run(request.beforeId, request.limit).changes };
         break;
       case 'history':

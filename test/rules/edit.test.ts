@@ -1,3 +1,4 @@
+import { diffLines } from 'diff';
 import { describe, expect, it } from 'vitest';
 import { ruleFileData, writeRuleFile } from '../../src/rules/edit.js';
 
@@ -47,4 +48,87 @@ describe('writing a rule file edited as data', () => {
   it('writes a new file from data alone', () => {
     expect(writeRuleFile(null, { rules: [{ library: 'ip_tor', score: 50 }] })).toBe('rules:\n  - library: ip_tor\n    score: 50\n');
   });
+
+  it('writes a new rule at its place, and cuts a rule out with its comment, leaving every other line as written', () => {
+    const [tor, dc, blocked] = rules();
+    const added = writeRuleFile(yaml, { description: 'Sign-ups', rules: [tor, { library: 'email_disposable', mode: 'dry_run' }, dc, blocked] });
+    expect(added).toBe(yaml.replace('  # dc:', '  - library: email_disposable\n    mode: dry_run\n  # dc:'));
+    const keyless = writeRuleFile('rules: []\n', { rules: [{ library: 'ip_tor' }] });
+    expect(keyless).toBe('rules:\n  - library: ip_tor\n');
+  });
 });
+
+/** A file as people write it: comments aligned in a column, flow maps, blank lines, quoting of their own. */
+const aligned = [
+  '# Sign-up rules, reviewed monthly.',
+  'description: "Sign-ups"          # shown in the console',
+  'thresholds: {review: 25, decline: 50}',
+  '',
+  'rules:',
+  '  - library: email_disposable    # throw-away inboxes',
+  '    score: 40                    # raised in May',
+  '  - library: ip_velocity',
+  '    params: {events_1h: 8}       # office NAT',
+  '  # Country rules',
+  '  - id: sanctioned',
+  "    name: 'Sanctioned country'",
+  '    score: 50',
+  '    when: {field: ip.country_code, in: [KP, IR]}   # legal asked',
+  '',
+].join('\n');
+
+/** The lines a diff from `before` to `after` removes and adds. */
+const changedLines = (before: string, after: string) =>
+  diffLines(before, after).filter((part) => part.added || part.removed).map((part) => `${part.added ? '+' : '-'}${part.value}`);
+
+describe('an edit touches only the lines it changes', () => {
+  const data = () => ruleFileData(aligned) as { rules: Array<Record<string, unknown>> } & Record<string, unknown>;
+
+  it('one score changed: the diff is exactly that line, its aligned comment kept', () => {
+    const file = data();
+    file.rules[0]!.score = 45;
+    expect(changedLines(aligned, writeRuleFile(aligned, file))).toEqual([
+      '-    score: 40                    # raised in May\n',
+      '+    score: 45                    # raised in May\n',
+    ]);
+  });
+
+  it('a value inside a flow map (thresholds, a parameter, a list in a condition) changes in place', () => {
+    const file = data();
+    file.thresholds = { review: 30, decline: 50 };
+    file.rules[1]!.params = { events_1h: 12 };
+    (file.rules[2]!.when as { in: string[] }).in = ['KP', 'SY'];
+    expect(changedLines(aligned, writeRuleFile(aligned, file))).toEqual([
+      '-thresholds: {review: 25, decline: 50}\n', '+thresholds: {review: 30, decline: 50}\n',
+      '-    params: {events_1h: 8}       # office NAT\n', '+    params: {events_1h: 12}       # office NAT\n',
+      '-    when: {field: ip.country_code, in: [KP, IR]}   # legal asked\n', '+    when: {field: ip.country_code, in: [KP, SY]}   # legal asked\n',
+    ]);
+  });
+
+  it('a key added or removed is one line in the diff; a quoted string stays quoted', () => {
+    const file = data();
+    file.rules[0]!.mode = 'dry_run';
+    delete file.rules[1]!.params;
+    file.rules[2]!.name = 'Country under sanctions';
+    expect(changedLines(aligned, writeRuleFile(aligned, file))).toEqual([
+      '+    mode: dry_run\n',
+      '-    params: {events_1h: 8}       # office NAT\n',
+      "-    name: 'Sanctioned country'\n", "+    name: 'Country under sanctions'\n",
+    ]);
+  });
+
+  it('a flow map whose keys changed is written again on its own line, in flow style', () => {
+    const file = data();
+    file.rules[1]!.params = { events_1h: 8, events_24h: 40 };
+    const out = writeRuleFile(aligned, file);
+    expect(changedLines(aligned, out)).toEqual(['-    params: {events_1h: 8}       # office NAT\n', '+    params: { events_1h: 8, events_24h: 40 }\n']);
+    expect(ruleFileData(out)).toEqual(file);
+  });
+
+  it('removing a rule takes its comment; the rest is untouched', () => {
+    const file = data();
+    file.rules.splice(2, 1);
+    expect(writeRuleFile(aligned, file)).toBe(aligned.replace(/ {2}# Country rules\n[^]*# legal asked\n/, ''));
+  });
+});
+

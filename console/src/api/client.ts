@@ -30,6 +30,9 @@ api.use(csrf);
 export interface FieldError {
   path: string;
   message: string;
+  /** Where in a rule file (YAML) the problem is, when the API could tell. */
+  line?: number;
+  column?: number;
 }
 
 /** An answer that is not a success: the API's problem+json, or a stand-in when there was no answer. */

@@ -1,12 +1,12 @@
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ok } from '../../api/client';
 import { Confirm, Field, Loading, Page, ProblemMessage, ScrollingText, Time } from '../../components/ui';
 import { asProblem, useAction, useResource } from '../../hooks';
-import { href } from '../../router';
+import { confirmLeave, href, useUnsavedEdits } from '../../router';
 import { useSession } from '../../session';
 import { Author } from './authors';
 import { CustomRuleEditor } from './CustomRuleEditor';
-import { DraftDiff } from './DraftDiff';
+import { DraftDiff } from './VersionDiff';
 import { DryRun } from './DryRun';
 import { History } from './History';
 import { LibraryPicker } from './LibraryPicker';
@@ -36,8 +36,12 @@ export function RuleSetPage({ eventType }: { eventType: string }) {
   const [tab, setTab] = useState<Tab | undefined>();
   const shown: Tab = tab ?? (set.data?.draft ? 'draft' : 'live');
 
+  // Leaving the draft's tab unmounts its unsaved edits.
+  const choose = (next: Tab) => {
+    if (next === shown || shown !== 'draft' || confirmLeave()) setTab(next);
+  };
   const select = (next: Tab) => {
-    setTab(next);
+    choose(next);
     document.getElementById(`tab-${next}`)?.focus();
   };
   const onTabKey = (e: KeyboardEvent) => {
@@ -60,7 +64,7 @@ export function RuleSetPage({ eventType }: { eventType: string }) {
           <div role="tablist" aria-label={`Rules of ${eventType}`} class="tabs" onKeyDown={onTabKey}>
             {TABS.map((t) => (
               <button key={t.id} id={`tab-${t.id}`} type="button" role="tab" aria-selected={shown === t.id} aria-controls={`panel-${t.id}`}
-                tabIndex={shown === t.id ? 0 : -1} onClick={() => setTab(t.id)}>
+                tabIndex={shown === t.id ? 0 : -1} onClick={() => choose(t.id)}>
                 {t.label}
                 {t.id === 'live' && set.data!.published ? ` (v${set.data!.published.version})` : null}
                 {t.id === 'draft' && set.data!.draft ? ` (v${set.data!.draft.version})` : null}
@@ -110,14 +114,20 @@ function RuleFile({ version }: { version: Version }) {
 }
 
 function Live({ set }: { set: RuleSetDetail }) {
+  const { account } = useSession();
   const live = set.published;
+  const hits = useResource(
+    () => (live ? ok(api.GET('/admin/v1/accounts/{account}/rule-sets/{event_type}/hit-rates', { params: { path: { account: account!, event_type: set.event_type } } })) : Promise.resolve(null)),
+    [account, set.event_type, live?.version],
+  );
   if (!live) return <p class="muted">Nothing published yet.</p>;
   return (
     <section aria-label="Live version">
       <VersionLine version={live} what="Live:" />
       <Problems version={live} />
       <Thresholds thresholds={live.thresholds} />
-      <RulesTable rules={live.rules} caption={`Live rules of ${set.event_type}`} />
+      <ProblemMessage problem={hits.error} />
+      <RulesTable rules={live.rules} caption={`Live rules of ${set.event_type}`} hits={hits.data?.version === live.version ? hits.data.windows : undefined} />
       <RuleFile version={live} />
     </section>
   );
@@ -127,6 +137,7 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
   const { account } = useSession();
   const draft = set.draft;
   const [adding, setAdding] = useState<'library' | 'custom' | undefined>();
+  const [yamlOpen, setYamlOpen] = useState(false);
   const [confirm, setConfirm] = useState<'publish' | 'discard' | undefined>();
   const [comment, setComment] = useState('');
   const path = { account: account!, event_type: eventType };
@@ -217,7 +228,10 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
           <ThresholdsForm key={base.yaml_sha256} eventType={eventType} version={base} onChanged={reload} />
           <h2>Rules</h2>
           <DraftRulesTable account={account!} eventType={eventType} draft={base} onChanged={reload} />
-          <RuleFile version={base} />
+          <div class="yaml-toggle">
+            <button type="button" aria-expanded={yamlOpen} onClick={() => setYamlOpen(!yamlOpen)}>{yamlOpen ? 'Close the YAML editor' : 'Edit the YAML'}</button>
+          </div>
+          {yamlOpen ? <LazyYamlEditor eventType={eventType} version={base} onSaved={reload} /> : <RuleFile version={base} />}
         </>
       ) : null}
       {draft ? <DraftDiff eventType={eventType} draft={draft} /> : null}
@@ -239,6 +253,20 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
   );
 }
 
+/**
+ * The YAML editor, loaded when first opened: CodeMirror is some 115 KB gzipped, more than the rest
+ * of the console, and most visits never open it.
+ */
+function LazyYamlEditor(props: Parameters<typeof import('./YamlEditor').YamlEditor>[0]) {
+  const [loaded, setLoaded] = useState<typeof import('./YamlEditor') | null>(null);
+  const [failed, setFailed] = useState<unknown>(null);
+  useEffect(() => {
+    import('./YamlEditor').then(setLoaded, setFailed);
+  }, []);
+  if (failed) return <ProblemMessage problem={asProblem(failed)} />;
+  return loaded ? <loaded.YamlEditor {...props} /> : <Loading what="the YAML editor" />;
+}
+
 function ThresholdsForm({ eventType, version, onChanged }: { eventType: string; version: Version; onChanged: () => void }) {
   const { account } = useSession();
   const [review, setReview] = useState(String(version.thresholds?.review ?? ''));
@@ -251,6 +279,7 @@ function ThresholdsForm({ eventType, version, onChanged }: { eventType: string; 
     onChanged();
   });
   const unchanged = review === String(version.thresholds?.review ?? '') && decline === String(version.thresholds?.decline ?? '');
+  useUnsavedEdits(!unchanged);
   return (
     <form class="inline-form thresholds-form" noValidate onSubmit={(e) => { e.preventDefault(); void save.run(); }}>
       <h2>Thresholds</h2>

@@ -1,9 +1,10 @@
 import { useState } from 'preact/hooks';
 import { api, ok } from '../../api/client';
 import { ProblemMessage } from '../../components/ui';
+import { useUnsavedEdits } from '../../router';
 import { useAction, useResource } from '../../hooks';
 import { unplaced } from './problems';
-import { conditionText, MODES, modeLabel, typedNumber, type EffectiveRule, type LibraryRule, type Mode, type Version, type WrittenRule } from './types';
+import { conditionText, MODES, modeLabel, typedNumber, type EffectiveRule, type HitWindow, type LibraryRule, type Mode, type Version, type WrittenRule } from './types';
 
 export function Thresholds({ thresholds }: { thresholds: Version['thresholds'] }) {
   if (!thresholds) return <p class="muted">Thresholds: none in effect (the text does not validate).</p>;
@@ -24,23 +25,52 @@ function When({ rule }: { rule: EffectiveRule }) {
   return rule.when ? <small class="block when">when <code>{conditionText(rule.when)}</code></small> : null;
 }
 
-/** A version's rules as they take effect, read-only. */
-export function RulesTable({ rules, caption }: { rules: EffectiveRule[]; caption: string }) {
-  if (rules.length === 0) return <p class="muted">No rules: every event scores 0 and is approved.</p>;
+const percent = (share: number | null) => (share === null ? '–' : `${(share * 100).toLocaleString('en', { maximumFractionDigits: 1 })} %`);
+
+/** One rule's counts in one window: fired, and unknown when it was. */
+function Hits({ window, id }: { window: HitWindow; id: string }) {
+  const rule = window.rules.find((r) => r.rule_id === id);
+  if (!rule) return <span class="muted">–</span>;
   return (
-    <table class="rules">
-      <caption class="visually-hidden">{caption}</caption>
-      <thead><tr><th scope="col">Rule</th><th scope="col" class="num">Score</th><th scope="col">Mode</th></tr></thead>
-      <tbody>
-        {rules.map((rule) => (
-          <tr key={rule.id} class={rule.mode === 'off' ? 'rule-off' : undefined}>
-            <td>{rule.name}<small class="block"><code>{rule.id}</code> <span class="muted">{ruleKind(rule)}</span></small><When rule={rule} /></td>
-            <td class="num">{rule.score}</td>
-            <td class="nowrap">{modeLabel(rule.mode)}</td>
+    <>
+      fired {rule.fired.toLocaleString('en')} <span class="muted">({percent(rule.fired_share)})</span>
+      {rule.unknown > 0 ? <small class="block">unknown {rule.unknown.toLocaleString('en')} <span class="muted">({percent(rule.unknown_share)})</span></small> : null}
+    </>
+  );
+}
+
+/** A version's rules as they take effect, read-only; the live version's with their hit rates. */
+export function RulesTable({ rules, caption, hits }: { rules: EffectiveRule[]; caption: string; hits?: HitWindow[] }) {
+  if (rules.length === 0) return <p class="muted">No rules: every event scores 0 and is approved.</p>;
+  const [day, week] = hits ?? [];
+  return (
+    <>
+      {day && week ? (
+        <p class="muted hit-summary">
+          Hit rates: out of {day.evaluations.toLocaleString('en')} evaluations logged in the last 24 hours and {week.evaluations.toLocaleString('en')} in the last 7 days,
+          how many each rule fired on (live or dry run) and could not decide (an input unknown).
+        </p>
+      ) : null}
+      <table class="rules">
+        <caption class="visually-hidden">{caption}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Rule</th><th scope="col" class="num">Score</th><th scope="col">Mode</th>
+            {day && week ? <><th scope="col">Last 24 hours</th><th scope="col">Last 7 days</th></> : null}
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {rules.map((rule) => (
+            <tr key={rule.id} class={rule.mode === 'off' ? 'rule-off' : undefined}>
+              <td>{rule.name}<small class="block"><code>{rule.id}</code> <span class="muted">{ruleKind(rule)}</span></small><When rule={rule} /></td>
+              <td class="num">{rule.score}</td>
+              <td class="nowrap">{modeLabel(rule.mode)}</td>
+              {day && week ? <><td class="nowrap hits"><Hits window={day} id={rule.id} /></td><td class="nowrap hits"><Hits window={week} id={rule.id} /></td></> : null}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
   );
 }
 
@@ -92,7 +122,10 @@ function DraftRuleRow({ account, eventType, rule, written, parameters, onChanged
   const [sent, setSent] = useState<Record<string, string>>({});
   const path = { account, event_type: eventType, rule_id: rule.id };
   const save = useAction(async () => {
-    const next: WrittenRule = { ...written!, score: typedNumber(score), mode };
+    // What the file does not say stays unsaid while it is the default: the diff shows only what was edited.
+    const next: WrittenRule = { ...written! };
+    if (written?.score !== undefined || score !== String(rule.default_score ?? '')) next.score = typedNumber(score);
+    if (written?.mode !== undefined || mode !== 'live') next.mode = mode;
     setSent(params);
     if (edited !== null) {
       // Only what differs from the default is written: a default stays a default if the library's changes.
@@ -109,6 +142,7 @@ function DraftRuleRow({ account, eventType, rule, written, parameters, onChanged
   });
   const initial = paramTexts(parameters, written);
   const changed = score !== String(rule.score) || mode !== rule.mode || parameters.some((p) => params[p.name] !== initial[p.name]);
+  useUnsavedEdits(changed);
   const scoreError = save.error?.field('rule.score');
   const modeError = save.error?.field('rule.mode');
   const placed = (p: string) => p === 'rule.score' || p === 'rule.mode' || parameters.some((q) => p === `rule.params.${q.name}`);

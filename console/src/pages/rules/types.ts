@@ -13,6 +13,8 @@ export type LibraryRule = Answered<'getRuleLibrary'>['rules'][number];
 export type RuleField = Answered<'getRuleFields'>['fields'][number];
 export type Operator = RuleField['operators'][number];
 export type Mode = EffectiveRule['mode'];
+/** Hit rates of the live rules over one window (24 hours, 7 days). */
+export type HitWindow = Answered<'getRuleHitRates'>['windows'][number];
 
 export const MODES: { value: Mode; label: string }[] = [
   { value: 'live', label: 'live' },

@@ -9,19 +9,30 @@ const shown = (value: unknown) => (value === undefined ? 'none' : JSON.stringify
 const lineClass = (line: string) =>
   line.startsWith('+++') || line.startsWith('---') ? 'diff-file' : line.startsWith('+') ? 'diff-add' : line.startsWith('-') ? 'diff-del' : line.startsWith('@@') ? 'diff-hunk' : undefined;
 
-/** What publishing the draft would change: the rules added, removed and changed, the thresholds, and the YAML's diff. */
+/** A version by number, or the live version or the draft. */
+export type VersionRef = number | 'published' | 'draft';
+
+/** What publishing the draft would change. */
 export function DraftDiff({ eventType, draft }: { eventType: string; draft: Version }) {
+  return <VersionDiff eventType={eventType} from="published" to="draft" title="Changes against live" stamp={draft.yaml_sha256} />;
+}
+
+/**
+ * What changed from one version to another: the rules added, removed and changed, the thresholds,
+ * and the diff of the YAML texts (edits keep untouched lines as written, so it shows the edited lines).
+ */
+export function VersionDiff({ eventType, from, to, title, stamp }: { eventType: string; from: VersionRef; to: VersionRef; title: string; stamp?: string }) {
   const { account } = useSession();
   const diff = useResource(
-    () => ok(api.GET('/admin/v1/accounts/{account}/rule-sets/{event_type}/diff', { params: { path: { account: account!, event_type: eventType } } })),
-    [account, eventType, draft.yaml_sha256],
+    () => ok(api.GET('/admin/v1/accounts/{account}/rule-sets/{event_type}/diff', { params: { path: { account: account!, event_type: eventType }, query: { from, to } } })),
+    [account, eventType, from, to, stamp],
   );
   const d = diff.data;
   const rules = d?.rules;
   const nothing = d && !d.thresholds && rules!.added.length + rules!.removed.length + rules!.changed.length === 0 && !rules!.reordered;
   return (
     <section class="card diff-card" aria-labelledby="diff-title">
-      <h2 id="diff-title">Changes against live</h2>
+      <h2 id="diff-title">{title}</h2>
       {diff.loading && !d ? <Loading what="the changes" /> : null}
       <ProblemMessage problem={diff.error} />
       {d ? (
@@ -38,7 +49,7 @@ export function DraftDiff({ eventType, draft }: { eventType: string; draft: Vers
             {rules!.reordered ? <li>Rules reordered</li> : null}
           </ul>
           {d.text ? (
-            <ScrollingText class="diff-text" landmark label={`Diff of the YAML of ${eventType}`}>
+            <ScrollingText class="diff-text" landmark label={`Diff of the YAML of ${eventType}, version ${d.from.version} to ${d.to.version}`}>
               {d.text.split('\n').filter((line) => !line.startsWith('====')).map((line, i) => <span key={i} class={lineClass(line)}>{line}{'\n'}</span>)}
             </ScrollingText>
           ) : null}
