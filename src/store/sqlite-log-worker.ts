@@ -3,6 +3,7 @@ import Sqlite from 'better-sqlite3';
 import { ERASE_STATEMENTS, PRUNE_STATEMENTS } from './history-sql.js';
 import { LOG_COLUMNS, logColumns } from './log-record.js';
 import { type LogRecord } from '../core/log-record.js';
+import { evaluationEvent, SQLITE_QUEUE_EVENT } from './webhook-events.js';
 
 /**
  * The SQLite writer thread: its own connection, statements prepared once, one transaction per
@@ -40,12 +41,16 @@ const insert = sqlite.prepare(`insert into evaluations (${LOG_COLUMNS.join(', ')
 const insertRule = sqlite.prepare('insert into evaluation_rules (account_id, rule_id, evaluation_id) values (?, ?, ?)');
 // An evaluation answered `review` opens its review item in the same transaction (migration 11).
 const insertReview = sqlite.prepare(`insert into review_items (account_id, evaluation_id, event_type, user_id, email, opened_at, status) values (?, ?, ?, ?, ?, ?, 'open')`);
+// And its webhook events (review.opened, evaluation.declined) are queued in it too (src/store/webhook-events.ts).
+const queueEvent = sqlite.prepare(SQLITE_QUEUE_EVENT);
 const insertAll = sqlite.transaction((records: LogRecord[]) => {
   for (const record of records) {
     const columns = logColumns(record);
     insert.run(columns);
     for (const rule of record.fired) insertRule.run(record.account_id, rule, record.id);
     if (record.state === 'review') insertReview.run(record.account_id, record.id, record.event_type, record.user_id, columns[4], columns[2]);
+    const event = evaluationEvent(record, columns[2] as number);
+    if (event !== null) queueEvent.run(event.type, event.payload, columns[2], columns[2], record.account_id, event.type);
   }
 });
 // Labels and review items go with their evaluations: their ids sort by time.
