@@ -87,6 +87,8 @@ export interface BuildOptions {
   onSetupToken?: (token: string) => void;
   /** The clock evaluations, history windows and the admin API (sessions, their expiry, login throttling) run on; tests move it instead of waiting. */
   now?: () => number;
+  /** The webhook worker's deadline per attempt (5 s unless given: tests of a slow receiver). */
+  webhookDeadlineMs?: number;
 }
 
 /**
@@ -209,7 +211,7 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
   const sources = () => [store.status(), ...resources.keys.status(), ...resources.rules.status(), ...resources.email.status(), ...resources.ip.status()];
   app.decorate('sources', sources);
   app.decorate('store', store);
-  const webhooks = startWebhookWorker({ store, logger: app.log, allowPrivate: config.webhookAllowPrivate, now: options.now });
+  const webhooks = startWebhookWorker({ store, logger: app.log, allowPrivate: config.webhookAllowPrivate, now: options.now, deadlineMs: options.webhookDeadlineMs });
   if (config.env === 'production' && config.webhookSecretKey === undefined && (await store.webhookEndpoints.anyUnsealed())) {
     app.log.warn('WEBHOOK_SECRET_KEY is not set: webhook signing secrets are stored unsealed (README "Webhooks")');
   }
