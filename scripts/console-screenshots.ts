@@ -1,4 +1,7 @@
 import { mkdirSync } from 'node:fs';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { buildConsoleIfStale } from './build-console.js';
 import { createUser } from '../test/support/admin.js';
 import { evaluationBody } from '../test/support/app.js';
@@ -14,7 +17,8 @@ import { logIn, openConsole, OWNER, startConsoleServer } from '../test/support/c
 const OUT = new URL('../docs/console/', import.meta.url);
 mkdirSync(OUT, { recursive: true });
 await buildConsoleIfStale();
-const server = await startConsoleServer();
+// Webhooks may reach the loopback receiver the Webhooks page's screenshot sends to.
+const server = await startConsoleServer({ WEBHOOK_ALLOW_PRIVATE: 'true' });
 // An account `shop` whose rules hold addresses of a test range for review: the Review page's items.
 const REVIEW_RULES = `thresholds: { review: 20, decline: 60 }
 rules:
@@ -174,6 +178,29 @@ try {
   await page.goto(`${server.origin}/console/#/shop/review`);
   await queue.nth(2).waitFor();
   await shoot('review-390px');
+  await page.setViewportSize({ width: 1280, height: 800 });
+  // Webhooks: an endpoint whose receiver answered a test with 503, then 204, and the delivery log.
+  let answer = 503;
+  const receiver = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => response.writeHead(answer).end(answer === 204 ? '' : 'busy'));
+  }).listen(0, '127.0.0.1');
+  await once(receiver, 'listening');
+  const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/risk`;
+  await page.goto(`${server.origin}/console/#/acme/webhooks`);
+  await page.getByLabel('URL').fill(hook);
+  await page.getByRole('checkbox', { name: /evaluation\.declined/ }).check();
+  await page.getByRole('button', { name: 'Add endpoint' }).click();
+  await page.getByLabel('Signing secret', { exact: true }).waitFor();
+  await page.getByRole('button', { name: `Send test to ${hook}` }).click();
+  await page.getByText(/^Test delivery failed/).waitFor();
+  answer = 204;
+  await page.getByRole('button', { name: `Send test to ${hook}` }).click();
+  await page.getByText(/^Test delivery delivered/).waitFor();
+  await page.getByText(/^204 · \d+ ms$/).waitFor();
+  await page.screenshot({ path: new URL('webhooks.png', OUT).pathname, fullPage: true });
+  console.log('docs/console/webhooks.png');
+  receiver.close();
   if (troubles.length > 0) throw new Error(`the pages met problems: ${troubles.join('; ')}`);
   await context.close();
 } finally {

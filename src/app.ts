@@ -94,6 +94,8 @@ export interface BuildOptions {
   onSetupToken?: (token: string) => void;
   /** The clock evaluations, history windows and the admin API (sessions, their expiry, login throttling) run on; tests move it instead of waiting. */
   now?: () => number;
+  /** The webhook worker's deadline per attempt (5 s unless given: tests of a slow receiver). */
+  webhookDeadlineMs?: number;
 }
 
 /**
@@ -105,7 +107,7 @@ async function createStoreResources(config: Config, logger: Logger, options: Bui
   checkApiKeys(config.apiKeys);
   const templates = { files: await readRuleFiles(config.rulesDir), comment: 'seeded from RULES_DIR' };
   const observe = metrics?.storeOperation;
-  const store = await openStore({ database: config.database, logger, retentionDays: config.retentionDays, historyDays: config.historyDays, historyTimeoutMs: config.historyTimeoutMs, writeLog: true, observe, now: options.now });
+  const store = await openStore({ database: config.database, logger, retentionDays: config.retentionDays, historyDays: config.historyDays, historyTimeoutMs: config.historyTimeoutMs, writeLog: true, observe, now: options.now, webhookSecretKey: config.webhookSecretKey });
   try {
     if (config.accountsFile !== undefined) await importAccountsFileOnce(store, config.accountsFile, { templates: templates.files, logger });
     let apiKeys = config.apiKeys;
@@ -228,7 +230,10 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
   const sources = () => [store.status(), ...resources.keys.status(), ...resources.rules.status(), ...resources.email.status(), ...resources.ip.status()];
   app.decorate('sources', sources);
   app.decorate('store', store);
-  const webhooks = startWebhookWorker({ store, logger: app.log, allowPrivate: config.webhookAllowPrivate });
+  const webhooks = startWebhookWorker({ store, logger: app.log, allowPrivate: config.webhookAllowPrivate, now: options.now, deadlineMs: options.webhookDeadlineMs });
+  if (config.env === 'production' && config.webhookSecretKey === undefined && (await store.webhookEndpoints.anyUnsealed())) {
+    app.log.warn('WEBHOOK_SECRET_KEY is not set: webhook signing secrets are stored unsealed (README "Webhooks")');
+  }
   app.decorate('webhooks', webhooks);
   app.decorate('reloadConfiguration', () => sync.check());
   app.decorate('metrics', metrics);
@@ -280,7 +285,7 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
   });
 
   await registerAdminApi(app, {
-    store, config, seed: templates, sources, sessions: config.session, now, backtests, developmentKey,
+    store, config, seed: templates, sources, sessions: config.session, now, backtests, developmentKey, webhooks,
     reloadConfiguration: () => sync.check(),
     enrich: createEnricher({ ...resources, ...enrichment }),
   });

@@ -14,6 +14,7 @@ import { TwoFactor } from './pages/security/TwoFactor';
 import { Sources } from './pages/sources/Sources';
 import { GettingStarted } from './pages/start/GettingStarted';
 import { Users } from './pages/users/Users';
+import { Webhooks } from './pages/webhooks/Webhooks';
 import { href, navigate, useRoute } from './router';
 import { Session, type Role, type SessionInfo } from './session';
 
@@ -38,6 +39,7 @@ export const SECTIONS: Section[] = [
   { page: 'sources', title: 'Data sources', component: Sources },
   { page: 'audit', title: 'Audit log', component: Audit, role: 'admin' },
   { page: 'two-factor', title: 'Two-factor', component: TwoFactor },
+  { page: 'webhooks', title: 'Webhooks', component: Webhooks, role: 'admin' },
 ];
 
 type State = { kind: 'loading' } | { kind: 'anonymous' } | { kind: 'signed-in'; session: SessionInfo } | { kind: 'unreachable'; error: ReturnType<typeof asProblem> };

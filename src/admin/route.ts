@@ -13,6 +13,7 @@ import type { AccountRow } from '../store/schema.js';
 import { ANONYMOUS, authorize, noSuchAccount, type Access, type AccessOptions, type Principal } from './access.js';
 import { authenticate, type SessionPolicy } from './authenticate.js';
 import type { BacktestJobs } from '../backtest/jobs.js';
+import type { WebhookWorker } from '../webhooks/worker.js';
 
 /**
  * How an `/admin/v1` route is declared: one object says what it is (method, URL, OpenAPI summary
@@ -55,6 +56,8 @@ export interface AdminServices {
   backtests: BacktestJobs;
   /** The development key this process serves for the `default` account (a development start with no API_KEYS), else null. */
   developmentKey?: DevelopmentKeyInfo | null;
+  /** This replica's webhook worker: a test delivery is sent at once (src/webhooks/worker.ts). */
+  webhooks: WebhookWorker;
 }
 
 export interface AdminContext<P, Q, B> {

@@ -95,6 +95,7 @@ export const envSchema = z.object({
   RELOAD_INTERVAL_MS: integer(100, 600_000).default(1000),
   BACKTEST_CPU_PERCENT: integer(1, 100).default(50),
   WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false'], { message: 'must be true or false' }).default('false'),
+  WEBHOOK_SECRET_KEY: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -base64 32)').optional(),
   DATABASE_URL: databaseUrl.prefault(DEFAULT_DATABASE_URL),
   RETENTION_DAYS: integer(0, 3650).default(30),
   METRICS_PORT: integer(1, 65535).optional(),
@@ -126,6 +127,8 @@ export interface Config {
   rateLimit: { max: number; windowMs: number };
   /** Webhooks may be sent to private, loopback and link-local addresses (development, tests). */
   webhookAllowPrivate: boolean;
+  /** Webhook signing secrets are sealed at rest under a key derived from it; stored as they are without it (development). */
+  webhookSecretKey: string | undefined;
   bodyLimitBytes: number;
   keepAliveTimeoutMs: number;
   requestTimeoutMs: number;
@@ -198,6 +201,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     trustProxy: e.TRUST_PROXY,
     rateLimit: { max: e.RATE_LIMIT_MAX, windowMs: e.RATE_LIMIT_WINDOW_MS },
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE === 'true',
+    webhookSecretKey: e.WEBHOOK_SECRET_KEY,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,

@@ -30,6 +30,7 @@ import { StoreError, type DatabaseUrl } from '../config/store-url.js';
 import { Users } from './users.js';
 import { WebhookEndpoints } from './webhook-endpoints.js';
 import { WebhookQueue } from './webhook-queue.js';
+import { SecretBox } from './webhook-secret-box.js';
 
 /**
  * The store (PRODUCT.md "Memory: the store"): one object with a port per need. The request path
@@ -93,6 +94,8 @@ export interface StoreOptions {
   observe?: StoreObserver;
   /** Bounds of the log's queue (tests). */
   logQueue?: { maxEntries?: number; maxBytes?: number };
+  /** WEBHOOK_SECRET_KEY: webhook signing secrets are sealed under it at rest (src/store/webhook-secret-box.ts). */
+  webhookSecretKey?: string;
 }
 
 /**
@@ -151,6 +154,9 @@ export async function openStore(options: StoreOptions): Promise<Store> {
 
   const lists = new Lists(engine, now);
   const webhookQueue = new WebhookQueue(engine);
+  const webhookEndpoints = new WebhookEndpoints(engine, now, new SecretBox(options.webhookSecretKey));
+  const sealed = await webhookEndpoints.sealStored();
+  if (sealed > 0) logger.info({ endpoints: sealed }, 'webhook signing secrets sealed under WEBHOOK_SECRET_KEY');
   return {
     engine,
     accounts,
@@ -159,7 +165,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     lists,
     reviews: new Reviews(engine, lists, webhookQueue, now),
     webhookQueue,
-    webhookEndpoints: new WebhookEndpoints(engine, now),
+    webhookEndpoints,
     labels: new Labels(engine, now),
     decisions: new Decisions(engine),
     entities: new Entities(engine),

@@ -6,6 +6,7 @@ import { LOG_DEFAULTS } from './evaluation-log.js';
 import { hourlyCounts, hourOf, LOG_COLUMNS, logColumns, timeOfId } from './log-record.js';
 import { type LogRecord } from '../core/log-record.js';
 import type { Database } from './schema.js';
+import { evaluationEvent } from './webhook-events.js';
 import { StoreError, type DatabaseUrl } from '../config/store-url.js';
 
 /** pg_advisory_xact_lock key of the schema lock (any constant; this one spells "risk" in ASCII). */
@@ -103,8 +104,14 @@ function postgresLogWriter(pool: pg.Pool) {
       }
       const fired = rows * width;
       const reviews = fired + 3;
-      const hours = reviews + 6;
+      const events = reviews + 6;
+      const hours = events + 4;
       text = `with logged as (insert into evaluations (${LOG_COLUMNS.join(', ')}) values ${tuples.join(', ')}), ` +
+        // Their webhook events, one delivery per endpoint that is on and takes the event (src/store/webhook-events.ts).
+        'queued as (insert into webhook_deliveries (id, account_id, endpoint_id, type, payload, status, attempts, next_attempt_at, created_at) ' +
+        `select 'msg_' || replace(gen_random_uuid()::text, '-', ''), w.account_id, w.id, r.t, r.p, 'pending', 0, r.o, r.o ` +
+        `from unnest($${events + 1}::text[], $${events + 2}::text[], $${events + 3}::text[], $${events + 4}::bigint[]) as r(a, t, p, o) ` +
+        `join webhook_endpoints w on w.account_id = r.a and w.enabled = 1 and position(',' || r.t || ',' in ',' || w.events || ',') > 0), ` +
         // Evaluations answered `review` open their review items in the same statement (migration 11).
         'reviewed as (insert into review_items (account_id, evaluation_id, event_type, user_id, email, opened_at, status) ' +
         `select a, e, t, u, m, o, 'open' from unnest($${reviews + 1}::text[], $${reviews + 2}::uuid[], $${reviews + 3}::text[], $${reviews + 4}::text[], $${reviews + 5}::text[], $${reviews + 6}::bigint[]) as r(a, e, t, u, m, o)), ` +
@@ -124,9 +131,17 @@ function postgresLogWriter(pool: pg.Pool) {
       const values: unknown[] = [];
       const fired: [string[], string[], string[]] = [[], [], []];
       const reviews: [string[], string[], string[], Array<string | null>, string[], number[]] = [[], [], [], [], [], []];
+      const events: [string[], string[], string[], number[]] = [[], [], [], []];
       for (const record of records) {
         const columns = logColumns(record);
         values.push(...columns);
+        const event = evaluationEvent(record, columns[2] as number);
+        if (event !== null) {
+          events[0].push(record.account_id);
+          events[1].push(event.type);
+          events[2].push(event.payload);
+          events[3].push(columns[2] as number);
+        }
         if (record.state === 'review') {
           reviews[0].push(record.account_id);
           reviews[1].push(record.id);
@@ -143,7 +158,7 @@ function postgresLogWriter(pool: pg.Pool) {
       }
       const counts = hourlyCounts(records);
       const columnsOf = <T extends unknown[]>(rows: T[], width: number) => Array.from({ length: width }, (_, c) => rows.map((row) => row[c]));
-      values.push(...fired, ...reviews, ...columnsOf(counts.evaluations, 4), ...columnsOf(counts.rules, 6));
+      values.push(...fired, ...reviews, ...events, ...columnsOf(counts.evaluations, 4), ...columnsOf(counts.rules, 6));
       // A full batch, the usual one under load, is a named statement: each pooled connection
       // parses and plans it once. Other sizes are sent unnamed, so the server keeps no plan per size.
       const name = records.length === LOG_DEFAULTS.batchSize ? `evaluations_insert_${records.length}` : undefined;

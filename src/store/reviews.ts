@@ -150,7 +150,7 @@ export class Reviews {
 
   /** Queues `review.resolved` for each endpoint of the account that takes it, in the resolution's transaction: never lost. */
   private async announce(trx: Transaction<Database>, item: ReviewItem): Promise<void> {
-    const endpoints = await trx.selectFrom('webhook_endpoints').select(['id', 'events']).where('account_id', '=', item.account_id).execute();
+    const endpoints = await trx.selectFrom('webhook_endpoints').select(['id', 'events']).where('account_id', '=', item.account_id).where('enabled', '=', 1).execute();
     const payload = JSON.stringify({
       type: 'review.resolved',
       timestamp: new Date(item.resolved_at!).toISOString(),

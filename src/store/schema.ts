@@ -36,6 +36,7 @@ export interface Database {
   review_items: ReviewItemRow;
   webhook_deliveries: WebhookDeliveryRow;
   webhook_endpoints: WebhookEndpointRow;
+  webhook_attempts: WebhookAttemptRow;
 }
 
 export type AccountStatus = 'active' | 'disabled';
@@ -156,13 +157,30 @@ export interface WebhookEndpointRow {
   url: string;
   /** The event types it takes, comma-separated. */
   events: string;
-  /** `whsec_…`: kept as it is, since signing needs it. */
+  /** `whsec_…`, sealed under WEBHOOK_SECRET_KEY when it is set (src/store/webhook-secret-box.ts): signing needs it back. */
   secret: string;
-  /** The secret before the last rotation, valid (signed with too) until `previous_until`. */
+  /** The secret before the last rotation, valid (signed with too) until `previous_until`; sealed alike. */
   previous_secret: string | null;
   previous_until: number | null;
   created_by: string;
   created_at: number;
+  /** 1, or 0 when switched off (migration 14): nothing is queued for it, and what was pending failed. */
+  enabled: number;
+}
+
+/** One attempt at a webhook delivery (migration 14), for the delivery log. */
+export interface WebhookAttemptRow {
+  delivery_id: string;
+  /** 1, 2, …: the delivery's attempt count after it. */
+  attempt: number;
+  account_id: string;
+  endpoint_id: string | null;
+  started_at: number;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  /** The start of the receiver's answer (at most 1 KiB). */
+  response: string | null;
 }
 
 /** A webhook delivery queued (migration 11). */
@@ -184,6 +202,8 @@ export interface WebhookDeliveryRow {
   last_error: string | null;
   created_at: number;
   delivered_at: number | null;
+  /** A delivery sent again (migration 14) names the one it repeats. */
+  resent_from: string | null;
 }
 
 /** The shadow of an account's event type (migration 9): a rule file evaluated beside the live one, never answered. */

@@ -3,6 +3,7 @@ import Sqlite from 'better-sqlite3';
 import { ERASE_STATEMENTS, PRUNE_STATEMENTS } from './history-sql.js';
 import { hourlyCounts, hourOf, LOG_COLUMNS, logColumns, timeOfId } from './log-record.js';
 import { type LogRecord } from '../core/log-record.js';
+import { evaluationEvent, SQLITE_QUEUE_EVENT } from './webhook-events.js';
 
 /**
  * The SQLite writer thread: its own connection, statements prepared once, one transaction per
@@ -45,12 +46,16 @@ const addHour = sqlite.prepare(`insert into evaluation_hours (account_id, event_
   on conflict (account_id, event_type, hour) do update set evaluations = evaluations + excluded.evaluations`);
 const addRuleHour = sqlite.prepare(`insert into rule_hours (account_id, event_type, hour, rule_id, fired, unknown) values (?, ?, ?, ?, ?, ?)
   on conflict (account_id, event_type, hour, rule_id) do update set fired = fired + excluded.fired, unknown = unknown + excluded.unknown`);
+// And its webhook events (review.opened, evaluation.declined) are queued in it too (src/store/webhook-events.ts).
+const queueEvent = sqlite.prepare(SQLITE_QUEUE_EVENT);
 const insertAll = sqlite.transaction((records: LogRecord[]) => {
   for (const record of records) {
     const columns = logColumns(record);
     insert.run(columns);
     for (const rule of record.fired) insertRule.run(record.account_id, rule, record.id);
     if (record.state === 'review') insertReview.run(record.account_id, record.id, record.event_type, record.user_id, columns[4], columns[2]);
+    const event = evaluationEvent(record, columns[2] as number);
+    if (event !== null) queueEvent.run(event.type, event.payload, columns[2], columns[2], record.account_id, event.type);
   }
   const hours = hourlyCounts(records);
   for (const row of hours.evaluations) addHour.run(row);

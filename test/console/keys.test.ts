@@ -131,6 +131,7 @@ describe('an analyst', () => {
       expect(sections).toContain('Getting started');
       expect(sections).not.toContain('Users');
       expect(sections).not.toContain('Audit log');
+      expect(sections).not.toContain('Webhooks');
       expect(troubles).toEqual([]);
     } finally {
       await context.close();

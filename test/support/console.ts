@@ -27,7 +27,7 @@ export const OWNER = 'owner@console.test';
 /** A test clicks through several pages, each logging in (a scrypt hash): generous on a loaded 2-core runner. */
 export const BROWSER_TEST_TIMEOUT_MS = 60_000;
 
-/** `env` is added to the test app's (RULES_DIR: the rules of the account `default`, whose key is KEY_A). */
+/** `env`: more settings for the app (the Webhooks page's test lets webhooks reach its loopback receiver). */
 export async function startConsoleServer(env: Record<string, string> = {}): Promise<ConsoleServer> {
   // A City database (a real .mmdb) that places 81.2.69.0/24 in London: a decision's page shows its position.
   const dataDir = mkdtempSync(join(tmpdir(), 'risk-data-'));

@@ -11,6 +11,7 @@ import { join, relative } from 'node:path';
 export const REQUIREMENTS = [
   { debianPackage: 'chromium', module: 'support/browser.js', present: () => existsSync('/usr/bin/chromium') },
   { debianPackage: 'nginx', module: 'support/nginx.js', present: () => existsSync('/usr/sbin/nginx') },
+  { debianPackage: 'python3', module: 'support/python.js', present: () => existsSync('/usr/bin/python3') },
   {
     // No npm parser of the text format keeps a labelled histogram's series apart (see prometheus.ts).
     debianPackage: 'python3-prometheus-client',

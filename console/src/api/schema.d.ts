@@ -1404,6 +1404,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/accounts/{account}/webhooks/{endpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove an endpoint, with its pending deliveries and its delivery log
+         * @description **Who:** The `admin` role in the account (instance owners too). Anyone else who is not a member gets 404, as for an account that does not exist.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an endpoint's URL, events, or switch it on or off (off: its pending deliveries fail, and nothing more is queued)
+         * @description **Who:** The `admin` role in the account (instance owners too). Anyone else who is not a member gets 404, as for an account that does not exist.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/admin/v1/accounts/{account}/webhooks/{endpoint_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An endpoint's delivery log, newest first: each delivery with every attempt (status code, duration, error)
+         * @description **Who:** The `admin` role in the account (instance owners too). Anyone else who is not a member gets 404, as for an account that does not exist.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/accounts/{account}/webhooks/{endpoint_id}/deliveries/{delivery_id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send again: a new delivery (a new webhook-id) of the same event, queued now
+         * @description **Who:** The `admin` role in the account (instance owners too). Anyone else who is not a member gets 404, as for an account that does not exist.
+         */
+        post: operations["resendWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/accounts/{account}/webhooks/{endpoint_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a `webhook.test` event now and answer with its attempt (retried on the back-off like any delivery when it fails)
+         * @description **Who:** The `admin` role in the account (instance owners too). Anyone else who is not a member gets 404, as for an account that does not exist.
+         */
+        post: operations["testWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/accounts/{account}/rule-sets/{event_type}/backtests": {
         parameters: {
             query?: never;
@@ -13641,6 +13725,7 @@ export interface operations {
                      *           "events": [
                      *             "review.resolved"
                      *           ],
+                     *           "enabled": true,
                      *           "created_by": "user:usr_4f1c2a9b7d3e8f60",
                      *           "created_at": "2026-11-21T12:00:00.000Z",
                      *           "rotating": false,
@@ -13654,6 +13739,8 @@ export interface operations {
                             id: string;
                             url: string;
                             events: ("review.opened" | "review.resolved" | "evaluation.declined")[];
+                            /** @description Off: nothing is queued for it */
+                            enabled: boolean;
                             created_by: string;
                             /**
                              * Format: date-time
@@ -13757,6 +13844,8 @@ export interface operations {
                      */
                     url: string;
                     events: ("review.opened" | "review.resolved" | "evaluation.declined")[];
+                    /** @default true */
+                    enabled?: boolean;
                 };
             };
         };
@@ -13777,6 +13866,7 @@ export interface operations {
                      *         "events": [
                      *           "review.resolved"
                      *         ],
+                     *         "enabled": true,
                      *         "created_by": "user:usr_4f1c2a9b7d3e8f60",
                      *         "created_at": "2026-11-21T12:00:00.000Z",
                      *         "rotating": false,
@@ -13790,6 +13880,8 @@ export interface operations {
                             id: string;
                             url: string;
                             events: ("review.opened" | "review.resolved" | "evaluation.declined")[];
+                            /** @description Off: nothing is queued for it */
+                            enabled: boolean;
                             created_by: string;
                             /**
                              * Format: date-time
@@ -13919,6 +14011,7 @@ export interface operations {
                      *         "events": [
                      *           "review.resolved"
                      *         ],
+                     *         "enabled": true,
                      *         "created_by": "user:usr_4f1c2a9b7d3e8f60",
                      *         "created_at": "2026-11-21T12:00:00.000Z",
                      *         "rotating": true,
@@ -13932,6 +14025,8 @@ export interface operations {
                             id: string;
                             url: string;
                             events: ("review.opened" | "review.resolved" | "evaluation.declined")[];
+                            /** @description Off: nothing is queued for it */
+                            enabled: boolean;
                             created_by: string;
                             /**
                              * Format: date-time
@@ -13944,6 +14039,730 @@ export interface operations {
                         };
                         /** @description `whsec_…`: shown this once; keep it where the receiver reads it */
                         secret: string;
+                    };
+                };
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a write with the session cookie without its `X-CSRF-Token`; a caller without the role; a user who must change their one-time password first */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one in an account the caller is not a member of (the same answer) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description With the session cookie: the session's CSRF token (`csrf_token` of `GET /admin/v1/session`). Not needed with an admin token. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                account: string;
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a write with the session cookie without its `X-CSRF-Token`; a caller without the role; a user who must change their one-time password first */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one in an account the caller is not a member of (the same answer) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description With the session cookie: the session's CSRF token (`csrf_token` of `GET /admin/v1/session`). Not needed with an admin token. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                account: string;
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description HTTPS; HTTP only to a private address allowed by WEBHOOK_ALLOW_PRIVATE (development)
+                     */
+                    url?: string;
+                    events?: ("review.opened" | "review.resolved" | "evaluation.declined")[];
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The endpoint as it is now */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "whe_4f1c2a9b7d3e8f60",
+                     *       "url": "https://backend.example.com/hooks/risk",
+                     *       "events": [
+                     *         "review.resolved"
+                     *       ],
+                     *       "enabled": false,
+                     *       "created_by": "user:usr_4f1c2a9b7d3e8f60",
+                     *       "created_at": "2026-11-21T12:00:00.000Z",
+                     *       "rotating": false,
+                     *       "previous_until": null
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        url: string;
+                        events: ("review.opened" | "review.resolved" | "evaluation.declined")[];
+                        /** @description Off: nothing is queued for it */
+                        enabled: boolean;
+                        created_by: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T12:00:00.000Z
+                         */
+                        created_at: string;
+                        /** @description A rotation's previous secret still signs too */
+                        rotating: boolean;
+                        previous_until: string | null;
+                    };
+                };
+            };
+            /** @description A field is missing or invalid (`errors` names each one) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a write with the session cookie without its `X-CSRF-Token`; a caller without the role; a user who must change their one-time password first */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one in an account the caller is not a member of (the same answer) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                limit?: number;
+                before?: string;
+            };
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                account: string;
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page; settled deliveries are kept 30 days */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "deliveries": [
+                     *         {
+                     *           "id": "msg_0f8e2b1c9d7a4e3f8a6b5c4d3e2f1a0b",
+                     *           "type": "review.resolved",
+                     *           "status": "delivered",
+                     *           "created_at": "2026-11-21T12:00:00.000Z",
+                     *           "next_attempt_at": null,
+                     *           "delivered_at": "2026-11-21T12:00:10.412Z",
+                     *           "last_status_code": 204,
+                     *           "last_error": null,
+                     *           "resent_from": null,
+                     *           "payload": {
+                     *             "type": "review.resolved",
+                     *             "timestamp": "2026-11-21T12:00:00.000Z",
+                     *             "data": {
+                     *               "evaluation_id": "0193a1b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b",
+                     *               "resolution": "approve"
+                     *             }
+                     *           },
+                     *           "attempts": [
+                     *             {
+                     *               "attempt": 1,
+                     *               "started_at": "2026-11-21T12:00:00.300Z",
+                     *               "status_code": 503,
+                     *               "duration_ms": 41,
+                     *               "error": "status 503",
+                     *               "response": "busy"
+                     *             },
+                     *             {
+                     *               "attempt": 2,
+                     *               "started_at": "2026-11-21T12:00:10.380Z",
+                     *               "status_code": 204,
+                     *               "duration_ms": 32,
+                     *               "error": null,
+                     *               "response": ""
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "next_before": null
+                     *     }
+                     */
+                    "application/json": {
+                        deliveries: {
+                            /** @description `msg_…`: the `webhook-id` header, the same on every attempt */
+                            id: string;
+                            /** @description review.opened, review.resolved, evaluation.declined or webhook.test */
+                            type: string;
+                            /**
+                             * @description failed: given up (a day of retries) or the endpoint was switched off
+                             * @enum {string}
+                             */
+                            status: "pending" | "delivered" | "failed";
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T12:00:00.000Z
+                             */
+                            created_at: string;
+                            /** @description While pending */
+                            next_attempt_at: string | null;
+                            delivered_at: string | null;
+                            last_status_code: number | null;
+                            last_error: string | null;
+                            /** @description The delivery this one sends again */
+                            resent_from: string | null;
+                            /** @description The body sent */
+                            payload: unknown;
+                            attempts: {
+                                /** @description 1 for the first */
+                                attempt: number;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T12:00:00.000Z
+                                 */
+                                started_at: string;
+                                /** @description null: no answer (refused, deadline, connection error) */
+                                status_code: number | null;
+                                duration_ms: number;
+                                /** @description `status 503`, `redirect not followed (302)`, `deadline (5000 ms)`, `private address refused (10.0.0.1)`, `ECONNREFUSED`… */
+                                error: string | null;
+                                /** @description The start of the answer (at most 1 KiB) */
+                                response: string | null;
+                            }[];
+                        }[];
+                        /** @description Pass as `before` for the next page; null on the last */
+                        next_before: string | null;
+                    };
+                };
+            };
+            /** @description A field is missing or invalid (`errors` names each one) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a caller without the role; a user who must change their one-time password first */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one in an account the caller is not a member of (the same answer) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resendWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description With the session cookie: the session's CSRF token (`csrf_token` of `GET /admin/v1/session`). Not needed with an admin token. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                account: string;
+                endpoint_id: string;
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new delivery, queued (sent within a second by a replica's worker) */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "msg_1a2b3c4d5e6f708192a3b4c5d6e7f809",
+                     *       "type": "review.resolved",
+                     *       "status": "pending",
+                     *       "created_at": "2026-11-21T12:00:00.000Z",
+                     *       "next_attempt_at": null,
+                     *       "delivered_at": null,
+                     *       "last_status_code": null,
+                     *       "last_error": null,
+                     *       "resent_from": "msg_0f8e2b1c9d7a4e3f8a6b5c4d3e2f1a0b",
+                     *       "payload": {
+                     *         "type": "review.resolved",
+                     *         "timestamp": "2026-11-21T12:00:00.000Z",
+                     *         "data": {
+                     *           "evaluation_id": "0193a1b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b",
+                     *           "resolution": "approve"
+                     *         }
+                     *       },
+                     *       "attempts": []
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description `msg_…`: the `webhook-id` header, the same on every attempt */
+                        id: string;
+                        /** @description review.opened, review.resolved, evaluation.declined or webhook.test */
+                        type: string;
+                        /**
+                         * @description failed: given up (a day of retries) or the endpoint was switched off
+                         * @enum {string}
+                         */
+                        status: "pending" | "delivered" | "failed";
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T12:00:00.000Z
+                         */
+                        created_at: string;
+                        /** @description While pending */
+                        next_attempt_at: string | null;
+                        delivered_at: string | null;
+                        last_status_code: number | null;
+                        last_error: string | null;
+                        /** @description The delivery this one sends again */
+                        resent_from: string | null;
+                        /** @description The body sent */
+                        payload: unknown;
+                        attempts: {
+                            /** @description 1 for the first */
+                            attempt: number;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T12:00:00.000Z
+                             */
+                            started_at: string;
+                            /** @description null: no answer (refused, deadline, connection error) */
+                            status_code: number | null;
+                            duration_ms: number;
+                            /** @description `status 503`, `redirect not followed (302)`, `deadline (5000 ms)`, `private address refused (10.0.0.1)`, `ECONNREFUSED`… */
+                            error: string | null;
+                            /** @description The start of the answer (at most 1 KiB) */
+                            response: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a write with the session cookie without its `X-CSRF-Token`; a caller without the role; a user who must change their one-time password first */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one in an account the caller is not a member of (the same answer) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    testWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description With the session cookie: the session's CSRF token (`csrf_token` of `GET /admin/v1/session`). Not needed with an admin token. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                account: string;
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test delivery after its first attempt */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "msg_0f8e2b1c9d7a4e3f8a6b5c4d3e2f1a0b",
+                     *       "type": "webhook.test",
+                     *       "status": "delivered",
+                     *       "created_at": "2026-11-21T12:00:00.000Z",
+                     *       "next_attempt_at": null,
+                     *       "delivered_at": "2026-11-21T12:00:10.412Z",
+                     *       "last_status_code": 204,
+                     *       "last_error": null,
+                     *       "resent_from": null,
+                     *       "payload": {
+                     *         "type": "webhook.test",
+                     *         "timestamp": "2026-11-21T12:00:00.000Z",
+                     *         "data": {
+                     *           "endpoint_id": "whe_4f1c2a9b7d3e8f60",
+                     *           "requested_by": "user:usr_4f1c2a9b7d3e8f60"
+                     *         }
+                     *       },
+                     *       "attempts": [
+                     *         {
+                     *           "attempt": 2,
+                     *           "started_at": "2026-11-21T12:00:10.380Z",
+                     *           "status_code": 204,
+                     *           "duration_ms": 32,
+                     *           "error": null,
+                     *           "response": ""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description `msg_…`: the `webhook-id` header, the same on every attempt */
+                        id: string;
+                        /** @description review.opened, review.resolved, evaluation.declined or webhook.test */
+                        type: string;
+                        /**
+                         * @description failed: given up (a day of retries) or the endpoint was switched off
+                         * @enum {string}
+                         */
+                        status: "pending" | "delivered" | "failed";
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T12:00:00.000Z
+                         */
+                        created_at: string;
+                        /** @description While pending */
+                        next_attempt_at: string | null;
+                        delivered_at: string | null;
+                        last_status_code: number | null;
+                        last_error: string | null;
+                        /** @description The delivery this one sends again */
+                        resent_from: string | null;
+                        /** @description The body sent */
+                        payload: unknown;
+                        attempts: {
+                            /** @description 1 for the first */
+                            attempt: number;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T12:00:00.000Z
+                             */
+                            started_at: string;
+                            /** @description null: no answer (refused, deadline, connection error) */
+                            status_code: number | null;
+                            duration_ms: number;
+                            /** @description `status 503`, `redirect not followed (302)`, `deadline (5000 ms)`, `private address refused (10.0.0.1)`, `ECONNREFUSED`… */
+                            error: string | null;
+                            /** @description The start of the answer (at most 1 KiB) */
+                            response: string | null;
+                        }[];
                     };
                 };
             };

@@ -10,13 +10,14 @@ import { shadowRuleSets } from './0009-shadow.js';
 import { secondFactor } from './0010-second-factor.js';
 import { reviewItems } from './0011-review-items.js';
 import { ruleHits } from './0013-rule-hits.js';
+import { webhookAttempts } from './0014-webhook-attempts.js';
 import type { Migration } from './types.js';
 
 /**
  * Every migration, in ascending `version` order. The same list runs on both engines. Versions are
  * never reused or renumbered once released.
  */
-export const MIGRATIONS: readonly Migration[] = [configTables, evaluationLog, behaviourHistory, listsAndLabels, consoleUsers, firedRules, labelsByLabel, backtests, shadowRuleSets, secondFactor, reviewItems, ruleHits];
+export const MIGRATIONS: readonly Migration[] = [configTables, evaluationLog, behaviourHistory, listsAndLabels, consoleUsers, firedRules, labelsByLabel, backtests, shadowRuleSets, secondFactor, reviewItems, ruleHits, webhookAttempts];
 
 /** The version a fully migrated store is at. */
 export const LATEST_VERSION = MIGRATIONS.at(-1)!.version;
