@@ -1142,6 +1142,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/accounts/{account}/decisions/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A search exported as CSV, newest first
+         * @description The search's filters; at most 10,000 rows (narrow the time range for more). Streamed a page at a time, so memory does not grow with the export. Columns: id, evaluated_at, event_type, state, score, email, ip, user_id, device_hash, rules, label. A cell starting with = + - @ is prefixed with an apostrophe (a spreadsheet shows it, never runs it).
+         *
+         *     **Who:** The `analyst` or `admin` role in the account (instance owners too). A caller who is not a member gets 404, as for an account that does not exist.
+         */
+        get: operations["exportDecisions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/accounts/{account}/decisions/{id}": {
         parameters: {
             query?: never;
@@ -1590,6 +1612,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/accounts/{account}/entities/{kind}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An e-mail address, domain, IP address, device or user: first and last seen, counts, labels, list entries, what it is linked to
+         * @description Read from the evaluation log's index on that value: its two ends (first and last seen) and its latest 500 evaluations (counts and links), so the cost does not grow with how often it was seen. Its evaluations are `GET …/decisions` with the matching filter. Links come from the log, which keeps the values as evaluated; behaviour history keeps only keyed hashes, which cannot be shown.
+         *
+         *     **Who:** The `analyst` or `admin` role in the account (instance owners too). A caller who is not a member gets 404, as for an account that does not exist.
+         */
+        get: operations["getEntity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/accounts/{account}/people": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who may act on the account, by name: for showing `user:…` and `token:…` actors
+         * @description The account's members by e-mail address and its admin tokens by name, for its analysts too (who cannot list members). Roles are not included.
+         *
+         *     **Who:** The `analyst` or `admin` role in the account (instance owners too). A caller who is not a member gets 404, as for an account that does not exist.
+         */
+        get: operations["listPeople"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/accounts/{account}/rule-sets/{event_type}/hit-rates": {
         parameters: {
             query?: never;
@@ -1833,7 +1899,7 @@ export interface components {
                         anonymous: boolean | null;
                     } | null;
                 } | null;
-                /** @description Counts that reached the cap of a distinct set (100): their value is a lower bound, e.g. `["ip.accounts_24h"]`. */
+                /** @description Counts that reached the cap of a distinct set (100): their value is a lower bound, e.g. `["ip.accounts_24h"]`. Rules read them so: `gte`/`gt` the bound already meets is true, any other comparison unknown. */
                 at_least: string[];
             } | null;
             /** @description The account's lists, as they stood in memory (refreshed within RELOAD_INTERVAL_MS of a change). Expired entries never match. */
@@ -4222,6 +4288,7 @@ export interface operations {
                      *         }
                      *       ],
                      *       "env_keys": 0,
+                     *       "development_key": null,
                      *       "max_keys": 2
                      *     }
                      */
@@ -4240,8 +4307,16 @@ export interface operations {
                             /** @description Written at most once a minute */
                             last_used_at: string | null;
                         }[];
-                        /** @description Keys of this account held in API_KEYS (the `default` account only); they count towards the limit */
+                        /** @description Keys of this account served from the environment (the `default` account only): API_KEYS, or on a development start the development key. They count towards the limit */
                         env_keys: number;
+                        /** @description The development key, one of `env_keys`: made on a development start with no API_KEYS and no stored key, never in production. Only on the `default` account, only from the replica that serves it; null otherwise */
+                        development_key: {
+                            /** @example key_9b1e4c7a2d05 */
+                            id: string;
+                            prefix: string;
+                            /** @description Where it is kept: `.dev-api-key` in the service's working directory */
+                            file: string;
+                        } | null;
                         max_keys: number;
                     };
                 };
@@ -10926,6 +11001,8 @@ export interface operations {
                                 reading: "value" | "unknown" | "absent";
                                 /** @description For an unknown reading: the check that could not run (`ip.tor`) */
                                 unavailable: string | null;
+                                /** @description What the rule compared it with, as the part holds (`≥ 5`); null inside a `not` */
+                                condition?: string | null;
                             }[];
                         }[];
                         /** @description Checks that could not run, then rules whose input was unknown (`rule:<id>`), as the response would say */
@@ -11920,6 +11997,113 @@ export interface operations {
             };
         };
     };
+    exportDecisions: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+                state?: "approve" | "review" | "decline";
+                event_type?: string;
+                email?: string;
+                domain?: string;
+                ip?: string;
+                user_id?: string;
+                device_hash?: string;
+                rule?: string;
+                label?: "fraud" | "legit" | "none";
+            };
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                account: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description CSV (RFC 4180), a header row first */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description A field is missing or invalid (`errors` names each one) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a caller without the role; a user who must change their one-time password first */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one in an account the caller is not a member of (the same answer) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getDecision: {
         parameters: {
             query?: never;
@@ -11989,6 +12173,10 @@ export interface operations {
                      *         "event_type": "account_register",
                      *         "version": 3
                      *       },
+                     *       "thresholds": {
+                     *         "review": 20,
+                     *         "decline": 40
+                     *       },
                      *       "replay": {
                      *         "status": "replayed",
                      *         "detail": "Replayed through the version that decided; it gives the logged outcome",
@@ -12007,7 +12195,8 @@ export interface operations {
                      *               "field": "email.disposable",
                      *               "value": true,
                      *               "reading": "value",
-                     *               "unavailable": null
+                     *               "unavailable": null,
+                     *               "condition": "= true"
                      *             }
                      *           ]
                      *         },
@@ -12023,7 +12212,8 @@ export interface operations {
                      *               "field": "ip.is_tor",
                      *               "value": false,
                      *               "reading": "value",
-                     *               "unavailable": null
+                     *               "unavailable": null,
+                     *               "condition": "= true"
                      *             }
                      *           ]
                      *         }
@@ -12070,6 +12260,11 @@ export interface operations {
                             event_type: string;
                             version: number;
                         } | null;
+                        /** @description The score bands of the version that decided: review from `review`, decline from `decline`; null when it is gone */
+                        thresholds: {
+                            review: number;
+                            decline: number;
+                        } | null;
                         replay: {
                             /** @enum {string} */
                             status: "replayed" | "differs" | "rules_failed" | "version_gone" | "not_replayable";
@@ -12097,6 +12292,8 @@ export interface operations {
                                 reading: "value" | "unknown" | "absent";
                                 /** @description The check that could not run, when that made the reading unknown */
                                 unavailable: string | null;
+                                /** @description What the rule compared it with, as the part holds (`≥ 5`); null inside a `not` */
+                                condition: string | null;
                             }[];
                         }[] | null;
                         /** @description What the shadow rule set decided beside the live one (README "Shadow"), never answered; null when none ran */
@@ -16457,6 +16654,296 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a caller without the role; a user who must change their one-time password first */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one in an account the caller is not a member of (the same answer) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getEntity: {
+        parameters: {
+            query: {
+                value: string;
+            };
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                account: string;
+                kind: "email" | "domain" | "ip" | "device" | "user";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the log knows of it (zeros and nulls when nothing) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "kind": "ip",
+                     *       "value": "203.0.113.7",
+                     *       "first_seen": "2026-11-20T08:00:00.000Z",
+                     *       "last_seen": "2026-11-21T12:00:00.000Z",
+                     *       "scanned": 14,
+                     *       "states": {
+                     *         "approve": 9,
+                     *         "review": 3,
+                     *         "decline": 2
+                     *       },
+                     *       "labels": {
+                     *         "fraud": 1,
+                     *         "legit": 0
+                     *       },
+                     *       "linked": {
+                     *         "emails": [
+                     *           "jane.doe@example.com"
+                     *         ],
+                     *         "domains": [
+                     *           "example.com"
+                     *         ],
+                     *         "ips": [],
+                     *         "devices": [
+                     *           "abababababababababababababababababababababababababababababababab"
+                     *         ],
+                     *         "users": [
+                     *           "usr_981"
+                     *         ],
+                     *         "countries": [
+                     *           "GB"
+                     *         ]
+                     *       },
+                     *       "list_entries": []
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        kind: "email" | "domain" | "ip" | "device" | "user";
+                        /** @description Normalised as the log stores it (an IP address in canonical text) */
+                        value: string;
+                        /** @description Its oldest evaluation still in the log (kept RETENTION_DAYS); null when none */
+                        first_seen: string | null;
+                        last_seen: string | null;
+                        /** @description How many of its latest evaluations the counts and links were read from (at most 500) */
+                        scanned: number;
+                        states: {
+                            approve: number;
+                            review: number;
+                            decline: number;
+                        };
+                        labels: {
+                            fraud: number;
+                            legit: number;
+                        };
+                        linked: {
+                            /** @description E-mail addresses evaluated with it, most recent first (at most 50) */
+                            emails: string[];
+                            /** @description E-mail domains, most recent first (at most 50) */
+                            domains: string[];
+                            /** @description IP addresses, most recent first (at most 50) */
+                            ips: string[];
+                            /** @description Device hashes, most recent first (at most 50) */
+                            devices: string[];
+                            /** @description User ids, most recent first (at most 50) */
+                            users: string[];
+                            /** @description Countries (ISO codes) its IP addresses were placed in, most recent first (at most 50) */
+                            countries: string[];
+                        };
+                        /** @description Block and allow list entries with exactly this value (expired ones too) */
+                        list_entries: {
+                            id: number;
+                            /** @enum {string} */
+                            list: "block" | "allow";
+                            /** @enum {string} */
+                            kind: "email" | "domain" | "ip" | "device" | "user";
+                            value: string;
+                            reason: string;
+                            author: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T12:00:00.000Z
+                             */
+                            created_at: string;
+                            expires_at: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description A field is missing or invalid (`errors` names each one) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a caller without the role; a user who must change their one-time password first */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one in an account the caller is not a member of (the same answer) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listPeople: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                account: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Each actor id with its name */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "people": [
+                     *         {
+                     *           "actor": "user:usr_4f1c2a9b7d3e8f60",
+                     *           "name": "jane@acme.example"
+                     *         },
+                     *         {
+                     *           "actor": "token:tok_0a1b2c3d",
+                     *           "name": "back office"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        people: {
+                            /** @description `user:<id>` or `token:<id>` */
+                            actor: string;
+                            /** @description An e-mail address, or a token's name */
+                            name: string;
+                        }[];
+                    };
                 };
             };
             /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
