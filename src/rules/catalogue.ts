@@ -1,4 +1,4 @@
-import { FIELDS, pathOf, type FieldPath, type FieldType } from './fields.js';
+import { FIELDS, fieldAt, pathOf, type FieldPath, type FieldType, type RulePath } from './fields.js';
 import { DEFAULT_THRESHOLDS, operatorsFor, VALUE_TYPE, type ConditionInput, type Mode, type Operator, type RuleFile } from './file-schema.js';
 import { LIBRARY, libraryRule } from './library.js';
 import type { Condition, RuleSet, Thresholds } from './rule-set.js';
@@ -30,7 +30,7 @@ export interface LibraryInfo {
   description: string;
   default_score: number;
   /** The fact it reads, and what makes it fire. */
-  reads: FieldPath;
+  reads: RulePath;
   fires_when: boolean | 'present';
   /** The check whose failure makes it unknown. */
   check: string | null;
@@ -39,7 +39,7 @@ export interface LibraryInfo {
 }
 
 export const libraryCatalogue = (): LibraryInfo[] =>
-  LIBRARY.map((rule) => ({ id: rule.id, name: rule.name, description: rule.description, default_score: rule.defaultScore, reads: rule.reads, fires_when: rule.when, check: FIELDS[rule.reads].check,
+  LIBRARY.map((rule) => ({ id: rule.id, name: rule.name, description: rule.description, default_score: rule.defaultScore, reads: rule.reads, fires_when: rule.when, check: fieldAt(rule.reads).check,
     parameters: Object.entries(rule.parameters ?? {}).map(([name, p]) => ({ name, description: p.description, default: p.default, min: p.min, max: p.max })),
   }));
 
@@ -55,7 +55,7 @@ export interface RuleInfo {
   default_score: number | null;
   mode: Mode;
   /** The fields its condition reads. */
-  reads: FieldPath[];
+  reads: RulePath[];
   /** A custom rule's condition, as written. */
   when: ConditionInput | null;
 }
@@ -81,14 +81,14 @@ export function ruleSetInfo(file: RuleFile, compiled: RuleSet): RuleSetInfo {
   return { thresholds: { ...DEFAULT_THRESHOLDS, ...file.thresholds }, rules };
 }
 
-function fieldsOf(condition: Condition, into: FieldPath[] = []): FieldPath[] {
+function fieldsOf(condition: Condition, into: RulePath[] = []): RulePath[] {
   if (condition.kind === 'all' || condition.kind === 'any') for (const part of condition.of) fieldsOf(part, into);
   else if (condition.kind === 'not') fieldsOf(condition.of, into);
   else if (!into.includes(pathOf(condition.field))) into.push(pathOf(condition.field));
   return into;
 }
 
-function inputFields(condition: ConditionInput, into: FieldPath[] = []): FieldPath[] {
+function inputFields(condition: ConditionInput, into: RulePath[] = []): RulePath[] {
   for (const part of [...(condition.all ?? []), ...(condition.any ?? []), ...(condition.not ? [condition.not] : [])]) inputFields(part, into);
   if (condition.field !== undefined && !into.includes(condition.field)) into.push(condition.field);
   return into;
