@@ -1,5 +1,5 @@
 import { FIELDS, fieldAt, pathOf, type FieldPath, type FieldType, type RulePath } from './fields.js';
-import { DEFAULT_THRESHOLDS, operatorsFor, VALUE_TYPE, type ConditionInput, type Mode, type Operator, type RuleFile } from './file-schema.js';
+import { counterSchema, DEFAULT_THRESHOLDS, operatorsFor, VALUE_TYPE, type ConditionInput, type Mode, type Operator, type RuleFile } from './file-schema.js';
 import { LIBRARY, libraryRule } from './library.js';
 import type { Condition, RuleSet, Thresholds } from './rule-set.js';
 
@@ -9,7 +9,7 @@ import type { Condition, RuleSet, Thresholds } from './rule-set.js';
  * type accepts), the library, and a rule file's rules as they take effect (defaults filled in).
  */
 export interface FieldInfo {
-  path: FieldPath;
+  path: RulePath;
   type: FieldType;
   /** The JSON type of the values it compares with. */
   value_type: 'string' | 'number' | 'boolean';
@@ -23,6 +23,23 @@ export const fieldCatalogue = (): FieldInfo[] =>
   (Object.entries(FIELDS) as Array<[FieldPath, (typeof FIELDS)[FieldPath]]>).map(([path, field]) => ({
     path, type: field.type, value_type: VALUE_TYPE[field.type], description: field.description, operators: operatorsFor(field.type), check: field.check,
   }));
+
+/** A file's velocity counters as fields (a file as written, maybe invalid: what is not a counter is left out). */
+export function velocityCatalogue(file: { velocity?: unknown }): FieldInfo[] {
+  if (!Array.isArray(file.velocity)) return [];
+  const out: FieldInfo[] = [];
+  for (const counter of file.velocity as unknown[]) {
+    const parsed = counterSchema.safeParse(counter);
+    if (!parsed.success) continue;
+    const c = parsed.data;
+    const counts = c.event_types === undefined ? 'its event type' : c.event_types.join(', ');
+    out.push({
+      path: `velocity.${c.name}`, type: 'number', value_type: 'number', operators: operatorsFor('number'), check: null,
+      description: c.description ?? `Events of ${counts} per ${c.key} in the last ${c.window}, this one included; unknown without the key.`,
+    });
+  }
+  return out;
+}
 
 export interface LibraryInfo {
   id: string;

@@ -771,7 +771,7 @@ export interface paths {
         };
         /**
          * The field catalogue: every field a custom rule can read, its type and the operators it accepts
-         * @description Conditions combine with `all`, `any` and `not`. A field whose check could not run is unknown: no rule fires on it (docs/rules.md, "Unknown and absent").
+         * @description Conditions combine with `all`, `any` and `not`. A field whose check could not run is unknown: no rule fires on it (docs/rules.md, "Unknown and absent"). With `event_type`, the velocity counters that event type's draft (else its live version) defines are listed too, as `velocity.<name>` (docs/rules.md, "Velocity counters").
          *
          *     **Who:** The `analyst` or `admin` role in the account (instance owners too). A caller who is not a member gets 404, as for an account that does not exist.
          */
@@ -7047,7 +7047,9 @@ export interface operations {
     };
     getRuleFields: {
         parameters: {
-            query?: never;
+            query?: {
+                event_type?: string;
+            };
             header?: {
                 /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -7113,6 +7115,17 @@ export interface operations {
                         }[];
                         combinators: ("all" | "any" | "not")[];
                     };
+                };
+            };
+            /** @description A field is missing or invalid (`errors` names each one) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
