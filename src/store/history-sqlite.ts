@@ -420,11 +420,16 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       };
       const velocity = event.velocity;
       if (velocity !== null) {
+        // Counters share a few keys (the step hands the same Buffer for the same key): each looked up once.
+        const states = new Map<Buffer, KeyState>();
+        const at = (key: Buffer) => {
+          let state = states.get(key);
+          if (state === undefined) states.set(key, (state = stateOf(account, key, event)));
+          return state;
+        };
         // Every read before any count: what came before the event.
-        for (const read of velocity.reads) {
-          prior.velocity.push(read.key === null ? 0 : velocitySum(stateOf(account, read.key, event), read.series, read.from, read.to, event.minute));
-        }
-        for (const c of velocity.counts) velocityCount(stateOf(account, c.key, event), c.series, c.bucket, c.expires, event.minute);
+        for (const read of velocity.reads) prior.velocity.push(read.key === null ? 0 : velocitySum(at(read.key), read.series, read.from, read.to, event.minute));
+        for (const c of velocity.counts) velocityCount(at(c.key), c.series, c.bucket, c.expires, event.minute);
       }
 
       count(ip, GRAIN_MINUTE, event.minute);
