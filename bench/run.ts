@@ -19,6 +19,8 @@
  *                                 # both mixes, memory on vs off; per-key cost at 10, 10,000 and 1,000,000 events;
  *                                 # record() as history grows to --history-keys people (4 identifiers each); storage;
  *                                 # the new-person mix on that grown store vs an empty one
+ *   npm run bench -- --velocity-only # only velocity counters: 0, 5 and 20 counters per evaluation, both mixes,
+ *                                 # SQLite and PostgreSQL (A B C A B C…)
  *   npm run bench -- --detection-only # only detection quality: precision and recall of `disposable` and
  *                                 # `free_provider` on a labelled set, and what the curated ASN lists flag (bench/detection.ts; also `npm run bench:detection`)
  */
@@ -35,6 +37,7 @@ import { startPostgres, type PostgresServer } from '../test/support/postgres.js'
 import { writeDataSet } from './data-set.js';
 import { benchHistory, benchKeyCost, type HistoryFigures, type KeyCostFigures } from './behaviour.js';
 import { personBody } from './mixes.js';
+import { velocityRulesDir } from './velocity.js';
 import { benchDetection, benchIpAsnLists } from './detection.js';
 import { benchStore, loggedEvaluations, type StoreFigures } from './store.js';
 
@@ -46,6 +49,7 @@ const { values: options } = parseArgs({
     'metrics-only': { type: 'boolean', default: false },
     'behaviour-only': { type: 'boolean', default: false },
     'detection-only': { type: 'boolean', default: false },
+    'velocity-only': { type: 'boolean', default: false },
     'history-keys': { type: 'string' },
     rows: { type: 'string' },
     rounds: { type: 'string' },
@@ -477,6 +481,66 @@ async function main(): Promise<void> {
       `req/s ${median(g.full.map((r) => r.requests_per_s))} vs ${median(g.empty.map((r) => r.requests_per_s))}; CPU µs/request ${g.cpu_us.join(' vs ')}; time to ready ${g.ready_ms.join(' vs ')} ms`);
   };
 
+  /**
+   * Velocity counters' cost (issue 28): the service as shipped with 0, 5 and 20 counters in
+   * account_register.yaml (bench/velocity.ts: each its own series, all read by a rule), in turns,
+   * on one mix and engine. Each service has a store of its own.
+   */
+  const velocityCounts = async (label: string, store: () => Promise<Record<string, string>>, keys: 'same' | 'new') => {
+    const COUNTS = [0, 5, 20];
+    const services = [];
+    for (const counters of COUNTS) {
+      const s = await serviceEnv({ ...(await store()), RULES_DIR: velocityRulesDir(root, counters) });
+      const child = spawnNode(SERVICE, s.env);
+      processes.push(child);
+      // Each starts beside the ones already running: a busy machine needs longer than the default.
+      await waitReady(`http://127.0.0.1:${s.port}`, child, 180_000);
+      services.push({ counters, url: `http://127.0.0.1:${s.port}`, child, runs: [] as Run[] });
+    }
+    let n = 0;
+    const init: Partial<autocannon.Options> = keys === 'same'
+      ? { body: personBody(7, WARM_DOMAIN) }
+      : { requests: [{ setupRequest: (request) => ({ ...request, body: personBody((n += 1), WARM_DOMAIN) }) }] };
+    for (let round = 0; round < Math.min(rounds, 3); round += 1) {
+      for (const s of services) s.runs.push(await measured(`service, ${label} ${keys}, ${s.counters} counters`, s.url, s.child, init));
+      console.error(`velocity ${label} ${keys} round ${round + 1}: ${services.map((s) => `${s.counters}: ${s.runs.at(-1)!.requests_per_s} req/s`).join(', ')}`);
+    }
+    await Promise.all(services.map((s) => stop(s.child)));
+    const base = services[0]!.runs;
+    return {
+      label, keys,
+      counters: services.map((s) => ({
+        counters: s.counters,
+        requests_per_s: median(s.runs.map((r) => r.requests_per_s)),
+        p99_ms: median(s.runs.map((r) => r.p99_ms)),
+        cpu_us: median(s.runs.map((r) => r.cpu_us_per_request ?? 0)),
+        // Against 0 counters in the same rounds.
+        ratio: round2(median(s.runs.map((r, i) => r.requests_per_s / base[i]!.requests_per_s))),
+      })),
+    };
+  };
+  const velocityBench = async () => {
+    let postgres: PostgresServer | undefined;
+    try {
+      postgres = await startPostgres();
+      const pg = postgres;
+      const results = [];
+      for (const keys of ['same', 'new'] as const) {
+        results.push(await velocityCounts('SQLite', async () => ({}), keys));
+        results.push(await velocityCounts('PostgreSQL', async () => ({ DATABASE_URL: await pg.createDatabase() }), keys));
+      }
+      return results;
+    } finally {
+      await postgres?.close();
+    }
+  };
+  const printVelocity = (v: Awaited<ReturnType<typeof velocityBench>>) => {
+    console.log('\n| velocity counters | mix | counters | req/s | vs 0 counters (median of rounds) | p99 ms | service CPU µs/req |\n|---|---|---:|---:|---:|---:|---:|');
+    for (const r of v) {
+      for (const c of r.counters) console.log(`| ${r.label} | ${r.keys} | ${c.counters} | ${c.requests_per_s} | ${c.ratio} | ${c.p99_ms} | ${c.cpu_us} |`);
+    }
+  };
+
   const writeResults = (summary: unknown) => {
     mkdirSync('bench/results', { recursive: true });
     const file = `bench/results/${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
@@ -498,6 +562,7 @@ async function main(): Promise<void> {
   if (options['metrics-only']) return alone('metrics', metricsOnOff, printMetrics);
   if (options['store-only']) return alone('store', storeBench, printStore);
   if (options['behaviour-only']) return alone('behaviour', behaviourBench, printBehaviour);
+  if (options['velocity-only']) return alone('velocity', velocityBench, printVelocity);
 
   const service = await serviceEnv();
   const serviceUrl = `http://127.0.0.1:${service.port}`;
@@ -577,6 +642,7 @@ async function main(): Promise<void> {
     const metrics = await metricsOnOff();
     const store = await storeBench();
     const behaviour = await behaviourBench();
+    const velocity = await velocityBench();
 
     const serviceRps = median(warm.map((r) => r.requests_per_s));
     const ceilingRps = median(ceiling.map((r) => r.requests_per_s));
@@ -596,6 +662,7 @@ async function main(): Promise<void> {
       metrics,
       store,
       behaviour,
+      velocity,
     };
 
     const rows = [...warm, ...ceiling, ...newPerson, ...ceilingNew, invalid, coldRun, longRunResult];
@@ -611,6 +678,7 @@ async function main(): Promise<void> {
     printMetrics(metrics);
     printStore(store);
     printBehaviour(behaviour);
+    printVelocity(velocity);
     writeResults(summary);
   } finally {
     stopAll();

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { HistoryRecorder, HistoryStep } from '../history/recorder.js';
+import type { VelocityPlan } from '../history/velocity.js';
 import type { ListBook } from '../lists/list-book.js';
 import type { EmailFacts } from '../email/facts.js';
 import type { Report } from '../core/ports.js';
@@ -28,6 +29,8 @@ export interface EvaluatorDependencies {
   store: { readonly available: boolean };
   /** The history step (one read-and-record per evaluation); null when history is off (HISTORY_DAYS=0). */
   history: HistoryRecorder | null;
+  /** The velocity counters an evaluation reads and counts in the history step (the rule book's); none when absent. */
+  velocity?: (accountId: string, eventType: string) => VelocityPlan | null;
   lists: Pick<ListBook, 'check'>;
   /** The clock of evaluations (tests inject one to move through history's time windows). */
   now?: () => number;
@@ -92,7 +95,7 @@ export function createEnricher(deps: Omit<EvaluatorDependencies, 'rules'>) {
       ipReport = unknownIp(request.parsedIp, IP_CHECKS);
     }
     // Started before the e-mail step is awaited: the store's round trip overlaps the DNS look-up.
-    const historyPromise = !record || deps.history === null ? null : deps.history(account, request, ipReport.facts, evaluatedAt);
+    const historyPromise = !record || deps.history === null ? null : deps.history(account, request, ipReport.facts, evaluatedAt, deps.velocity?.(account, request.event_type));
     const lists = deps.lists.check(account, request, evaluatedAt);
     const emailReport = emailPromise instanceof Promise ? await emailPromise : emailPromise;
     const history: HistoryStep | null = historyPromise instanceof Promise ? await historyPromise : historyPromise;
@@ -122,7 +125,7 @@ export type Enricher = ReturnType<typeof createEnricher>;
  */
 export function createEvaluator(deps: EvaluatorDependencies) {
   const now = deps.now ?? Date.now;
-  const enrich = createEnricher(deps);
+  const enrich = createEnricher(deps.velocity !== undefined || deps.rules.velocity === undefined ? deps : { ...deps, velocity: (a, e) => deps.rules.velocity!(a, e) });
 
   return async function evaluate(request: EvaluationRequest, account: Account): Promise<Evaluation | undefined> {
     const started = performance.now();

@@ -2,6 +2,7 @@ import { isoTime } from '../core/iso-time.js';
 import { MIN_TRAVEL_INTERVAL_MS, SET_CAP } from './caps.js';
 import type { HistoryEvent, Prior, SetReading } from './event.js';
 import type { HistoryFacts, PreviousEvent } from './facts.js';
+import { velocityValues } from './velocity.js';
 import { eitherAnonymous, leastDistanceKm, type Place } from './place.js';
 
 /**
@@ -50,7 +51,9 @@ export function historyFacts(prior: Prior, event: HistoryEvent): HistoryFacts {
       previous: known && u.place !== null ? previousEvent(u.lastSeen!, u.place, event) : null,
     };
   }
-  return { ip, email, device, user, at_least: atLeast };
+  const facts: HistoryFacts = { ip, email, device, user, at_least: atLeast };
+  if (event.velocity !== null && event.velocity.reads.length > 0) facts.velocity = velocityValues(event.velocity, prior.velocity);
+  return facts;
 }
 
 function previousEvent(at: number, place: Place, event: HistoryEvent): PreviousEvent {

@@ -1,5 +1,6 @@
 import { DAY_MS, HOUR_MS, MINUTE_MS } from './caps.js';
 import type { Place } from './place.js';
+import type { VelocityStep } from './velocity.js';
 
 /**
  * One evaluation as history records it: keyed hashes (identifiers.ts), the time, and the place of
@@ -22,13 +23,16 @@ export interface HistoryEvent {
   /** The country as 2 bytes (a set member), or null. */
   country: Buffer | null;
   place: Place;
+  /** The velocity counters it reads and counts (velocity.ts); null when its rule files define none. */
+  velocity: VelocityStep | null;
 }
 
-export function historyEvent(fields: Omit<HistoryEvent, 'minute' | 'hour' | 'since24h' | 'since30d' | 'country'>): HistoryEvent {
+export function historyEvent(fields: Omit<HistoryEvent, 'minute' | 'hour' | 'since24h' | 'since30d' | 'country' | 'velocity'> & { velocity?: VelocityStep | null }): HistoryEvent {
   const at = fields.at;
   const country = fields.place.country;
   return {
     ...fields,
+    velocity: fields.velocity ?? null,
     minute: Math.floor(at / MINUTE_MS),
     hour: Math.floor(at / HOUR_MS),
     since24h: at - DAY_MS,
@@ -64,4 +68,6 @@ export interface Prior {
      */
     baseline: { devices: boolean; countries: boolean };
   } | null;
+  /** Each velocity read's events before this one (0 for a read without a key); empty without counters. */
+  velocity: number[];
 }

@@ -45,6 +45,10 @@ export const historyFactsSchema = z.object({
     countries_24h: count('Distinct countries of this user in the last 24 hours.'),
     previous: previousSchema.nullable().meta({ description: 'The user\'s previous event; `null` on the first.' }),
   }).nullable().meta({ description: '`null` when `user.user_id` was not sent.' }),
+  velocity: z.record(z.string(), z.number().int().min(0).nullable()).optional().meta({
+    description: 'The velocity counters the event type\'s rule file defines (docs/rules.md "Velocity counters"), by name, this event counted when the counter counts its event type; `null` when the request does not carry the counter\'s key. Absent when the file defines none.',
+    example: { signups_per_domain_1h: 3 },
+  }),
   at_least: z.array(z.string()).meta({
     description: 'Counts that reached the cap of a distinct set (100): their value is a lower bound, e.g. `["ip.accounts_24h"]`. Rules read them so: `gte`/`gt` the bound already meets is true, any other comparison unknown.',
   }),

@@ -10,7 +10,7 @@ import { createHmac, createSecretKey } from 'node:crypto';
 export const KEY_BYTES = 16;
 export const SECRET_BYTES = 32;
 
-export type IdentifierKind = 'ip' | 'email' | 'device' | 'user';
+export type IdentifierKind = 'ip' | 'email' | 'device' | 'user' | 'domain';
 
 export type Hasher = (account: string, kind: IdentifierKind, value: string) => Buffer;
 

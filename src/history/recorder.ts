@@ -10,6 +10,7 @@ import type { HistoryFacts } from './facts.js';
 import type { Hasher } from './identifiers.js';
 import { placeOf } from './place.js';
 import type { HistoryStore } from './store.js';
+import { velocityStep, type VelocityPlan } from './velocity.js';
 
 /**
  * The evaluation's history step: one read-and-record per evaluation, before the rules run. It is
@@ -35,7 +36,8 @@ export type HistoryStep = { facts: HistoryFacts } | { facts: null; unavailable: 
 const UNAVAILABLE: HistoryStep = { facts: null, unavailable: true };
 export const MAX_HISTORY_IN_FLIGHT = 64;
 
-export type HistoryRecorder = (account: string, request: EvaluationRequest, ip: IpFacts, at: number) => HistoryStep | Promise<HistoryStep>;
+/** `velocity`: the counters the event type's rule files read and count (velocity.ts); none when null or absent. */
+export type HistoryRecorder = (account: string, request: EvaluationRequest, ip: IpFacts, at: number, velocity?: VelocityPlan | null) => HistoryStep | Promise<HistoryStep>;
 
 export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryRecorder {
   const maxInFlight = options.maxInFlight ?? MAX_HISTORY_IN_FLIGHT;
@@ -45,22 +47,35 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
     return UNAVAILABLE;
   };
 
-  return (account, request, ip, at) => {
+  return (account, request, ip, at, velocity) => {
     if (!options.available() || inFlight >= maxInFlight) return UNAVAILABLE;
     const { hash } = options;
-    const email = hash(account, 'email', canonicalAddress(request.parsedEmail));
+    const canonical = canonicalAddress(request.parsedEmail);
+    const email = hash(account, 'email', canonical);
     const userId = request.user?.user_id;
     const deviceHash = request.device_intelligence?.device_hash;
     const user = userId === undefined ? null : hash(account, 'user', userId);
+    const ipValue = ipIdentifier(request.parsedIp);
+    const ipKey = hash(account, 'ip', ipValue);
+    const device = deviceHash === undefined ? null : hash(account, 'device', deviceHash);
+    let step = null;
+    if (velocity !== undefined && velocity !== null) {
+      // The keys hashed above, so a counter over one of them costs no second hash.
+      const known = new Map<string, Buffer>([[`email\u0000${canonical}`, email], [`ip\u0000${ipValue}`, ipKey]]);
+      if (user !== null) known.set(`user\u0000${userId}`, user);
+      if (device !== null) known.set(`device\u0000${deviceHash}`, device);
+      step = velocityStep(velocity, account, request, at, hash, known);
+    }
     const event = historyEvent({
       account,
       at,
-      ip: hash(account, 'ip', ipIdentifier(request.parsedIp)),
+      ip: ipKey,
       email,
       identity: user ?? email,
-      device: deviceHash === undefined ? null : hash(account, 'device', deviceHash),
+      device,
       user,
       place: placeOf(ip),
+      velocity: step,
     });
     let prior;
     try {

@@ -1,5 +1,5 @@
-import { FIELDS, pathOf, type FieldPath, type FieldType } from './fields.js';
-import { DEFAULT_THRESHOLDS, operatorsFor, VALUE_TYPE, type ConditionInput, type Mode, type Operator, type RuleFile } from './file-schema.js';
+import { FIELDS, fieldAt, pathOf, type FieldPath, type FieldType, type RulePath } from './fields.js';
+import { counterSchema, DEFAULT_THRESHOLDS, operatorsFor, VALUE_TYPE, type ConditionInput, type Mode, type Operator, type RuleFile } from './file-schema.js';
 import { LIBRARY, libraryRule } from './library.js';
 import type { Condition, RuleSet, Thresholds } from './rule-set.js';
 
@@ -9,7 +9,7 @@ import type { Condition, RuleSet, Thresholds } from './rule-set.js';
  * type accepts), the library, and a rule file's rules as they take effect (defaults filled in).
  */
 export interface FieldInfo {
-  path: FieldPath;
+  path: RulePath;
   type: FieldType;
   /** The JSON type of the values it compares with. */
   value_type: 'string' | 'number' | 'boolean';
@@ -24,13 +24,30 @@ export const fieldCatalogue = (): FieldInfo[] =>
     path, type: field.type, value_type: VALUE_TYPE[field.type], description: field.description, operators: operatorsFor(field.type), check: field.check,
   }));
 
+/** A file's velocity counters as fields (a file as written, maybe invalid: what is not a counter is left out). */
+export function velocityCatalogue(file: { velocity?: unknown }): FieldInfo[] {
+  if (!Array.isArray(file.velocity)) return [];
+  const out: FieldInfo[] = [];
+  for (const counter of file.velocity as unknown[]) {
+    const parsed = counterSchema.safeParse(counter);
+    if (!parsed.success) continue;
+    const c = parsed.data;
+    const counts = c.event_types === undefined ? 'its event type' : c.event_types.join(', ');
+    out.push({
+      path: `velocity.${c.name}`, type: 'number', value_type: 'number', operators: operatorsFor('number'), check: null,
+      description: c.description ?? `Events of ${counts} per ${c.key} in the last ${c.window}, this one included; unknown without the key.`,
+    });
+  }
+  return out;
+}
+
 export interface LibraryInfo {
   id: string;
   name: string;
   description: string;
   default_score: number;
   /** The fact it reads, and what makes it fire. */
-  reads: FieldPath;
+  reads: RulePath;
   fires_when: boolean | 'present';
   /** The check whose failure makes it unknown. */
   check: string | null;
@@ -39,7 +56,7 @@ export interface LibraryInfo {
 }
 
 export const libraryCatalogue = (): LibraryInfo[] =>
-  LIBRARY.map((rule) => ({ id: rule.id, name: rule.name, description: rule.description, default_score: rule.defaultScore, reads: rule.reads, fires_when: rule.when, check: FIELDS[rule.reads].check,
+  LIBRARY.map((rule) => ({ id: rule.id, name: rule.name, description: rule.description, default_score: rule.defaultScore, reads: rule.reads, fires_when: rule.when, check: fieldAt(rule.reads).check,
     parameters: Object.entries(rule.parameters ?? {}).map(([name, p]) => ({ name, description: p.description, default: p.default, min: p.min, max: p.max })),
   }));
 
@@ -55,7 +72,7 @@ export interface RuleInfo {
   default_score: number | null;
   mode: Mode;
   /** The fields its condition reads. */
-  reads: FieldPath[];
+  reads: RulePath[];
   /** A custom rule's condition, as written. */
   when: ConditionInput | null;
 }
@@ -81,14 +98,14 @@ export function ruleSetInfo(file: RuleFile, compiled: RuleSet): RuleSetInfo {
   return { thresholds: { ...DEFAULT_THRESHOLDS, ...file.thresholds }, rules };
 }
 
-function fieldsOf(condition: Condition, into: FieldPath[] = []): FieldPath[] {
+function fieldsOf(condition: Condition, into: RulePath[] = []): RulePath[] {
   if (condition.kind === 'all' || condition.kind === 'any') for (const part of condition.of) fieldsOf(part, into);
   else if (condition.kind === 'not') fieldsOf(condition.of, into);
   else if (!into.includes(pathOf(condition.field))) into.push(pathOf(condition.field));
   return into;
 }
 
-function inputFields(condition: ConditionInput, into: FieldPath[] = []): FieldPath[] {
+function inputFields(condition: ConditionInput, into: RulePath[] = []): RulePath[] {
   for (const part of [...(condition.all ?? []), ...(condition.any ?? []), ...(condition.not ? [condition.not] : [])]) inputFields(part, into);
   if (condition.field !== undefined && !into.includes(condition.field)) into.push(condition.field);
   return into;

@@ -1,7 +1,7 @@
 import type { EvaluationContext, RuleOutcome, ScoreDetail, State } from './ports.js';
 import type { IpKey } from '../ip/numeric.js';
 import { addressKey } from './cidr.js';
-import { ABSENT, UNKNOWN, pathOf, readField, type Field, type FieldPath, type Reading, type Scalar } from './fields.js';
+import { ABSENT, UNKNOWN, pathOf, readField, type Field, type RulePath, type Reading, type Scalar } from './fields.js';
 import type { Condition, Rule, RuleSet, Thresholds } from './rule-set.js';
 import { MAX_REGEX_INPUT } from './pattern.js';
 
@@ -22,7 +22,7 @@ type Truth = boolean | typeof UNKNOWN;
 
 /** One fact a rule read, as it read it. */
 export interface Evidence {
-  field: FieldPath;
+  field: RulePath;
   /** The value found (null when the service did not know it; absent facts are null too). */
   value: Scalar | null;
   reading: 'value' | 'unknown' | 'absent';

@@ -203,10 +203,35 @@ export type FieldPath = keyof typeof FIELDS;
 
 export const FIELD_PATHS = Object.keys(FIELDS) as [FieldPath, ...FieldPath[]];
 
+/**
+ * A velocity counter the rule file defines (docs/rules.md "Velocity counters"), read as
+ * `velocity.<name>`: a number, with this event counted when the counter counts its event type.
+ * Unknown when the store did not answer, and when the request does not carry the counter's key (no
+ * device hash, no user id): a count of nothing is not zero.
+ */
+export type VelocityPath = `velocity.${string}`;
+/** Any path a condition may read: a fixed field, or a velocity counter of the file. */
+export type RulePath = FieldPath | VelocityPath;
+export const VELOCITY_FIELD = /^velocity\.([a-z][a-z0-9_]{0,63})$/;
+
+const VELOCITY_PATHS = new WeakMap<Field, VelocityPath>();
+
+export function velocityField(name: string): Field {
+  const f = field('number', `Velocity counter ${name} of the rule file, this event counted; unknown without its key.`, (c) => (c.history === null ? null : (c.history.velocity?.[name] ?? null)));
+  VELOCITY_PATHS.set(f, `velocity.${name}`);
+  return f;
+}
+
+export const isVelocityPath = (path: string): path is VelocityPath => VELOCITY_FIELD.test(path);
+export const isRulePath = (path: unknown): path is RulePath => typeof path === 'string' && (Object.hasOwn(FIELDS, path) || isVelocityPath(path));
+
+/** The field a condition's path names (a velocity counter's made for it). */
+export const fieldAt = (path: RulePath): Field => (isVelocityPath(path) ? velocityField(path.slice('velocity.'.length)) : FIELDS[path]);
+
 const PATHS = new Map<Field, FieldPath>(Object.entries(FIELDS).map(([path, field]) => [field, path as FieldPath]));
 
 /** The dotted path of a field (for explanations and the admin API's catalogue). */
-export const pathOf = (field: Field): FieldPath => PATHS.get(field)!;
+export const pathOf = (field: Field): RulePath => PATHS.get(field) ?? VELOCITY_PATHS.get(field)!;
 
 /**
  * Reads a field as the engine sees it: a value, UNKNOWN or ABSENT. A value of the wrong type (a

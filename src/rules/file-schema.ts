@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseCidrRanges } from './cidr.js';
-import { FIELDS, FIELD_PATHS, type FieldPath, type FieldType, type Scalar } from './fields.js';
+import { MAX_COUNTERS, parseWindow, VELOCITY_KEYS } from '../history/velocity.js';
+import { FIELD_PATHS, fieldAt, isRulePath, isVelocityPath, VELOCITY_FIELD, type FieldType, type RulePath, type Scalar } from './fields.js';
 import { LIBRARY_IDS, libraryRule } from './library.js';
 import { compilePattern, MAX_FILE_INSTRUCTIONS } from './pattern.js';
 
@@ -19,7 +20,7 @@ export interface ConditionInput {
   all?: ConditionInput[];
   any?: ConditionInput[];
   not?: ConditionInput;
-  field?: FieldPath;
+  field?: RulePath;
   equals?: Scalar;
   not_equals?: Scalar;
   in?: Scalar[];
@@ -65,7 +66,13 @@ export const conditionSchema: z.ZodType<ConditionInput> = z.lazy(() =>
       all: z.array(conditionSchema).min(1).optional().meta({ description: 'True when every condition is true.' }),
       any: z.array(conditionSchema).min(1).optional().meta({ description: 'True when at least one condition is true.' }),
       not: conditionSchema.optional().meta({ description: 'True when the condition is false (unknown stays unknown).' }),
-      field: z.enum(FIELD_PATHS, { error: (issue) => `unknown field ${JSON.stringify(issue.input)} (docs/rules.md lists the fields)` }).optional().meta({ description: 'The fact to compare, e.g. email.domain, ip.asn, user.user_id.' }),
+      field: (z.string().refine(isRulePath, {
+        error: (issue) => `unknown field ${JSON.stringify(issue.input)} (docs/rules.md lists the fields; a velocity counter of the file reads as velocity.<name>)`,
+      }) as unknown as z.ZodType<RulePath>).optional().meta({
+        description: 'The fact to compare, e.g. email.domain, ip.asn, user.user_id, or velocity.<name> for a counter of the file.',
+        // For editors: a fixed field, or a counter (the loader checks the file defines it).
+        anyOf: [{ enum: FIELD_PATHS }, { type: 'string', pattern: VELOCITY_FIELD.source }],
+      }),
       equals: scalar.optional().meta({ description: 'The field equals this value (same type as the field).' }),
       not_equals: scalar.optional().meta({ description: 'The field is present and differs from this value.' }),
       in: z.array(scalar).min(1).optional().meta({ description: 'The field is one of these values.' }),
@@ -109,7 +116,9 @@ function checkCondition(condition: ConditionInput, ctx: z.RefinementCtx): void {
     return issue(`a condition on a field needs exactly one operator (${OPERATORS.join(', ')}); found ${operators.length === 0 ? 'none' : operators.join(', ')}`);
   }
   const operator = operators[0]!;
-  const type = FIELDS[condition.field].type;
+  // An unknown field is reported where the field is checked.
+  if (!isRulePath(condition.field)) return;
+  const type = fieldAt(condition.field).type;
   if (!ACCEPTS[operator](type)) return issue(`"${operator}" does not apply to ${condition.field}, which is ${TYPE_NAME[type]}`, [operator]);
   checkValues(condition, operator, type, issue);
 }
@@ -190,6 +199,25 @@ function checkParams(id: string, params: Record<string, number> | undefined, ctx
   }
 }
 
+/** The counter the library rule domain_velocity reads (rule-set.ts defines it when the file enables the rule). */
+export const LIBRARY_COUNTERS = ['domain_velocity'] as const;
+
+export const counterSchema = z
+  .strictObject({
+    name: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'lower-case letters, digits and _, starting with a letter')
+      .meta({ description: 'Rules read the counter as velocity.<name>.' }),
+    key: z.enum(VELOCITY_KEYS, { error: (issue) => `unknown key ${JSON.stringify(issue.input)} (one of ${VELOCITY_KEYS.join(', ')})` })
+      .meta({ description: 'What the count is per: an e-mail domain or canonical address, an IP address or its network (IPv4 /24, IPv6 /64), a device hash, a user id.' }),
+    window: z.string().superRefine((text, ctx) => {
+      const window = parseWindow(text);
+      if ('problem' in window) ctx.addIssue({ code: 'custom', message: window.problem });
+    }).meta({ description: 'How far back it counts: 1m to 30d (m, h or d), e.g. 10m, 1h, 7d. Up to 2h by the minute, up to 7d by the hour (whole hours), beyond by the day (whole days).' }),
+    event_types: z.array(z.string().min(1).max(64)).min(1).max(20).optional()
+      .meta({ description: 'The event types it counts; by default the file\'s own.' }),
+    description: z.string().max(2000).optional(),
+  })
+  .meta({ id: 'velocity_counter', description: 'A named count of events per key in a sliding window (docs/rules.md "Velocity counters").' });
+
 export const DEFAULT_THRESHOLDS = { review: 20, decline: 40 } as const;
 
 const threshold = z.number().int().min(0).max(100);
@@ -205,6 +233,8 @@ export const ruleFileSchema = z
       .refine((t) => t.review <= t.decline, { message: 'review must not be above decline' })
       .optional()
       .meta({ description: 'Band edges, half-open: approve below review, review from review up to decline, decline from decline. Defaults 20 and 40.' }),
+    velocity: z.array(counterSchema).max(MAX_COUNTERS, `at most ${MAX_COUNTERS} velocity counters per rule file`).optional()
+      .meta({ description: `Velocity counters rules read as velocity.<name> (at most ${MAX_COUNTERS}).` }),
     rules: z.array(ruleSchema).meta({ description: 'Evaluated and reported in this order.' }),
   })
   .superRefine((file, ctx) => {
@@ -216,8 +246,33 @@ export const ruleFileSchema = z
       seen.add(id);
     });
     checkPatternBudget(file.rules, ctx);
+    checkCounters(file, ctx);
   })
   .meta({ title: 'Risk evaluation rule file', description: 'One event type\'s rules. See docs/rules.md.' });
+
+/** Counter names are unique and not the library's; every velocity.<name> a rule reads is a counter of the file. */
+function checkCounters(file: { velocity?: Array<{ name: string }>; rules: RuleInput[] }, ctx: z.RefinementCtx): void {
+  const names = new Set<string>();
+  file.velocity?.forEach((counter, i) => {
+    if (names.has(counter.name)) ctx.addIssue({ code: 'custom', message: `velocity counter "${counter.name}" appears twice`, path: ['velocity', i, 'name'] });
+    if ((LIBRARY_COUNTERS as readonly string[]).includes(counter.name)) {
+      ctx.addIssue({ code: 'custom', message: `"${counter.name}" is the library rule ${counter.name}'s own counter: choose another name`, path: ['velocity', i, 'name'] });
+    }
+    names.add(counter.name);
+  });
+  const visit = (condition: ConditionInput | undefined, path: (string | number)[]): void => {
+    if (condition === undefined) return;
+    condition.all?.forEach((c, i) => visit(c, [...path, 'all', i]));
+    condition.any?.forEach((c, i) => visit(c, [...path, 'any', i]));
+    visit(condition.not, [...path, 'not']);
+    const field = condition.field;
+    if (field !== undefined && isVelocityPath(field) && !names.has(field.slice('velocity.'.length))) {
+      const defined = names.size === 0 ? 'the file defines none (add it under velocity:)' : `the file defines ${[...names].join(', ')}`;
+      ctx.addIssue({ code: 'custom', message: `no velocity counter "${field.slice('velocity.'.length)}": ${defined}`, path: [...path, 'field'] });
+    }
+  };
+  file.rules.forEach((rule, i) => visit(rule.when, ['rules', i, 'when']));
+}
 
 /** One evaluation runs every pattern of the file: their sizes together bound its cost (pattern.ts). */
 function checkPatternBudget(rules: RuleInput[], ctx: z.RefinementCtx): void {

@@ -1,4 +1,5 @@
-import type { FieldPath } from './fields.js';
+import type { VelocityKey } from '../history/velocity.js';
+import type { RulePath } from './fields.js';
 import type { ConditionInput } from './file-schema.js';
 
 /**
@@ -16,12 +17,14 @@ export interface LibraryRule {
   description: string;
   defaultScore: number;
   /** The fact it reads; the rule fires when the fact equals `when` (unless `condition` says more). */
-  reads: FieldPath;
+  reads: RulePath;
   when: boolean | 'present';
   /** Thresholds a rule file may set (`params:`), with their defaults and bounds. */
   parameters?: Readonly<Record<string, LibraryParameter>>;
   /** The condition, from the parameters (defaults filled in), when it is more than `reads` equals `when`. */
   condition?: (params: Readonly<Record<string, number>>) => ConditionInput;
+  /** A velocity counter it reads, defined for the file that enables it (named as the rule). */
+  counter?: { name: string; key: VelocityKey; window: string };
 }
 
 export interface LibraryParameter {
@@ -200,6 +203,17 @@ export const LIBRARY: readonly LibraryRule[] = [
       countries_24h: threshold('…or from this many distinct countries in 24 hours.', 3, 100),
     },
     condition: (p) => ({ any: [{ field: 'history.user.devices_30d', gte: p.devices_30d! }, { field: 'history.user.countries_24h', gte: p.countries_24h! }] }),
+  },
+  {
+    id: 'domain_velocity',
+    name: 'Many sign-ups from one e-mail domain',
+    description: 'Many evaluations of the file\'s event type from addresses of one e-mail domain in the last hour, where the domain is not a free mailbox provider (gmail.com and the like, where thousands sign up every hour): a domain registered for a wave of fake accounts. A company whose staff all join at once looks the same, so it reviews. Counted by its own velocity counter (docs/rules.md "Velocity counters"); unknown when the store did not answer or the free-provider list is not loaded.',
+    defaultScore: 25,
+    reads: 'velocity.domain_velocity',
+    when: true,
+    parameters: { signups_1h: threshold('Fires from this many events from the domain in the last hour (this one included).', 20, 100_000) },
+    counter: { name: 'domain_velocity', key: 'email.domain', window: '1h' },
+    condition: (p) => ({ all: [{ field: 'email.free_provider', equals: false }, { field: 'velocity.domain_velocity', gte: p.signups_1h! }] }),
   },
   // The account's own lists: always known (served from memory).
   {

@@ -1,5 +1,6 @@
 import type { EmailFacts } from '../email/facts.js';
 import type { HistoryFacts } from '../history/facts.js';
+import type { VelocityPlan } from '../history/velocity.js';
 import type { IpFacts } from '../ip/facts.js';
 import type { ListFacts } from '../lists/facts.js';
 import type { Account, Resource } from '../core/ports.js';
@@ -75,4 +76,9 @@ export interface RuleBook extends Resource {
    * not change `context`. Absent in rule books that keep no shadows.
    */
   shadow?(account: Account, context: EvaluationContext): ShadowOutcome | undefined;
+  /**
+   * The velocity counters an evaluation of this event type reads (its live file's) and counts (every
+   * live file's that counts the type); null when there are none. Absent in rule books without counters.
+   */
+  velocity?(accountId: string, eventType: string): VelocityPlan | null;
 }

@@ -6,6 +6,7 @@ import { ruleSetLabel } from './rule-file.js';
 import { evaluateRuleSet } from './engine.js';
 import { formatProblem, parseRuleFile, RuleSetError, type RuleFileProblem } from './rule-file.js';
 import type { RuleSet } from './rule-set.js';
+import { velocityPlan, type VelocityPlan } from '../history/velocity.js';
 
 /**
  * What the rule book reads from the store's snapshot: the published rule sets of active accounts
@@ -46,9 +47,11 @@ interface Live {
 interface AccountRules {
   eventTypes: string[];
   byEventType: Map<string, Live>;
+  /** By event type: the counters its evaluations read and count (absent: none). */
+  velocity: Map<string, VelocityPlan>;
 }
 
-const NONE: AccountRules = { eventTypes: [], byEventType: new Map() };
+const NONE: AccountRules = { eventTypes: [], byEventType: new Map(), velocity: new Map() };
 
 interface Shadow {
   version: number;
@@ -110,11 +113,18 @@ export function createRuleBook(snapshot: RuleSetSnapshot, options: { logger: Log
       if (ruleSet) nextCompiled.set(entry.id, ruleSet);
       if (live === undefined) continue;
       let rules = nextAccounts.get(entry.account_id);
-      if (rules === undefined) nextAccounts.set(entry.account_id, (rules = { eventTypes: [], byEventType: new Map() }));
+      if (rules === undefined) nextAccounts.set(entry.account_id, (rules = { eventTypes: [], byEventType: new Map(), velocity: new Map() }));
       rules.byEventType.set(entry.event_type, live);
     }
     if (strict && problems.length > 0) throw new RuleSetError(problems);
-    for (const rules of nextAccounts.values()) rules.eventTypes = [...rules.byEventType.keys()].sort();
+    for (const rules of nextAccounts.values()) {
+      rules.eventTypes = [...rules.byEventType.keys()].sort();
+      const all = [...rules.byEventType.values()].flatMap((live) => live.ruleSet.velocity);
+      for (const [eventType, live] of rules.byEventType) {
+        const plan = velocityPlan(eventType, live.ruleSet.velocity, all);
+        if (plan !== null) rules.velocity.set(eventType, plan);
+      }
+    }
     for (const [id, message] of nextRefused) logger.error({ version_id: id, problems: message }, 'stored rule set refused; the version that served before keeps serving');
     compiled = nextCompiled;
     accounts = nextAccounts;
@@ -139,6 +149,7 @@ export function createRuleBook(snapshot: RuleSetSnapshot, options: { logger: Log
       const { fraud_score, state, fired, details, dry_run } = evaluateRuleSet(context, shadow.ruleSet);
       return { version: shadow.version, fraud_score, state, fired, details, dry_run };
     },
+    velocity: (accountId, eventType) => accounts.get(accountId)?.velocity.get(eventType) ?? null,
     replace(next) {
       build(next, false);
       logger.info({ revision: next.revision, rule_sets: next.ruleSets.length, refused: refused.size }, 'rule sets loaded');

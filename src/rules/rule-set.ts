@@ -1,8 +1,9 @@
 import { parseCidrRanges, type CidrRanges } from './cidr.js';
-import { FIELDS, type Field, type FieldPath, type Scalar } from './fields.js';
+import { fieldAt, type Field, type Scalar } from './fields.js';
 import { DEFAULT_THRESHOLDS, type ConditionInput, type Mode, type RuleFile } from './file-schema.js';
 import { LIBRARY, libraryParams, libraryRule, type LibraryRule } from './library.js';
 import { compilePattern, type Pattern } from './pattern.js';
+import { velocityCounter, type VelocityCounter } from '../history/velocity.js';
 
 /**
  * A rule file made ready to evaluate: library rules resolved, sets, CIDR ranges and regular
@@ -45,6 +46,8 @@ export interface RuleSet {
   rules: Rule[];
   /** Every library check, evaluated for `signals` whether or not the file enables it. */
   signals: { id: string; when: Condition }[];
+  /** Its velocity counters (and those of the library rules it enables), in the file's order. */
+  velocity: VelocityCounter[];
 }
 
 /** Compiles a validated file. Cannot fail: everything it relies on was checked by the schema. */
@@ -60,18 +63,24 @@ export function compileRuleSet(eventType: string, source: string, file: RuleFile
       rules.push({ id: input.id!, unavailableAs: `rule:${input.id!}`, name: input.name!, score: input.score!, mode, when: compileCondition(input.when!) });
     }
   }
+  const velocity = (file.velocity ?? []).map((input) => velocityCounter(input, eventType));
+  for (const rule of rules) {
+    const counter = libraryRule(rule.id)?.counter;
+    if (counter !== undefined) velocity.push(velocityCounter(counter, eventType));
+  }
   return {
     eventType,
     source,
     thresholds: { ...DEFAULT_THRESHOLDS, ...file.thresholds },
     rules,
     signals: LIBRARY_SIGNALS,
+    velocity,
   };
 }
 
 function libraryCondition(rule: LibraryRule, params?: Readonly<Record<string, number>>): Condition {
   if (rule.condition) return compileCondition(rule.condition(libraryParams(rule, params)));
-  const field = FIELDS[rule.reads];
+  const field = fieldAt(rule.reads);
   return rule.when === 'present' ? { kind: 'exists', field, value: true } : { kind: 'equals', field, value: rule.when, negate: false };
 }
 
@@ -81,7 +90,7 @@ export function compileCondition(input: ConditionInput): Condition {
   if (input.all) return { kind: 'all', of: input.all.map(compileCondition) };
   if (input.any) return { kind: 'any', of: input.any.map(compileCondition) };
   if (input.not) return { kind: 'not', of: compileCondition(input.not) };
-  const field = FIELDS[input.field as FieldPath];
+  const field = fieldAt(input.field!);
   const list = (value: string | string[]) => (Array.isArray(value) ? value : [value]);
   if (input.equals !== undefined) return { kind: 'equals', field, value: input.equals, negate: false };
   if (input.not_equals !== undefined) return { kind: 'equals', field, value: input.not_equals, negate: true };

@@ -77,6 +77,8 @@ async function eraseHistoryRows(engine: Engine, account: string, keys: Buffer[])
     for (const key of keys) {
       erased.identifiers += n(await trx.deleteFrom('history_keys').where('account_id', '=', account).where('key', '=', key).executeTakeFirstOrThrow());
       erased.counters += n(await trx.deleteFrom('history_counts').where('account_id', '=', account).where('key', '=', key).executeTakeFirstOrThrow());
+      const devices = trx.selectFrom('history_members').select('member').where('account_id', '=', account).where('key', '=', key).where('kind', '=', 'd');
+      erased.counters += n(await trx.deleteFrom('history_velocity').where('account_id', '=', account).where((eb) => eb.or([eb('key', '=', key), eb('key', 'in', devices)])).executeTakeFirstOrThrow());
       erased.memberships += n(await trx.deleteFrom('history_members').where('account_id', '=', account).where('key', '=', key).executeTakeFirstOrThrow());
       erased.memberships += n(await trx.deleteFrom('history_members').where('account_id', '=', account).where('kind', '=', 'a').where('member', '=', key).executeTakeFirstOrThrow());
     }

@@ -13,6 +13,8 @@ export interface HistoryMaintenanceOptions {
 export function pruneBounds(now: number, historyDays: number) {
   return {
     minute: Math.floor(now / MINUTE_MS) - MINUTES_IN_WINDOW,
+    /** The minute now: velocity cells that expire by it are read by no window (history/velocity.ts). */
+    now: Math.floor(now / MINUTE_MS),
     hour: Math.floor(now / HOUR_MS) - HOURS_IN_WINDOW,
     before: now - historyDays * DAY_MS,
   };
@@ -35,7 +37,7 @@ export function postgresMaintenance(pool: pg.Pool, options: HistoryMaintenanceOp
   return {
     async prune() {
       const b = pruneBounds(options.now(), options.historyDays);
-      const total = (await deleteAll(PRUNE_STATEMENTS.counts, [b.minute, b.hour])) +
+      const total = (await deleteAll(PRUNE_STATEMENTS.counts, [b.minute, b.hour])) + (await deleteAll(PRUNE_STATEMENTS.velocity, [b.now])) +
         (await deleteAll(PRUNE_STATEMENTS.members, [b.before])) + (await deleteAll(PRUNE_STATEMENTS.keys, [b.before]));
       pruned += total;
       return total;
@@ -49,6 +51,9 @@ export function postgresMaintenance(pool: pg.Pool, options: HistoryMaintenanceOp
           const run = async (text: string) => (await client.query({ text: numbered(text), values: [account, key] })).rowCount ?? 0;
           erased.identifiers += await run(ERASE_STATEMENTS.keys);
           erased.counters += await run(ERASE_STATEMENTS.counts);
+          // The person's devices' velocity counters, while their set still names them (ownSets deletes it).
+          erased.counters += (await client.query({ text: numbered(ERASE_STATEMENTS.deviceVelocity), values: [account, account, key] })).rowCount ?? 0;
+          erased.counters += await run(ERASE_STATEMENTS.velocity);
           erased.memberships += (await run(ERASE_STATEMENTS.ownSets)) + (await run(ERASE_STATEMENTS.memberOf));
         }
         await client.query('commit');

@@ -59,7 +59,10 @@ select
     union select unnest($17::bytea[])) s) as user_countries,
   (select last_seen from history_members where account_id = $1 and key = $10 and kind = 'c' and member = $11) as user_countries_current,
   exists (select 1 from history_members where account_id = $1 and key = $10 and kind = 'd') as user_has_devices,
-  exists (select 1 from history_members where account_id = $1 and key = $10 and kind = 'c') as user_has_countries
+  exists (select 1 from history_members where account_id = $1 and key = $10 and kind = 'c') as user_has_countries,
+  (select coalesce(array_agg(q.v order by q.i), '{}') from (
+    select r.i, (select coalesce(sum(n), 0) from history_velocity where account_id = $1 and key = r.k and series = r.s and bucket > r.f and bucket <= r.t) as v
+    from unnest($18::bytea[], $19::text[], $20::integer[], $21::integer[]) with ordinality r(k, s, f, t, i)) q) as velocity
 from (select 1) one
 left join history_keys u on u.account_id = $1 and u.key = $10
 `;
@@ -73,6 +76,10 @@ const WRITE_MEMBERS = `insert into history_members as h (account_id, key, kind, 
   select a, k, t, m, s from unnest($1::text[], $2::bytea[], $3::text[], $4::bytea[], $5::bigint[]) u(a, k, t, m, s)
   order by a, k, t, m
   on conflict (account_id, key, kind, member) do update set last_seen = greatest(h.last_seen, excluded.last_seen)`;
+const WRITE_VELOCITY = `insert into history_velocity as h (account_id, key, series, bucket, shard, n, expires)
+  select a, k, s, b, $7::integer, n, e from unnest($1::text[], $2::bytea[], $3::text[], $4::integer[], $5::integer[], $6::integer[]) u(a, k, s, b, n, e)
+  order by a, k, s, b
+  on conflict (account_id, key, series, bucket, shard) do update set n = h.n + excluded.n, expires = greatest(h.expires, excluded.expires)`;
 /** Each touched set back to its most recent SET_KEEP members (rows another replica's batch holds are left for the next). */
 const TRIM_SETS = `delete from history_members h
   using (select distinct a, k, t from unnest($1::text[], $2::bytea[], $3::text[]) u(a, k, t)) s,
@@ -108,6 +115,8 @@ interface PendingKey {
   lastSeen: number | null;
   user: boolean;
   place: Place | null;
+  /** Velocity cells (history/velocity.ts): series + '\u0000' + bucket → cell. */
+  velocity: Map<string, { series: string; bucket: number; n: number; expires: number }>;
 }
 
 /** A batch of changes: being collected (xid null, not sent), or sent and waiting for its commit. */
@@ -159,7 +168,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     const id = idOf(account, key);
     let p = collecting.keys.get(id);
     if (p === undefined) {
-      p = { account, key, cells: new Map(), sets: new Map(), firstSeen: null, lastSeen: null, user, place: null };
+      p = { account, key, cells: new Map(), sets: new Map(), firstSeen: null, lastSeen: null, user, place: null, velocity: new Map() };
       collecting.keys.set(id, p);
     }
     return p;
@@ -207,6 +216,13 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       if (event.country !== null) touch(user, SET_COUNTRIES, event.country, event.at);
       seenAt(user, event.at, event.place);
     }
+    for (const c of event.velocity?.counts ?? []) {
+      const p = pendingOf(account, c.key);
+      const id = `${c.series}\u0000${c.bucket}`;
+      const cell = p.velocity.get(id);
+      if (cell === undefined) p.velocity.set(id, { series: c.series, bucket: c.bucket, n: 1, expires: c.expires });
+      else cell.n += 1;
+    }
   };
 
   const schedule = () => {
@@ -223,7 +239,11 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     const m: unknown[][] = [[], [], [], [], []];
     const k: unknown[][] = [[], [], [], []];
     const u: unknown[][] = [[], [], [], [], [], [], [], [], [], []];
+    const v: unknown[][] = [[], [], [], [], [], []];
     for (const p of batch.keys.values()) {
+      for (const cell of p.velocity.values()) {
+        v[0]!.push(p.account); v[1]!.push(p.key); v[2]!.push(cell.series); v[3]!.push(cell.bucket); v[4]!.push(cell.n); v[5]!.push(cell.expires);
+      }
       for (const [cell, n] of p.cells) {
         const grain = cell >= 2e9 ? GRAIN_HOUR : GRAIN_MINUTE;
         c[0]!.push(p.account); c[1]!.push(p.key); c[2]!.push(grain); c[3]!.push(cell - grain * 1e9); c[4]!.push(n);
@@ -250,6 +270,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       const xid = await client.query<{ xid: string }>('select pg_current_xact_id()::text as xid');
       batch.xid = BigInt(xid.rows[0]!.xid);
       if (c[0]!.length > 0) await client.query({ name: 'history_write_counts', text: WRITE_COUNTS, values: [...c, Math.floor(Math.random() * SHARDS)] });
+      if (v[0]!.length > 0) await client.query({ name: 'history_write_velocity', text: WRITE_VELOCITY, values: [...v, Math.floor(Math.random() * SHARDS)] });
       if (m[0]!.length > 0) {
         await client.query({ name: 'history_write_members', text: WRITE_MEMBERS, values: m });
         await client.query({ name: 'history_trim_sets', text: TRIM_SETS, values: [m[0], m[1], m[2], SET_KEEP] });
@@ -314,6 +335,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
           event.ip, event.email, event.identity, event.device, event.user, event.country, SET_KEEP,
           members(event.ip, SET_ACCOUNTS), members(event.email, SET_DEVICES), members(event.device, SET_ACCOUNTS),
           members(event.user, SET_DEVICES), members(event.user, SET_COUNTRIES),
+          ...velocityReads(event),
         ],
         query_timeout: queryTimeoutMs,
       } as pg.QueryConfig);
@@ -373,6 +395,8 @@ interface Overlay {
   deviceMinutes: number;
   /** Last seen of the event's member in each set: ip accounts, email devices, device accounts, user devices, user countries. */
   current: Array<number | null>;
+  /** Each velocity read's events in the batch. */
+  velocity: number[];
   /** First seen of the e-mail, the device, the user. */
   first: Array<number | null>;
   user: { lastSeen: number | null; place: Place | null; devices: boolean; countries: boolean } | null;
@@ -403,6 +427,13 @@ function overlayOf(batch: Batch, event: HistoryEvent): Overlay {
     ipHours: sum(ip, GRAIN_HOUR, hourFrom, event.hour),
     emailHours: sum(email, GRAIN_HOUR, hourFrom, event.hour),
     deviceMinutes: sum(device, GRAIN_MINUTE, minuteFrom, event.minute),
+    velocity: (event.velocity?.reads ?? []).map((read) => {
+      let total = 0;
+      for (const cell of get(read.key)?.velocity.values() ?? []) {
+        if (cell.series === read.series && cell.bucket > read.from && cell.bucket <= read.to) total += cell.n;
+      }
+      return total;
+    }),
     current: [
       seen(ip, SET_ACCOUNTS, event.identity), seen(email, SET_DEVICES, event.device), seen(device, SET_ACCOUNTS, event.identity),
       seen(user, SET_DEVICES, event.device), seen(user, SET_COUNTRIES, event.country),
@@ -423,6 +454,9 @@ function withUnwritten(prior: Prior, overlays: Overlay[]): Prior {
   const later = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.max(a, b));
   const earlier = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.min(a, b));
   for (const o of overlays) {
+    o.velocity.forEach((n, i) => {
+      prior.velocity[i]! += n;
+    });
     prior.ip.minutes += o.ipMinutes;
     prior.ip.hours += o.ipHours;
     prior.ip.accounts.current = later(prior.ip.accounts.current, o.current[0]!);
@@ -479,5 +513,12 @@ function priorOf(r: Row, event: HistoryEvent): Prior {
       countries: { count: n(r.user_countries), current: seen(r.user_countries_current) },
       baseline: { devices: r.user_has_devices === true, countries: r.user_has_countries === true },
     },
+    velocity: ((r.velocity ?? []) as unknown as Array<string | number>).map(Number),
   };
+}
+
+/** The statement's velocity parameters: one row per read (key, series, buckets from–to). */
+function velocityReads(event: HistoryEvent): unknown[] {
+  const reads = event.velocity?.reads ?? [];
+  return [reads.map((r) => r.key), reads.map((r) => r.series), reads.map((r) => r.from), reads.map((r) => r.to)];
 }

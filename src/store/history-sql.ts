@@ -7,6 +7,9 @@ export const PRUNE_STATEMENTS = {
   /** Minute counters past the one-hour window, hour counters past the 24-hour one: nothing reads them. */
   counts: `delete from history_counts where (account_id, key, grain, bucket, shard) in (
     select account_id, key, grain, bucket, shard from history_counts where (grain = 1 and bucket <= ?) or (grain = 2 and bucket <= ?) limit ?)`,
+  /** Velocity cells no window reads any more (migration 12). */
+  velocity: `delete from history_velocity where (account_id, key, series, bucket, shard) in (
+    select account_id, key, series, bucket, shard from history_velocity where expires <= ? limit ?)`,
   members: `delete from history_members where (account_id, key, kind, member) in (
     select account_id, key, kind, member from history_members where last_seen < ? limit ?)`,
   keys: `delete from history_keys where (account_id, key) in (select account_id, key from history_keys where last_seen < ? limit ?)`,
@@ -18,6 +21,14 @@ export const ERASE_STATEMENTS = {
   counts: 'delete from history_counts where account_id = ? and key = ?',
   ownSets: 'delete from history_members where account_id = ? and key = ?',
   memberOf: "delete from history_members where account_id = ? and kind = 'a' and member = ?",
+  /** Velocity counters under the key (e-mail, user). */
+  velocity: 'delete from history_velocity where account_id = ? and key = ?',
+  /**
+   * Velocity counters of the person's devices (the devices set of their e-mail or user): a device
+   * counter is the person's. Run before ownSets, which deletes that set. A device shared with others
+   * loses their counts too: erasure errs on forgetting.
+   */
+  deviceVelocity: "delete from history_velocity where account_id = ? and key in (select member from history_members where account_id = ? and key = ? and kind = 'd')",
 } as const;
 
 /** `?` to `$1`, `$2`…, for PostgreSQL. */

@@ -70,6 +70,18 @@ interface KeyState {
   touchedAt: number;
   /** Touched since the last eviction pass walked past it: that pass keeps it (see `evict`). */
   recent: boolean;
+  /**
+   * Velocity counters under this key (history/velocity.ts): series → bucket → events and the minute
+   * it expires. Null until a counter first reads or counts it (then read from the file, if it may be there).
+   */
+  velocity: Map<string, Map<number, VelocityCell>> | null;
+  /** series + '\u0000' + bucket */
+  dirtyVelocity: Set<string>;
+}
+
+interface VelocityCell {
+  n: number;
+  expires: number;
 }
 
 /** Eviction, once past a bound, goes down to this share of both bounds (see `evict`). */
@@ -92,6 +104,8 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
   const selectKey = reader.prepare('select first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous from history_keys where account_id = ? and key = ?');
   const selectCounts = reader.prepare('select grain, bucket, sum(n) as n from history_counts where account_id = ? and key = ? and ((grain = 1 and bucket > ?) or (grain = 2 and bucket > ?)) group by grain, bucket');
   const selectMembers = reader.prepare('select kind, member, last_seen from history_members where account_id = ? and key = ?');
+  const selectVelocity = reader.prepare('select series, bucket, sum(n) as n, max(expires) as expires from history_velocity where account_id = ? and key = ? and expires > ? group by series, bucket');
+  const selectDevices = reader.prepare("select member from history_members where account_id = ? and key = ? and kind = 'd'").pluck();
 
   const known: KeyFilter = o.filter ?? loadKeyFilter(reader);
   const cache = new Map<string, KeyState>();
@@ -106,16 +120,23 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
   /** Being erased: read as empty from the file until the writer thread has deleted them. */
   const erasingKeys = new Set<string>();
   const erasingMembers = new Set<string>();
+  /** Devices of a person being erased: their velocity counters read as empty until the file's are deleted. */
+  const erasingVelocity = new Set<string>();
 
   const load = (account: string, key: Buffer, id: string, minute: number, hour: number): KeyState => {
     const state: KeyState = {
       id, account, key, firstSeen: null, lastSeen: null, place: null, counts: new Map(), sets: new Map(),
       dirtyKey: false, dirtyCounts: new Set(), dirtyMembers: new Set(), evicted: [], inFlight: 0, bytes: BASE_BYTES, touchedAt: 0, recent: false,
+      velocity: null, dirtyVelocity: new Set(),
     };
-    if (erasingKeys.has(id)) return state;
+    if (erasingKeys.has(id)) {
+      state.velocity = new Map();
+      return state;
+    }
     // Never seen: nothing to read. From now on it may be in the file (its write-back is coming).
     if (!known.mayHave(key)) {
       known.add(key);
+      state.velocity = new Map();
       return state;
     }
     const row = selectKey.get(account, key) as { first_seen: number; last_seen: number; country: string | null; latitude: number | null; longitude: number | null; radius_km: number | null; asn: number | null; anonymous: number | null } | undefined;
@@ -152,6 +173,57 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
     }
     state.touchedAt = Math.max(state.touchedAt, event.at);
     return state;
+  };
+
+  /** The key's velocity cells, read from the file the first time a counter needs them. */
+  const velocityOf = (state: KeyState, minute: number) => {
+    if (state.velocity !== null) return state.velocity;
+    const velocity = new Map<string, Map<number, VelocityCell>>();
+    state.velocity = velocity;
+    if (erasingVelocity.has(state.id)) return velocity;
+    for (const r of selectVelocity.all(state.account, state.key, minute) as Array<{ series: string; bucket: number; n: number; expires: number }>) {
+      let cells = velocity.get(r.series);
+      if (cells === undefined) velocity.set(r.series, (cells = new Map()));
+      cells.set(r.bucket, { n: r.n, expires: r.expires });
+      state.bytes += COUNT_BYTES;
+      bytes += COUNT_BYTES;
+    }
+    return velocity;
+  };
+
+  /** Events of one series in buckets (from, to]; cells no window reads any more are forgotten (the file's are pruned). */
+  const velocitySum = (state: KeyState, series: string, from: number, to: number, minute: number) => {
+    const cells = velocityOf(state, minute).get(series);
+    if (cells === undefined) return 0;
+    let total = 0;
+    for (const [bucket, c] of cells) {
+      if (c.expires <= minute) {
+        cells.delete(bucket);
+        state.dirtyVelocity.delete(`${series}\u0000${bucket}`);
+        state.bytes -= COUNT_BYTES;
+        bytes -= COUNT_BYTES;
+      } else if (bucket > from && bucket <= to) {
+        total += c.n;
+      }
+    }
+    return total;
+  };
+
+  const velocityCount = (state: KeyState, series: string, bucket: number, expires: number, minute: number) => {
+    const velocity = velocityOf(state, minute);
+    let cells = velocity.get(series);
+    if (cells === undefined) velocity.set(series, (cells = new Map()));
+    const c = cells.get(bucket);
+    if (c === undefined) {
+      cells.set(bucket, { n: 1, expires });
+      state.bytes += COUNT_BYTES;
+      bytes += COUNT_BYTES;
+    } else {
+      c.n += 1;
+      c.expires = Math.max(c.expires, expires);
+    }
+    state.dirtyVelocity.add(`${series}\u0000${bucket}`);
+    markDirty(state);
   };
 
   const setOf = (state: KeyState, kind: string) => {
@@ -272,7 +344,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
 
   /** Takes the changes of up to `flushBatch` identifiers out of memory's dirty set, as rows. */
   const takeBatch = (): { states: KeyState[]; write: HistoryWrite } => {
-    const write: HistoryWrite = { keys: [], counts: [], members: [], evicted: [] };
+    const write: HistoryWrite = { keys: [], counts: [], members: [], evicted: [], velocity: [] };
     const states: KeyState[] = [];
     for (const state of dirty) {
       if (states.length >= o.flushBatch) break;
@@ -296,6 +368,14 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
         if (seen !== undefined) write.members.push([account, key, kind, Buffer.from(hex, 'hex'), seen]);
       }
       for (const [kind, hex] of state.evicted) write.evicted.push([account, key, kind, Buffer.from(hex, 'hex')]);
+      for (const sb of state.dirtyVelocity) {
+        const at = sb.indexOf('\u0000');
+        const series = sb.slice(0, at);
+        const bucket = Number(sb.slice(at + 1));
+        const c = state.velocity?.get(series)?.get(bucket);
+        if (c !== undefined) write.velocity.push([account, key, series, bucket, c.n, c.expires]);
+      }
+      state.dirtyVelocity = new Set();
       state.dirtyKey = false;
       state.dirtyCounts = new Set();
       state.dirtyMembers = new Set();
@@ -361,7 +441,21 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
           // Memory holds members within HISTORY_DAYS (prune() forgets the older, as the file does).
           baseline: { devices: (user.sets.get(SET_DEVICES)?.size ?? 0) > 0, countries: (user.sets.get(SET_COUNTRIES)?.size ?? 0) > 0 },
         },
+        velocity: [],
       };
+      const velocity = event.velocity;
+      if (velocity !== null) {
+        // Counters share a few keys (the step hands the same Buffer for the same key): each looked up once.
+        const states = new Map<Buffer, KeyState>();
+        const at = (key: Buffer) => {
+          let state = states.get(key);
+          if (state === undefined) states.set(key, (state = stateOf(account, key, event)));
+          return state;
+        };
+        // Every read before any count: what came before the event.
+        for (const read of velocity.reads) prior.velocity.push(read.key === null ? 0 : velocitySum(at(read.key), read.series, read.from, read.to, event.minute));
+        for (const c of velocity.counts) velocityCount(at(c.key), c.series, c.bucket, c.expires, event.minute);
+      }
 
       count(ip, GRAIN_MINUTE, event.minute);
       count(ip, GRAIN_HOUR, event.hour);
@@ -394,6 +488,20 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       // What memory holds goes to the file first, so the counts answered are all there was.
       await flush();
       const ids = keys.map((key) => `${account}\u0000${key.toString('hex')}`);
+      // The person's devices (from the file, now that memory is written): their velocity counters go too.
+      const devices = keys.flatMap((key) => selectDevices.all(account, key) as Buffer[]).map((d) => `${account}\u0000${d.toString('hex')}`);
+      for (const id of devices) {
+        erasingVelocity.add(id);
+        const state = cache.get(id);
+        if (state?.velocity) {
+          for (const cells of state.velocity.values()) {
+            state.bytes -= COUNT_BYTES * cells.size;
+            bytes -= COUNT_BYTES * cells.size;
+          }
+          state.velocity = new Map();
+          state.dirtyVelocity = new Set();
+        }
+      }
       const members = keys.map((key) => key.toString('hex'));
       for (const id of ids) erasingKeys.add(id);
       for (const hex of members) erasingMembers.add(`${account}\u0000${hex}`);
@@ -424,6 +532,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       } finally {
         for (const id of ids) erasingKeys.delete(id);
         for (const hex of members) erasingMembers.delete(`${account}\u0000${hex}`);
+        for (const id of devices) erasingVelocity.delete(id);
       }
     },
 
@@ -449,7 +558,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       }
       const batch = o.pruneBatch ?? PRUNE_BATCH;
       let total = 0;
-      for (const [statement, values] of [['counts', [b.minute, b.hour]], ['members', [b.before]], ['keys', [b.before]]] as const) {
+      for (const [statement, values] of [['counts', [b.minute, b.hour]], ['velocity', [b.now]], ['members', [b.before]], ['keys', [b.before]]] as const) {
         for (;;) {
           const { count: deleted } = await o.thread.send({ type: 'history-prune', statement, values: [...values, batch] });
           total += deleted;
@@ -480,7 +589,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
  */
 export function loadKeyFilter(reader: Sqlite.Database): KeyFilter {
   const filter = keyFilter();
-  for (const table of ['history_keys', 'history_counts', 'history_members']) {
+  for (const table of ['history_keys', 'history_counts', 'history_members', 'history_velocity']) {
     for (const key of reader.prepare(`select key from ${table}`).pluck().iterate() as Iterable<Buffer>) filter.add(key);
   }
   return filter;

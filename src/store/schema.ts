@@ -19,6 +19,7 @@ export interface Database {
   history_keys: HistoryKeyRow;
   history_counts: HistoryCountRow;
   history_members: HistoryMemberRow;
+  history_velocity: HistoryVelocityRow;
   list_entries: ListEntryRow;
   labels: LabelRow;
   evaluation_rules: EvaluationRuleRow;
@@ -233,6 +234,20 @@ export interface HistoryKeyRow {
   radius_km: number | null;
   asn: number | null;
   anonymous: number | null;
+}
+
+/** Velocity counters (migration 12, src/history/velocity.ts): events per key, series and bucket. */
+export interface HistoryVelocityRow {
+  account_id: string;
+  key: Buffer;
+  /** The counter's series: a digest of its key, grain and event types. */
+  series: string;
+  /** Buckets of the series' grain (1, 60 or 1,440 minutes) since the epoch. */
+  bucket: number;
+  shard: number;
+  n: number;
+  /** The minute from which no window reads it (pruned). */
+  expires: number;
 }
 
 export interface HistoryCountRow {

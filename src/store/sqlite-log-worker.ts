@@ -19,6 +19,8 @@ export interface HistoryWrite {
   members: unknown[][];
   /** [account, key, kind, member]: members a set no longer keeps. */
   evicted: unknown[][];
+  /** [account, key, series, bucket, n, expires]: velocity cells, absolute as the counts. */
+  velocity: unknown[][];
 }
 
 export type WorkerRequest =
@@ -78,6 +80,8 @@ const upsertCount = sqlite.prepare(`insert into history_counts (account_id, key,
 const upsertMember = sqlite.prepare(`insert into history_members (account_id, key, kind, member, last_seen) values (?, ?, ?, ?, ?)
   on conflict (account_id, key, kind, member) do update set last_seen = excluded.last_seen`);
 const deleteMember = sqlite.prepare('delete from history_members where account_id = ? and key = ? and kind = ? and member = ?');
+const upsertVelocity = sqlite.prepare(`insert into history_velocity (account_id, key, series, bucket, shard, n, expires) values (?, ?, ?, ?, 0, ?, ?)
+  on conflict (account_id, key, series, bucket, shard) do update set n = excluded.n, expires = excluded.expires`);
 
 const blob = (value: unknown) => (value instanceof Uint8Array && !Buffer.isBuffer(value) ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : value);
 const row = (values: unknown[]) => values.map(blob);
@@ -87,7 +91,8 @@ const writeHistory = sqlite.transaction((write: HistoryWrite) => {
   for (const r of write.counts) upsertCount.run(row(r));
   for (const r of write.members) upsertMember.run(row(r));
   for (const r of write.evicted) deleteMember.run(row(r));
-  return write.keys.length + write.counts.length + write.members.length + write.evicted.length;
+  for (const r of write.velocity) upsertVelocity.run(row(r));
+  return write.keys.length + write.counts.length + write.members.length + write.evicted.length + write.velocity.length;
 });
 
 const pruneHistory = Object.fromEntries(Object.entries(PRUNE_STATEMENTS).map(([name, text]) => [name, sqlite.prepare(text)])) as Record<keyof typeof PRUNE_STATEMENTS, Sqlite.Statement>;
@@ -98,6 +103,7 @@ const eraseHistory = sqlite.transaction((account: string, keys: Uint8Array[]) =>
     const key = blob(k);
     counts.identifiers += erase.keys.run(account, key).changes;
     counts.counters += erase.counts.run(account, key).changes;
+    counts.counters += erase.deviceVelocity.run(account, account, key).changes + erase.velocity.run(account, key).changes;
     counts.memberships += erase.ownSets.run(account, key).changes + erase.memberOf.run(account, key).changes;
   }
   return counts;

@@ -30,6 +30,27 @@ describe('checkRuleDirectory', () => {
     ]);
   });
 
+  it('names a bad velocity counter with its line: a window past the bound, a rule reading an undefined counter', async () => {
+    writeFileSync(join(dir, 'account_register.yaml'), [
+      'velocity:',
+      '  - name: per_domain',
+      '    key: email.domain',
+      '    window: 45d',
+      'rules:',
+      '  - id: burst',
+      '    name: Burst',
+      '    score: 20',
+      '    when: { field: velocity.per_domian, gte: 5 }',
+      '',
+    ].join('\n'));
+    const { ok, lines } = await checkRuleDirectory(dir);
+    expect(ok).toBe(false);
+    expect(lines).toEqual([
+      `error ${dir}/account_register.yaml:4:5 velocity[0].window: a window is at most 30d`,
+      `error ${dir}/account_register.yaml:9:13 rules[0].when.field: no velocity counter "per_domian": the file defines per_domain`,
+    ]);
+  });
+
   it('fails on a directory without rule files', async () => {
     expect(await checkRuleDirectory(dir)).toEqual({ ok: false, lines: [`error: no rule files (<event_type>.yaml) in ${dir}`] });
   });

@@ -21,6 +21,13 @@ async function problemsOf(text: string, name = 'account_register.yaml'): Promise
 
 const custom = (when: string) => `rules:\n  - id: r\n    name: R\n    score: 10\n    when: ${when}\n`;
 
+describe('velocity counters', () => {
+  it('a file with counters, read by its rules, loads', async () => {
+    const text = `velocity:\n  - { name: per_domain, key: email.domain, window: 1h }\n  - { name: per_user, key: user.user_id, window: 7d, event_types: [account_login] }\n  - { name: per_net, key: ip.network, window: 30d }\n${custom('{ all: [{ field: velocity.per_domain, gte: 3 }, { field: velocity.per_user, lt: 100 }] }')}  - library: domain_velocity\n    params: { signups_1h: 50 }\n`;
+    expect(await problemsOf(text)).toEqual([]);
+  });
+});
+
 describe('an invalid rule file is refused with the file, the line and the path inside it', () => {
   it.each([
     ['YAML syntax', 'rules:\n  - id: x\n   bad: indent\n', /^account_register\.yaml:3:\d+ \(file\): /],
@@ -58,6 +65,18 @@ describe('an invalid rule file is refused with the file, the line and the path i
       /rules\[0\]\.params\.accounts_30d: accounts_30d must be a whole number from 1 to 100$/],
     ['a fractional parameter', 'rules:\n  - library: impossible_travel\n    params: { speed_kmh: 900.5 }\n', /rules\[0\]\.params\.speed_kmh: speed_kmh must be a whole number/],
     ['params on a rule without any', 'rules:\n  - library: ip_tor\n    params: { x: 1 }\n', /rules\[0\]\.params\.x: unknown parameter "x": ip_tor takes no params/],
+    ['a counter with an unknown key', 'velocity:\n  - { name: c, key: email.tld, window: 1h }\nrules: []\n', /^account_register\.yaml:2:\d+ velocity\[0\]\.key: unknown key "email\.tld" \(one of email\.domain, /],
+    ['a window without a unit', 'velocity:\n  - { name: c, key: ip.address, window: 60 }\nrules: []\n', /velocity\[0\]\.window: .*expected string/],
+    ['a window in weeks', 'velocity:\n  - { name: c, key: ip.address, window: 2w }\nrules: []\n', /velocity\[0\]\.window: a window is a whole number and a unit: m \(minutes\), h \(hours\) or d \(days\)/],
+    ['a window past 30 days', 'velocity:\n  - name: c\n    key: ip.address\n    window: 31d\nrules: []\n', /^account_register\.yaml:4:5 velocity\[0\]\.window: a window is at most 30d$/],
+    ['a window of part hours past 2 hours', 'velocity:\n  - { name: c, key: ip.address, window: 150m }\nrules: []\n', /velocity\[0\]\.window: a window longer than 2h is whole hours/],
+    ['a counter named twice', 'velocity:\n  - { name: c, key: ip.address, window: 1h }\n  - { name: c, key: ip.network, window: 1h }\nrules: []\n', /:3:\d+ velocity\[1\]\.name: velocity counter "c" appears twice/],
+    ['the library\'s counter name', 'velocity:\n  - { name: domain_velocity, key: ip.address, window: 1h }\nrules: []\n', /velocity\[0\]\.name: "domain_velocity" is the library rule domain_velocity's own counter/],
+    ['more than 20 counters', `velocity:\n${Array.from({ length: 21 }, (_, i) => `  - { name: c${i}, key: ip.address, window: 1h }\n`).join('')}rules: []\n`, /^account_register\.yaml:1:1 velocity: at most 20 velocity counters per rule file$/],
+    ['a rule reading a counter the file does not define', `velocity:\n  - { name: per_domain, key: email.domain, window: 1h }\n${custom('{ field: velocity.per_dommain, gte: 3 }')}`,
+      /:7:13 rules\[0\]\.when\.field: no velocity counter "per_dommain": the file defines per_domain$/],
+    ['a counter compared with text', `velocity:\n  - { name: per_domain, key: email.domain, window: 1h }\n${custom('{ field: velocity.per_domain, equals: many }')}`,
+      /rules\[0\]\.when\.equals: velocity\.per_domain is a number: compare it with a number/],
     ['params on a custom rule', 'rules:\n  - id: r\n    name: R\n    score: 1\n    params: { x: 1 }\n    when: { field: ip.asn, equals: 1 }\n',
       /rules\[0\]\.params: params set a library rule's thresholds/],
   ])('%s', async (_name, text, expected) => {

@@ -12,8 +12,10 @@ describe('rules/schema.json', () => {
   });
 
   it('tells editors the field names and library ids', () => {
-    const schema = JSON.parse(ruleFileSchemaJson()) as { definitions: Record<string, { properties: Record<string, { enum?: string[] }> }> };
-    expect(schema.definitions.condition?.properties.field?.enum).toEqual(FIELD_PATHS);
+    const schema = JSON.parse(ruleFileSchemaJson()) as { definitions: Record<string, { properties: Record<string, { enum?: string[]; anyOf?: Array<{ enum?: string[]; pattern?: string }> }> }> };
+    // The fixed fields, or a velocity counter of the file (velocity.<name>).
+    expect(schema.definitions.condition?.properties.field?.anyOf?.[0]?.enum).toEqual(FIELD_PATHS);
+    expect(schema.definitions.condition?.properties.field?.anyOf?.[1]?.pattern).toBe('^velocity\\.([a-z][a-z0-9_]{0,63})$');
     expect(schema.definitions.rule?.properties.library?.enum).toEqual(LIBRARY_IDS);
   });
 

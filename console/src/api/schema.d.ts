@@ -771,7 +771,7 @@ export interface paths {
         };
         /**
          * The field catalogue: every field a custom rule can read, its type and the operators it accepts
-         * @description Conditions combine with `all`, `any` and `not`. A field whose check could not run is unknown: no rule fires on it (docs/rules.md, "Unknown and absent").
+         * @description Conditions combine with `all`, `any` and `not`. A field whose check could not run is unknown: no rule fires on it (docs/rules.md, "Unknown and absent"). With `event_type`, the velocity counters that event type's draft (else its live version) defines are listed too, as `velocity.<name>` (docs/rules.md, "Velocity counters").
          *
          *     **Who:** The `analyst` or `admin` role in the account (instance owners too). A caller who is not a member gets 404, as for an account that does not exist.
          */
@@ -1899,6 +1899,15 @@ export interface components {
                         anonymous: boolean | null;
                     } | null;
                 } | null;
+                /**
+                 * @description The velocity counters the event type's rule file defines (docs/rules.md "Velocity counters"), by name, this event counted when the counter counts its event type; `null` when the request does not carry the counter's key. Absent when the file defines none.
+                 * @example {
+                 *       "signups_per_domain_1h": 3
+                 *     }
+                 */
+                velocity?: {
+                    [key: string]: number | null;
+                };
                 /** @description Counts that reached the cap of a distinct set (100): their value is a lower bound, e.g. `["ip.accounts_24h"]`. Rules read them so: `gte`/`gt` the bound already meets is true, any other comparison unknown. */
                 at_least: string[];
             } | null;
@@ -2003,12 +2012,27 @@ export interface components {
                 column?: number;
             }[];
         };
+        /** @description A named count of events per key in a sliding window (docs/rules.md "Velocity counters"). */
+        velocity_counter: {
+            /** @description Rules read the counter as velocity.<name>. */
+            name: string;
+            /**
+             * @description What the count is per: an e-mail domain or canonical address, an IP address or its network (IPv4 /24, IPv6 /64), a device hash, a user id.
+             * @enum {string}
+             */
+            key: "email.domain" | "email.canonical" | "ip.address" | "ip.network" | "device_intelligence.device_hash" | "user.user_id";
+            /** @description How far back it counts: 1m to 30d (m, h or d), e.g. 10m, 1h, 7d. Up to 2h by the minute, up to 7d by the hour (whole hours), beyond by the day (whole days). */
+            window: string;
+            /** @description The event types it counts; by default the file's own. */
+            event_types?: string[];
+            description?: string;
+        };
         rule: {
             /**
              * @description Enable a built-in rule by id (see docs/rules.md).
              * @enum {string}
              */
-            library?: "email_undeliverable" | "email_disposable" | "email_free_provider" | "email_role_account" | "email_relay" | "email_typo" | "ip_proxy" | "ip_datacenter" | "ip_tor" | "ip_vpn" | "ip_bogon" | "device_cookies_disabled" | "ip_velocity" | "device_multi_account" | "user_new_device" | "user_new_country" | "impossible_travel" | "account_sharing" | "list_block" | "list_allow";
+            library?: "email_undeliverable" | "email_disposable" | "email_free_provider" | "email_role_account" | "email_relay" | "email_typo" | "ip_proxy" | "ip_datacenter" | "ip_tor" | "ip_vpn" | "ip_bogon" | "device_cookies_disabled" | "ip_velocity" | "device_multi_account" | "user_new_device" | "user_new_country" | "impossible_travel" | "account_sharing" | "domain_velocity" | "list_block" | "list_allow";
             /** @description A custom rule's stable id, unique in the file; reported as rule:<id> when its input is unknown. */
             id?: string;
             /** @description The name the response shows in score.details. */
@@ -2035,11 +2059,8 @@ export interface components {
             any?: components["schemas"]["condition"][];
             /** @description True when the condition is false (unknown stays unknown). */
             not?: components["schemas"]["condition"];
-            /**
-             * @description The fact to compare, e.g. email.domain, ip.asn, user.user_id.
-             * @enum {string}
-             */
-            field?: "event_type" | "email.address" | "email.normalized" | "email.local_part" | "email.domain" | "email.canonical" | "email.deliverable" | "email.deliverability" | "email.disposable" | "email.free_provider" | "email.role_account" | "email.relay" | "email.suggested_domain" | "ip.address" | "ip.version" | "ip.embedded_ipv4" | "ip.transition" | "ip.country_code" | "ip.country" | "ip.region" | "ip.city" | "ip.postal_code" | "ip.latitude" | "ip.longitude" | "ip.accuracy_radius_km" | "ip.time_zone" | "ip.asn" | "ip.as_organization" | "ip.is_tor" | "ip.is_proxy" | "ip.is_datacenter" | "ip.is_vpn" | "ip.is_bogon" | "user.user_id" | "user.first_name" | "user.last_name" | "device_intelligence.device_hash" | "device_intelligence.device_os" | "device_intelligence.device_model" | "device_intelligence.browser_hash" | "device_intelligence.browser_name" | "device_intelligence.browser_version" | "device_intelligence.cookie_enabled" | "history.ip.events_1h" | "history.ip.events_24h" | "history.ip.accounts_24h" | "history.email.events_24h" | "history.email.devices_30d" | "history.device.events_1h" | "history.device.accounts_30d" | "history.user.new_device" | "history.user.new_country" | "history.user.devices_30d" | "history.user.countries_24h" | "history.user.previous.country_code" | "history.user.previous.distance_km" | "history.user.previous.speed_kmh" | "history.user.previous.same_network" | "history.user.previous.anonymous" | "lists.blocked" | "lists.allowed";
+            /** @description The fact to compare, e.g. email.domain, ip.asn, user.user_id, or velocity.<name> for a counter of the file. */
+            field?: string | ("event_type" | "email.address" | "email.normalized" | "email.local_part" | "email.domain" | "email.canonical" | "email.deliverable" | "email.deliverability" | "email.disposable" | "email.free_provider" | "email.role_account" | "email.relay" | "email.suggested_domain" | "ip.address" | "ip.version" | "ip.embedded_ipv4" | "ip.transition" | "ip.country_code" | "ip.country" | "ip.region" | "ip.city" | "ip.postal_code" | "ip.latitude" | "ip.longitude" | "ip.accuracy_radius_km" | "ip.time_zone" | "ip.asn" | "ip.as_organization" | "ip.is_tor" | "ip.is_proxy" | "ip.is_datacenter" | "ip.is_vpn" | "ip.is_bogon" | "user.user_id" | "user.first_name" | "user.last_name" | "device_intelligence.device_hash" | "device_intelligence.device_os" | "device_intelligence.device_model" | "device_intelligence.browser_hash" | "device_intelligence.browser_name" | "device_intelligence.browser_version" | "device_intelligence.cookie_enabled" | "history.ip.events_1h" | "history.ip.events_24h" | "history.ip.accounts_24h" | "history.email.events_24h" | "history.email.devices_30d" | "history.device.events_1h" | "history.device.accounts_30d" | "history.user.new_device" | "history.user.new_country" | "history.user.devices_30d" | "history.user.countries_24h" | "history.user.previous.country_code" | "history.user.previous.distance_km" | "history.user.previous.speed_kmh" | "history.user.previous.same_network" | "history.user.previous.anonymous" | "lists.blocked" | "lists.allowed");
             /** @description The field equals this value (same type as the field). */
             equals?: string | number | boolean;
             /** @description The field is present and differs from this value. */
@@ -7207,7 +7228,9 @@ export interface operations {
     };
     getRuleFields: {
         parameters: {
-            query?: never;
+            query?: {
+                event_type?: string;
+            };
             header?: {
                 /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
@@ -7273,6 +7296,17 @@ export interface operations {
                         }[];
                         combinators: ("all" | "any" | "not")[];
                     };
+                };
+            };
+            /** @description A field is missing or invalid (`errors` names each one) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
@@ -7667,6 +7701,8 @@ export interface operations {
                                  */
                                 decline: number;
                             };
+                            /** @description Velocity counters rules read as velocity.<name> (at most 20). */
+                            velocity?: components["schemas"]["velocity_counter"][];
                             /** @description Evaluated and reported in this order. */
                             rules: components["schemas"]["rule"][];
                         } | null;
@@ -7942,6 +7978,8 @@ export interface operations {
                                      */
                                     decline: number;
                                 };
+                                /** @description Velocity counters rules read as velocity.<name> (at most 20). */
+                                velocity?: components["schemas"]["velocity_counter"][];
                                 /** @description Evaluated and reported in this order. */
                                 rules: components["schemas"]["rule"][];
                             } | null;
@@ -8014,6 +8052,8 @@ export interface operations {
                                      */
                                     decline: number;
                                 };
+                                /** @description Velocity counters rules read as velocity.<name> (at most 20). */
+                                velocity?: components["schemas"]["velocity_counter"][];
                                 /** @description Evaluated and reported in this order. */
                                 rules: components["schemas"]["rule"][];
                             } | null;
@@ -8402,6 +8442,8 @@ export interface operations {
                                  */
                                 decline: number;
                             };
+                            /** @description Velocity counters rules read as velocity.<name> (at most 20). */
+                            velocity?: components["schemas"]["velocity_counter"][];
                             /** @description Evaluated and reported in this order. */
                             rules: components["schemas"]["rule"][];
                         } | null;
@@ -8896,6 +8938,8 @@ export interface operations {
                                  */
                                 decline: number;
                             };
+                            /** @description Velocity counters rules read as velocity.<name> (at most 20). */
+                            velocity?: components["schemas"]["velocity_counter"][];
                             /** @description Evaluated and reported in this order. */
                             rules: components["schemas"]["rule"][];
                         } | null;
@@ -9076,6 +9120,8 @@ export interface operations {
                              */
                             decline?: number;
                         };
+                        /** @description Velocity counters rules read as velocity.<name> (at most 20). */
+                        velocity?: components["schemas"]["velocity_counter"][];
                         /** @description Evaluated and reported in this order. */
                         rules: components["schemas"]["rule"][];
                     };
@@ -9219,6 +9265,8 @@ export interface operations {
                                  */
                                 decline: number;
                             };
+                            /** @description Velocity counters rules read as velocity.<name> (at most 20). */
+                            velocity?: components["schemas"]["velocity_counter"][];
                             /** @description Evaluated and reported in this order. */
                             rules: components["schemas"]["rule"][];
                         } | null;
@@ -9589,6 +9637,8 @@ export interface operations {
                                  */
                                 decline: number;
                             };
+                            /** @description Velocity counters rules read as velocity.<name> (at most 20). */
+                            velocity?: components["schemas"]["velocity_counter"][];
                             /** @description Evaluated and reported in this order. */
                             rules: components["schemas"]["rule"][];
                         } | null;
@@ -9877,6 +9927,8 @@ export interface operations {
                                  */
                                 decline: number;
                             };
+                            /** @description Velocity counters rules read as velocity.<name> (at most 20). */
+                            velocity?: components["schemas"]["velocity_counter"][];
                             /** @description Evaluated and reported in this order. */
                             rules: components["schemas"]["rule"][];
                         } | null;
@@ -10137,6 +10189,8 @@ export interface operations {
                                  */
                                 decline: number;
                             };
+                            /** @description Velocity counters rules read as velocity.<name> (at most 20). */
+                            velocity?: components["schemas"]["velocity_counter"][];
                             /** @description Evaluated and reported in this order. */
                             rules: components["schemas"]["rule"][];
                         } | null;
@@ -10399,6 +10453,8 @@ export interface operations {
                                  */
                                 decline: number;
                             };
+                            /** @description Velocity counters rules read as velocity.<name> (at most 20). */
+                            velocity?: components["schemas"]["velocity_counter"][];
                             /** @description Evaluated and reported in this order. */
                             rules: components["schemas"]["rule"][];
                         } | null;
@@ -10556,6 +10612,8 @@ export interface operations {
                              */
                             decline?: number;
                         };
+                        /** @description Velocity counters rules read as velocity.<name> (at most 20). */
+                        velocity?: components["schemas"]["velocity_counter"][];
                         /** @description Evaluated and reported in this order. */
                         rules: components["schemas"]["rule"][];
                     };
@@ -10809,6 +10867,8 @@ export interface operations {
                              */
                             decline?: number;
                         };
+                        /** @description Velocity counters rules read as velocity.<name> (at most 20). */
+                        velocity?: components["schemas"]["velocity_counter"][];
                         /** @description Evaluated and reported in this order. */
                         rules: components["schemas"]["rule"][];
                     };
@@ -11308,6 +11368,8 @@ export interface operations {
                                  */
                                 decline: number;
                             };
+                            /** @description Velocity counters rules read as velocity.<name> (at most 20). */
+                            velocity?: components["schemas"]["velocity_counter"][];
                             /** @description Evaluated and reported in this order. */
                             rules: components["schemas"]["rule"][];
                         } | null;
@@ -12285,8 +12347,7 @@ export interface operations {
                             points: number;
                             /** @description The facts it read, in order */
                             evidence: {
-                                /** @enum {string} */
-                                field: "event_type" | "email.address" | "email.normalized" | "email.local_part" | "email.domain" | "email.canonical" | "email.deliverable" | "email.deliverability" | "email.disposable" | "email.free_provider" | "email.role_account" | "email.relay" | "email.suggested_domain" | "ip.address" | "ip.version" | "ip.embedded_ipv4" | "ip.transition" | "ip.country_code" | "ip.country" | "ip.region" | "ip.city" | "ip.postal_code" | "ip.latitude" | "ip.longitude" | "ip.accuracy_radius_km" | "ip.time_zone" | "ip.asn" | "ip.as_organization" | "ip.is_tor" | "ip.is_proxy" | "ip.is_datacenter" | "ip.is_vpn" | "ip.is_bogon" | "user.user_id" | "user.first_name" | "user.last_name" | "device_intelligence.device_hash" | "device_intelligence.device_os" | "device_intelligence.device_model" | "device_intelligence.browser_hash" | "device_intelligence.browser_name" | "device_intelligence.browser_version" | "device_intelligence.cookie_enabled" | "history.ip.events_1h" | "history.ip.events_24h" | "history.ip.accounts_24h" | "history.email.events_24h" | "history.email.devices_30d" | "history.device.events_1h" | "history.device.accounts_30d" | "history.user.new_device" | "history.user.new_country" | "history.user.devices_30d" | "history.user.countries_24h" | "history.user.previous.country_code" | "history.user.previous.distance_km" | "history.user.previous.speed_kmh" | "history.user.previous.same_network" | "history.user.previous.anonymous" | "lists.blocked" | "lists.allowed";
+                                field: ("event_type" | "email.address" | "email.normalized" | "email.local_part" | "email.domain" | "email.canonical" | "email.deliverable" | "email.deliverability" | "email.disposable" | "email.free_provider" | "email.role_account" | "email.relay" | "email.suggested_domain" | "ip.address" | "ip.version" | "ip.embedded_ipv4" | "ip.transition" | "ip.country_code" | "ip.country" | "ip.region" | "ip.city" | "ip.postal_code" | "ip.latitude" | "ip.longitude" | "ip.accuracy_radius_km" | "ip.time_zone" | "ip.asn" | "ip.as_organization" | "ip.is_tor" | "ip.is_proxy" | "ip.is_datacenter" | "ip.is_vpn" | "ip.is_bogon" | "user.user_id" | "user.first_name" | "user.last_name" | "device_intelligence.device_hash" | "device_intelligence.device_os" | "device_intelligence.device_model" | "device_intelligence.browser_hash" | "device_intelligence.browser_name" | "device_intelligence.browser_version" | "device_intelligence.cookie_enabled" | "history.ip.events_1h" | "history.ip.events_24h" | "history.ip.accounts_24h" | "history.email.events_24h" | "history.email.devices_30d" | "history.device.events_1h" | "history.device.accounts_30d" | "history.user.new_device" | "history.user.new_country" | "history.user.devices_30d" | "history.user.countries_24h" | "history.user.previous.country_code" | "history.user.previous.distance_km" | "history.user.previous.speed_kmh" | "history.user.previous.same_network" | "history.user.previous.anonymous" | "lists.blocked" | "lists.allowed") | string;
                                 value: string | number | boolean | null;
                                 /** @enum {string} */
                                 reading: "value" | "unknown" | "absent";

@@ -4,7 +4,7 @@ import { normalizeDomain, parseEmail } from '../../email/address.js';
 import { loggedOutcome, outcomeDifferences, replay, ReplayError, type LoggedEvaluation } from '../../evaluation/replay.js';
 import { problems } from '../../http/problem.js';
 import { CompiledVersions } from '../../rules/compiled-versions.js';
-import { FIELD_PATHS } from '../../rules/fields.js';
+import { FIELD_PATHS, VELOCITY_FIELD } from '../../rules/fields.js';
 import { ipKeyRange, MAX_PAGE, type DecisionFilter, type DecisionRecord, type DecisionSummary } from '../../store/decisions.js';
 import type { Store } from '../../store/index.js';
 import { LABELS, MAX_LABEL_REASON } from '../../store/labels.js';
@@ -213,7 +213,7 @@ export const decisionStats = adminRoute({
 });
 
 const evidence = z.object({
-  field: z.enum(FIELD_PATHS),
+  field: z.union([z.enum(FIELD_PATHS), z.string().regex(VELOCITY_FIELD).describe('A velocity counter of the rule file: velocity.<name>')]),
   value: z.union([z.string(), z.number(), z.boolean()]).nullable(),
   reading: z.enum(['value', 'unknown', 'absent']),
   unavailable: z.string().nullable().describe('The check that could not run, when that made the reading unknown'),

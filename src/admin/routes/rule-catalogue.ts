@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { fieldCatalogue, libraryCatalogue } from '../../rules/catalogue.js';
+import { fieldCatalogue, libraryCatalogue, velocityCatalogue } from '../../rules/catalogue.js';
+import { ruleFileData } from '../../rules/edit.js';
 import { OPERATORS } from '../../rules/file-schema.js';
 import { adminRoute } from '../route.js';
 import { accountParams } from '../schemas.js';
@@ -50,9 +51,12 @@ const field = z.object({
 export const getRuleFields = adminRoute({
   method: 'GET', url: '/accounts/:account/rules/fields', tag: 'rules', operationId: 'getRuleFields',
   summary: 'The field catalogue: every field a custom rule can read, its type and the operators it accepts',
-  description: 'Conditions combine with `all`, `any` and `not`. A field whose check could not run is unknown: no rule fires on it (docs/rules.md, "Unknown and absent").',
+  description: 'Conditions combine with `all`, `any` and `not`. A field whose check could not run is unknown: no rule fires on it (docs/rules.md, "Unknown and absent"). With `event_type`, the velocity counters that event type\'s draft (else its live version) defines are listed too, as `velocity.<name>` (docs/rules.md, "Velocity counters").',
   access: { role: 'analyst', account: true },
   params: accountParams,
+  query: z.object({
+    event_type: z.string().min(1).max(64).optional().meta({ description: 'Also list the velocity counters of this event type\'s draft, else of its live version.' }),
+  }),
   success: {
     status: 200, description: 'Every field, and the combinators', schema: z.object({ fields: z.array(field), combinators: z.array(z.enum(['all', 'any', 'not'])) }),
     example: {
@@ -60,7 +64,14 @@ export const getRuleFields = adminRoute({
       combinators: ['all', 'any', 'not'],
     },
   },
-  handler: async () => ({ fields: fieldCatalogue(), combinators: ['all' as const, 'any' as const, 'not' as const] }),
+  handler: async ({ account, query, services }) => {
+    const fields = fieldCatalogue();
+    if (query.event_type !== undefined) {
+      const version = await services.store.ruleSets.inStatus(account.id, query.event_type, 'draft') ?? await services.store.ruleSets.inStatus(account.id, query.event_type, 'published');
+      if (version !== undefined) fields.push(...velocityCatalogue(ruleFileData(version.yaml)));
+    }
+    return { fields, combinators: ['all' as const, 'any' as const, 'not' as const] };
+  },
 });
 
 export const ruleCatalogueRoutes = [getRuleLibrary, getRuleFields];

@@ -9,6 +9,7 @@ import { backtests } from './0008-backtests.js';
 import { shadowRuleSets } from './0009-shadow.js';
 import { secondFactor } from './0010-second-factor.js';
 import { reviewItems } from './0011-review-items.js';
+import { velocityCounters } from './0012-velocity.js';
 import { ruleHits } from './0013-rule-hits.js';
 import { webhookAttempts } from './0014-webhook-attempts.js';
 import type { Migration } from './types.js';
@@ -17,7 +18,8 @@ import type { Migration } from './types.js';
  * Every migration, in ascending `version` order. The same list runs on both engines. Versions are
  * never reused or renumbered once released.
  */
-export const MIGRATIONS: readonly Migration[] = [configTables, evaluationLog, behaviourHistory, listsAndLabels, consoleUsers, firedRules, labelsByLabel, backtests, shadowRuleSets, secondFactor, reviewItems, ruleHits, webhookAttempts];
+export const MIGRATIONS: readonly Migration[] = [configTables, evaluationLog, behaviourHistory, listsAndLabels, consoleUsers, firedRules, labelsByLabel, backtests, shadowRuleSets, secondFactor, reviewItems,
+  velocityCounters, ruleHits, webhookAttempts];
 
 /** The version a fully migrated store is at. */
 export const LATEST_VERSION = MIGRATIONS.at(-1)!.version;

@@ -18,7 +18,8 @@ const OPERATORS = new Set(Object.keys(OPERATOR_LABELS) as Operator[]);
  */
 export function CustomRuleEditor({ eventType, onAdded, onClose }: { eventType: string; onAdded: () => void; onClose: () => void }) {
   const { account } = useSession();
-  const catalogue = useResource(() => ok(api.GET('/admin/v1/accounts/{account}/rules/fields', { params: { path: { account: account! } } })), [account]);
+  // With the event type: the draft's velocity counters are offered too (velocity.<name>).
+  const catalogue = useResource(() => ok(api.GET('/admin/v1/accounts/{account}/rules/fields', { params: { path: { account: account! }, query: { event_type: eventType } } })), [account, eventType]);
   const [id, setId] = useState('');
   const [name, setName] = useState('');
   const [score, setScore] = useState('10');
