@@ -19,6 +19,8 @@ export interface SessionPolicy {
   maxAgeMs: number;
   /** TWO_FACTOR_REQUIRED: a user without a confirmed authenticator may do nothing but set one up. */
   twoFactorRequired: boolean;
+  /** PASSWORD_LOGIN: when false, a one-time password is no reason to hold a (single sign-on) session back. */
+  passwordLogin?: boolean;
 }
 
 /** Last-use times are written at most this often per session or token. */
@@ -81,7 +83,7 @@ async function sessionPrincipal(store: Store, sessionId: string, policy: Session
     principal: {
       kind: 'user', id: session.user_id, actor: `user:${session.user_id}`, owner: session.user.owner === 1,
       roles: new Map(memberships.map((m) => [m.account_id, m.role])),
-      passwordChangeRequired: session.user.password_change_required === 1,
+      passwordChangeRequired: session.user.password_change_required === 1 && policy.passwordLogin !== false,
       twoFactorSetupRequired,
       session: { idHash, csrfToken: csrfTokenOf(sessionId), createdAt: session.created_at, lastSeenAt: touch ? now : session.last_seen_at },
       email: session.user.email,

@@ -15,6 +15,7 @@ import { ruleDraftRoutes } from './routes/rule-drafts.js';
 import { ruleFileRoutes } from './routes/rule-files.js';
 import { ruleSetRoutes } from './routes/rule-sets.js';
 import { sessionRoutes } from './routes/session.js';
+import { signInRoutes } from './routes/sign-in.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { twoFactorRoutes } from './routes/two-factor.js';
 import { userRoutes } from './routes/users.js';
@@ -29,7 +30,7 @@ import { ADMIN_PREFIX, registerAdminRoutes, type AdminRoute, type AdminServices 
  * no-store`: they carry accounts' data and the session's CSRF token.
  */
 export const ADMIN_ROUTES: readonly AdminRoute[] = [
-  ...sessionRoutes, ...twoFactorRoutes, ...accountRoutes, ...keyRoutes, ...userRoutes, ...tokenRoutes, ...auditRoutes, ...healthRoutes,
+  ...sessionRoutes, ...signInRoutes, ...twoFactorRoutes, ...accountRoutes, ...keyRoutes, ...userRoutes, ...tokenRoutes, ...auditRoutes, ...healthRoutes,
   ...ruleCatalogueRoutes, ...ruleSetRoutes, ...ruleDraftRoutes, ...ruleFileRoutes, ...decisionRoutes, ...listRoutes, ...reviewRoutes, ...webhookRoutes, ...backtestRoutes, ...shadowRoutes,
 ];
 

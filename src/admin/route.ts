@@ -12,6 +12,7 @@ import type { AccountRow } from '../store/schema.js';
 import { ANONYMOUS, authorize, noSuchAccount, type Access, type AccessOptions, type Principal } from './access.js';
 import { authenticate, type SessionPolicy } from './authenticate.js';
 import type { BacktestJobs } from '../backtest/jobs.js';
+import type { SingleSignOn } from './oidc.js';
 
 /**
  * How an `/admin/v1` route is declared: one object says what it is (method, URL, OpenAPI summary
@@ -52,6 +53,8 @@ export interface AdminServices {
   enrich: Enricher;
   /** Backtests this replica runs, and those in the store (src/backtest/jobs.ts). */
   backtests: BacktestJobs;
+  /** Single sign-on through the OpenID Connect provider, when OIDC_ISSUER is set (src/admin/oidc.ts). */
+  singleSignOn?: SingleSignOn;
 }
 
 export interface AdminContext<P, Q, B> {
@@ -103,7 +106,8 @@ export interface AdminRouteDefinition<P extends Schema, Q extends Schema, B exte
   body?: B;
   /** A request body that works (checked against `body` by test/admin/openapi.test.ts). */
   example?: B extends z.ZodType ? z.input<B> : never;
-  success: { status: 200 | 201 | 202 | 204; description: string; schema?: R; example?: R extends z.ZodType ? z.output<R> : never };
+  /** 303: a browser's navigation (single sign-on); the handler resolves with the Location. */
+  success: { status: 200 | 201 | 202 | 204 | 303; description: string; schema?: R; example?: R extends z.ZodType ? z.output<R> : never };
   /** Problems this route answers beyond those its declaration implies (status: when). */
   problems?: Record<number, string>;
   handler(ctx: AdminContext<Out<P, Record<string, never>>, Out<Q, Record<string, never>>, Out<B, undefined>>): Promise<Out<R, void>>;
@@ -181,6 +185,7 @@ async function handle(route: AdminRoute, request: FastifyRequest, reply: Fastify
   };
   const result = await route.handler(context as never);
   reply.code(route.success.status);
+  if (route.success.status === 303) return reply.header('location', result as string).send();
   return route.success.status === 204 ? reply.send() : reply.send(result);
 }
 

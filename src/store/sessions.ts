@@ -1,3 +1,4 @@
+import { appendAudit, type AuditEntry } from './audit.js';
 import type { Engine } from './engine.js';
 import type { UserRow } from './schema.js';
 
@@ -17,8 +18,21 @@ export interface SessionLookup {
 export class Sessions {
   constructor(private readonly engine: Engine) {}
 
-  async create(idHash: string, userId: string, at: number): Promise<void> {
-    await this.engine.db.insertInto('sessions').values({ id_hash: idHash, user_id: userId, created_at: at, last_seen_at: at }).execute();
+  /** A new session; with `audit`, recorded in the audit log in the same transaction (a single sign-on). */
+  async create(idHash: string, userId: string, at: number, audit?: AuditEntry): Promise<void> {
+    if (audit === undefined) {
+      await this.engine.db.insertInto('sessions').values({ id_hash: idHash, user_id: userId, created_at: at, last_seen_at: at }).execute();
+      return;
+    }
+    await this.engine.db.transaction().execute(async (trx) => {
+      await trx.insertInto('sessions').values({ id_hash: idHash, user_id: userId, created_at: at, last_seen_at: at }).execute();
+      await appendAudit(trx, at, audit);
+    });
+  }
+
+  /** Records a refused single sign-on in the audit log (no session, no user). */
+  async auditRefusal(at: number, audit: AuditEntry): Promise<void> {
+    await this.engine.db.transaction().execute((trx) => appendAudit(trx, at, audit));
   }
 
   async find(idHash: string): Promise<SessionLookup | undefined> {

@@ -274,6 +274,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/sign-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How console users may sign in here: password, single sign-on, or both
+         * @description **Who:** No credentials needed.
+         */
+        get: operations["getSignInOptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/oidc/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start signing in with the OpenID Connect provider: redirects the browser to it
+         * @description Sets the `risk_oidc` cookie (state, nonce and PKCE verifier of this sign-in, ten minutes). When the provider cannot be reached, redirects to the console with `?sign_in_error=provider_unavailable`.
+         *
+         *     **Who:** No credentials needed.
+         */
+        get: operations["startSingleSignOn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/oidc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the provider sends the browser back: signs the user in and redirects to the console
+         * @description On success sets the session cookie and redirects to `/console/`. Otherwise redirects to `/console/?sign_in_error=<reason>`, one of `sign_in_expired`, `provider_refused` (also a code used twice), `invalid_token` (issuer, audience, signature, expiry or nonce wrong), `email_missing`, `unknown_user` (no active console user has the address), `provider_unavailable`; the reason and the provider's subject are audited (`user.sso_refused`).
+         *
+         *     **Who:** No credentials needed.
+         */
+        get: operations["finishSingleSignOn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/session/totp": {
         parameters: {
             query?: never;
@@ -1818,7 +1882,7 @@ export interface components {
              */
             instance: string;
             /** @enum {string} */
-            code: "invalid_request" | "invalid_json" | "malformed_request" | "unauthorized" | "unauthenticated" | "second_factor_required" | "forbidden" | "csrf_failed" | "password_change_required" | "two_factor_setup_required" | "not_found" | "evaluation_not_found" | "resource_not_found" | "conflict" | "method_not_allowed" | "request_timeout" | "expectation_failed" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_attempts" | "headers_too_large" | "internal_error" | "not_ready" | "store_unavailable";
+            code: "invalid_request" | "invalid_json" | "malformed_request" | "unauthorized" | "unauthenticated" | "second_factor_required" | "forbidden" | "csrf_failed" | "password_change_required" | "two_factor_setup_required" | "password_login_disabled" | "not_found" | "evaluation_not_found" | "resource_not_found" | "conflict" | "method_not_allowed" | "request_timeout" | "expectation_failed" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_attempts" | "headers_too_large" | "internal_error" | "not_ready" | "store_unavailable";
             errors?: {
                 /** @example email */
                 path: string;
@@ -2789,6 +2853,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `password_login_disabled`: PASSWORD_LOGIN=false, sign in through the provider (`GET /admin/v1/sign-in`) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many failed logins for this user or address (`Retry-After`) */
             429: {
                 headers: {
@@ -3137,6 +3212,188 @@ export interface operations {
                     "X-Request-Id": components["headers"]["RequestId"];
                     "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSignInOptions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ways to sign in */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "password": true,
+                     *       "single_sign_on": {
+                     *         "name": "Acme SSO",
+                     *         "url": "/admin/v1/oidc/login"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description E-mail address and password are accepted (PASSWORD_LOGIN) */
+                        password: boolean;
+                        single_sign_on: {
+                            /** @description The provider, as the button names it: "Sign in with …" (OIDC_NAME) */
+                            name: string;
+                            /** @description Where the browser goes to start: a navigation, not a fetch */
+                            url: string;
+                        } | null;
+                    };
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    startSingleSignOn: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the provider's authorization endpoint */
+            303: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Single sign-on is not configured */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    finishSingleSignOn: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the console, signed in or with the reason it refused */
+            303: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Single sign-on is not configured */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -125,11 +125,14 @@ export const login = adminRoute({
   example: { email: 'ops@example.com', password: 'correct horse battery staple' },
   success: { status: 200, description: 'Logged in', schema: sessionInfo, example: sessionExample },
   problems: {
+    403: '`password_login_disabled`: PASSWORD_LOGIN=false, sign in through the provider (`GET /admin/v1/sign-in`)',
     401: 'Wrong e-mail address or password (the same answer for both, and for a disabled user); wrong, reused or expired code; or `second_factor_required`: the password was right, now send it with a code',
     429: 'Too many failed logins for this user or address (`Retry-After`)',
   },
   handler: async ({ body, request, reply, services, now }) => {
     const { store } = services;
+    // Before anything is read or counted: with passwords off there is nothing to guess.
+    if (!services.config.signIn.passwords) throw problems.passwordLoginDisabled(services.singleSignOn?.name ?? 'single sign-on');
     const keys = loginKeys(body.email, request.ip);
     const pair = keys[0]!.key;
     const wait = await store.loginThrottle.blockedFor(keys, now, pair);
