@@ -26,7 +26,7 @@ export interface TestProvider {
 export const CLIENT_ID = 'risk-console';
 export const CLIENT_SECRET = 'a-client-secret-of-the-test-provider-0123456789';
 
-export async function startTestProvider(users: Record<string, { email: string; email_verified?: boolean }>, options: { idTokenTtlSeconds?: number } = {}): Promise<TestProvider> {
+export async function startTestProvider(users: Record<string, { email: string; email_verified?: boolean }>, options: { idTokenTtlSeconds?: number; hostname?: 'localhost' } = {}): Promise<TestProvider> {
   let handler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
   const server: Server = createServer((req, res) => {
     if (handler) handler(req, res);
@@ -34,7 +34,8 @@ export async function startTestProvider(users: Record<string, { email: string; e
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
-  const issuer = `http://127.0.0.1:${port}`;
+  // `localhost` makes the provider another site than a service on 127.0.0.1 (a browser's SameSite rules then apply).
+  const issuer = `http://${options.hostname ?? '127.0.0.1'}:${port}`;
   return {
     issuer, port, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET,
     serve(redirectUrl) {
@@ -72,6 +73,15 @@ export async function startTestProvider(users: Record<string, { email: string; e
 }
 
 const page = (body: string) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Test provider</title></head><body><main>${body}</main></body></html>`;
+
+/** A port free on 127.0.0.1 now (for a service whose URL must be known before it starts). */
+export async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
 
 /** The provider's sign-in page: GET shows the form, POST signs the person in and grants what was asked. */
 async function interaction(provider: Provider, req: IncomingMessage, res: ServerResponse, uid: string): Promise<void> {
