@@ -17,7 +17,7 @@ export interface SessionPolicy {
   idleTimeoutMs: number;
   /** A session this old is ended, used or not. */
   maxAgeMs: number;
-  /** TWO_FACTOR_REQUIRED: a user without a confirmed authenticator may do nothing but set one up. */
+  /** TWO_FACTOR_REQUIRED: a user without a confirmed authenticator may do nothing but set one up (an owner can also require it of one user). */
   twoFactorRequired: boolean;
   /** PASSWORD_LOGIN: when false, a one-time password is no reason to hold a (single sign-on) session back. */
   passwordLogin?: boolean;
@@ -78,7 +78,7 @@ async function sessionPrincipal(store: Store, sessionId: string, policy: Session
   const touch = now - session.last_seen_at >= sessionTouchEveryMs(policy);
   if (touch) await store.sessions.touch(idHash, now);
   const memberships = await store.users.memberships(session.user_id);
-  const twoFactorSetupRequired = policy.twoFactorRequired && (await store.secondFactors.totp(session.user_id))?.confirmed_at == null;
+  const twoFactorSetupRequired = (policy.twoFactorRequired || session.user.two_factor_required === 1) && (await store.secondFactors.totp(session.user_id))?.confirmed_at == null;
   return {
     principal: {
       kind: 'user', id: session.user_id, actor: `user:${session.user_id}`, owner: session.user.owner === 1,

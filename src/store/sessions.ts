@@ -12,7 +12,7 @@ export interface SessionLookup {
   user_id: string;
   created_at: number;
   last_seen_at: number;
-  user: Pick<UserRow, 'email' | 'status' | 'owner' | 'password_change_required'>;
+  user: Pick<UserRow, 'email' | 'status' | 'owner' | 'password_change_required' | 'two_factor_required'>;
 }
 
 export class Sessions {
@@ -37,11 +37,11 @@ export class Sessions {
 
   async find(idHash: string): Promise<SessionLookup | undefined> {
     const row = await this.engine.db.selectFrom('sessions').innerJoin('users', 'users.id', 'sessions.user_id')
-      .select(['sessions.id_hash', 'sessions.user_id', 'sessions.created_at', 'sessions.last_seen_at', 'users.email', 'users.status', 'users.owner', 'users.password_change_required'])
+      .select(['sessions.id_hash', 'sessions.user_id', 'sessions.created_at', 'sessions.last_seen_at', 'users.email', 'users.status', 'users.owner', 'users.password_change_required', 'users.two_factor_required'])
       .where('sessions.id_hash', '=', idHash).executeTakeFirst();
     if (!row) return undefined;
-    const { email, status, owner, password_change_required, ...session } = row;
-    return { ...session, user: { email, status, owner, password_change_required } };
+    const { email, status, owner, password_change_required, two_factor_required, ...session } = row;
+    return { ...session, user: { email, status, owner, password_change_required, two_factor_required } };
   }
 
   async touch(idHash: string, at: number): Promise<void> {

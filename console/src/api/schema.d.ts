@@ -530,7 +530,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Every console user, with their memberships
+         * Every console user, with their memberships and whether two-factor is on
          * @description **Who:** Instance owners (users marked owner, `owner` tokens).
          */
         get: operations["listUsers"];
@@ -560,8 +560,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Disable or re-enable a user, or make them owner or not
-         * @description Disabling ends the user's sessions at once, in every replica. The instance keeps at least one active owner.
+         * Disable or re-enable a user, make them owner or not, or require two-factor of them
+         * @description Disabling ends the user's sessions at once, in every replica. The instance keeps at least one active owner. With `two_factor_required`, a user without a confirmed authenticator may do nothing but set one up (from their next request), as with TWO_FACTOR_REQUIRED for everyone. Audited (`user.update`).
          *
          *     **Who:** Instance owners (users marked owner, `owner` tokens).
          */
@@ -2631,7 +2631,7 @@ export interface operations {
                             password_change_required: boolean;
                             /** @description A TOTP authenticator is confirmed: logging in needs its code */
                             two_factor: boolean;
-                            /** @description TWO_FACTOR_REQUIRED is on and the user has no authenticator: nothing else is allowed until they set one up */
+                            /** @description TWO_FACTOR_REQUIRED is on, or an owner requires it of this user, and the user has no authenticator: nothing else is allowed until they set one up */
                             two_factor_setup_required: boolean;
                         } | null;
                         token: {
@@ -2793,7 +2793,7 @@ export interface operations {
                             password_change_required: boolean;
                             /** @description A TOTP authenticator is confirmed: logging in needs its code */
                             two_factor: boolean;
-                            /** @description TWO_FACTOR_REQUIRED is on and the user has no authenticator: nothing else is allowed until they set one up */
+                            /** @description TWO_FACTOR_REQUIRED is on, or an owner requires it of this user, and the user has no authenticator: nothing else is allowed until they set one up */
                             two_factor_setup_required: boolean;
                         } | null;
                         token: {
@@ -3146,7 +3146,7 @@ export interface operations {
                             password_change_required: boolean;
                             /** @description A TOTP authenticator is confirmed: logging in needs its code */
                             two_factor: boolean;
-                            /** @description TWO_FACTOR_REQUIRED is on and the user has no authenticator: nothing else is allowed until they set one up */
+                            /** @description TWO_FACTOR_REQUIRED is on, or an owner requires it of this user, and the user has no authenticator: nothing else is allowed until they set one up */
                             two_factor_setup_required: boolean;
                         } | null;
                         token: {
@@ -4863,6 +4863,7 @@ export interface operations {
                      *           "owner": false,
                      *           "status": "active",
                      *           "password_change_required": true,
+                     *           "two_factor_required": false,
                      *           "created_at": "2026-11-21T12:00:00.000Z",
                      *           "created_by": "user:usr_0a1b2c3d4e5f6a7b",
                      *           "memberships": [
@@ -4870,7 +4871,8 @@ export interface operations {
                      *               "account_id": "acme",
                      *               "role": "analyst"
                      *             }
-                     *           ]
+                     *           ],
+                     *           "two_factor": false
                      *         }
                      *       ]
                      *     }
@@ -4884,6 +4886,8 @@ export interface operations {
                             /** @enum {string} */
                             status: "active" | "disabled";
                             password_change_required: boolean;
+                            /** @description An owner requires two-factor of this user (besides TWO_FACTOR_REQUIRED) */
+                            two_factor_required: boolean;
                             /**
                              * Format: date-time
                              * @example 2026-11-21T12:00:00.000Z
@@ -4896,6 +4900,8 @@ export interface operations {
                                 /** @enum {string} */
                                 role: "admin" | "analyst";
                             }[];
+                            /** @description A TOTP authenticator is confirmed */
+                            two_factor: boolean;
                         }[];
                     };
                 };
@@ -4998,6 +5004,7 @@ export interface operations {
                      *         "owner": false,
                      *         "status": "active",
                      *         "password_change_required": true,
+                     *         "two_factor_required": false,
                      *         "created_at": "2026-11-21T12:00:00.000Z",
                      *         "created_by": "user:usr_0a1b2c3d4e5f6a7b",
                      *         "memberships": [
@@ -5019,6 +5026,8 @@ export interface operations {
                             /** @enum {string} */
                             status: "active" | "disabled";
                             password_change_required: boolean;
+                            /** @description An owner requires two-factor of this user (besides TWO_FACTOR_REQUIRED) */
+                            two_factor_required: boolean;
                             /**
                              * Format: date-time
                              * @example 2026-11-21T12:00:00.000Z
@@ -5132,6 +5141,7 @@ export interface operations {
                     /** @enum {string} */
                     status?: "active" | "disabled";
                     owner?: boolean;
+                    two_factor_required?: boolean;
                 };
             };
         };
@@ -5151,6 +5161,7 @@ export interface operations {
                      *       "owner": false,
                      *       "status": "disabled",
                      *       "password_change_required": true,
+                     *       "two_factor_required": false,
                      *       "created_at": "2026-11-21T12:00:00.000Z",
                      *       "created_by": "user:usr_0a1b2c3d4e5f6a7b",
                      *       "memberships": [
@@ -5169,6 +5180,8 @@ export interface operations {
                         /** @enum {string} */
                         status: "active" | "disabled";
                         password_change_required: boolean;
+                        /** @description An owner requires two-factor of this user (besides TWO_FACTOR_REQUIRED) */
+                        two_factor_required: boolean;
                         /**
                          * Format: date-time
                          * @example 2026-11-21T12:00:00.000Z
@@ -5388,6 +5401,7 @@ export interface operations {
                      *           "email": "analyst@example.com",
                      *           "status": "active",
                      *           "password_change_required": true,
+                     *           "two_factor_required": false,
                      *           "created_at": "2026-11-21T12:00:00.000Z",
                      *           "created_by": "user:usr_0a1b2c3d4e5f6a7b",
                      *           "memberships": [
@@ -5408,6 +5422,8 @@ export interface operations {
                             /** @enum {string} */
                             status: "active" | "disabled";
                             password_change_required: boolean;
+                            /** @description An owner requires two-factor of this user (besides TWO_FACTOR_REQUIRED) */
+                            two_factor_required: boolean;
                             /**
                              * Format: date-time
                              * @example 2026-11-21T12:00:00.000Z
@@ -5529,6 +5545,7 @@ export interface operations {
                      *         "email": "analyst@example.com",
                      *         "status": "active",
                      *         "password_change_required": true,
+                     *         "two_factor_required": false,
                      *         "created_at": "2026-11-21T12:00:00.000Z",
                      *         "created_by": "user:usr_0a1b2c3d4e5f6a7b",
                      *         "memberships": [
@@ -5549,6 +5566,8 @@ export interface operations {
                             /** @enum {string} */
                             status: "active" | "disabled";
                             password_change_required: boolean;
+                            /** @description An owner requires two-factor of this user (besides TWO_FACTOR_REQUIRED) */
+                            two_factor_required: boolean;
                             /**
                              * Format: date-time
                              * @example 2026-11-21T12:00:00.000Z
@@ -5680,6 +5699,7 @@ export interface operations {
                      *       "email": "analyst@example.com",
                      *       "status": "active",
                      *       "password_change_required": true,
+                     *       "two_factor_required": false,
                      *       "created_at": "2026-11-21T12:00:00.000Z",
                      *       "created_by": "user:usr_0a1b2c3d4e5f6a7b",
                      *       "memberships": [
@@ -5697,6 +5717,8 @@ export interface operations {
                         /** @enum {string} */
                         status: "active" | "disabled";
                         password_change_required: boolean;
+                        /** @description An owner requires two-factor of this user (besides TWO_FACTOR_REQUIRED) */
+                        two_factor_required: boolean;
                         /**
                          * Format: date-time
                          * @example 2026-11-21T12:00:00.000Z

@@ -9,13 +9,14 @@ import { backtests } from './0008-backtests.js';
 import { shadowRuleSets } from './0009-shadow.js';
 import { secondFactor } from './0010-second-factor.js';
 import { reviewItems } from './0011-review-items.js';
+import { twoFactorPerUser } from './0015-two-factor-per-user.js';
 import type { Migration } from './types.js';
 
 /**
  * Every migration, in ascending `version` order. The same list runs on both engines. Versions are
  * never reused or renumbered once released.
  */
-export const MIGRATIONS: readonly Migration[] = [configTables, evaluationLog, behaviourHistory, listsAndLabels, consoleUsers, firedRules, labelsByLabel, backtests, shadowRuleSets, secondFactor, reviewItems];
+export const MIGRATIONS: readonly Migration[] = [configTables, evaluationLog, behaviourHistory, listsAndLabels, consoleUsers, firedRules, labelsByLabel, backtests, shadowRuleSets, secondFactor, reviewItems, twoFactorPerUser];
 
 /** The version a fully migrated store is at. */
 export const LATEST_VERSION = MIGRATIONS.at(-1)!.version;
