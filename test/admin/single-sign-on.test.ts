@@ -3,11 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { createUser, expectAdminProblem } from '../support/admin.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { ENGINES, freshDatabaseUrl, type EngineName } from '../support/store.js';
 import { signInAtProvider, startTestProvider, type TestProvider } from '../support/oidc.js';
 
 /**
  * OpenID Connect sign-in with the real app against a real provider (oidc-provider) on loopback:
- * the service's HTTP calls (discovery, keys, token) go to 127.0.0.1 only. The service's clock is
+ * the service's HTTP calls (discovery, keys, token) go to 127.0.0.1 only; on both store engines. The service's clock is
  * injected: a token past its expiry is one that arrives after it, with nothing slept.
  *
  * Each fault the issue names is refused with its reason on the console's login page and in the
@@ -24,7 +25,7 @@ const cookieOf = (response: LightMyRequestResponse, name: string): string | unde
   return lines.map((line) => line.split(';')[0]!).find((pair) => pair.startsWith(`${name}=`));
 };
 
-describe('single sign-on (OpenID Connect, authorization code with PKCE)', () => {
+describe.each(ENGINES)('single sign-on (OpenID Connect, authorization code with PKCE) on %s', (engine: EngineName) => {
   let provider: TestProvider;
   let t: TestApp;
   let clock = Date.now();
@@ -61,7 +62,7 @@ describe('single sign-on (OpenID Connect, authorization code with PKCE)', () => 
       unverified: { email: 'carol@example.com', email_verified: false },
     });
     provider.serve(REDIRECT);
-    t = await startTestApp(oidcEnv(provider), {}, { now: () => clock });
+    t = await startTestApp({ ...oidcEnv(provider), DATABASE_URL: await freshDatabaseUrl(engine) }, {}, { now: () => clock });
     await createUser(t.app.store, 'alice@example.com', { roles: {} });
     await createUser(t.app.store, 'carol@example.com');
     const bob = await createUser(t.app.store, 'bob@example.com');
