@@ -18,7 +18,7 @@ const OUT = new URL('../docs/console/', import.meta.url);
 mkdirSync(OUT, { recursive: true });
 await buildConsoleIfStale();
 // Webhooks may reach the loopback receiver the Webhooks page's screenshot sends to.
-const server = await startConsoleServer({ WEBHOOK_ALLOW_PRIVATE: 'true' });
+const server = await startConsoleServer({ env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
 // An account `shop` whose rules hold addresses of a test range for review: the Review page's items.
 const REVIEW_RULES = `thresholds: { review: 20, decline: 60 }
 rules:

@@ -12,6 +12,7 @@ import type { IpInspector } from './ip/facts.js';
 import type { Resource } from './core/ports.js';
 import type { RuleBook } from './rules/ports.js';
 import { registerAuthentication } from './http/auth.js';
+import { SingleSignOn } from './admin/oidc.js';
 import { registerConsole } from './http/routes/console.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/error-handler.js';
 import { buildOpenApiDocument } from './openapi.js';
@@ -285,7 +286,8 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
   });
 
   await registerAdminApi(app, {
-    store, config, seed: templates, sources, sessions: config.session, now, backtests, developmentKey, webhooks,
+    store, config, seed: templates, sources, sessions: { ...config.session, passwordLogin: config.signIn.passwords }, now, backtests, developmentKey, webhooks,
+    singleSignOn: config.signIn.oidc ? new SingleSignOn(config.signIn.oidc, options.logger.child({ component: 'sso' })) : undefined,
     reloadConfiguration: () => sync.check(),
     enrich: createEnricher({ ...resources, ...enrichment }),
   });

@@ -29,11 +29,11 @@ describe('the committed OpenAPI document', () => {
     const sdk = operations.filter(({ path }) => path.startsWith('/sdk/'));
     expect(sdk.length).toBeGreaterThan(0);
     for (const { op } of sdk) expect(op.security).toEqual([]);
-    // The admin API: a session or an admin token, but for logging in and the first owner's setup.
+    // The admin API: a session or an admin token, but for logging in (password or single sign-on) and the first owner's setup.
     const admin = operations.filter(({ path }) => path.startsWith('/admin/'));
     expect(admin.length).toBeGreaterThan(0);
     for (const { path, method, op } of admin) {
-      const isPublic = ['post /admin/v1/session', 'post /admin/v1/setup'].includes(`${method} ${path}`);
+      const isPublic = ['post /admin/v1/session', 'post /admin/v1/setup', 'get /admin/v1/sign-in', 'get /admin/v1/oidc/login', 'get /admin/v1/oidc/callback'].includes(`${method} ${path}`);
       expect(op.security, `${method} ${path}`).toEqual(isPublic ? [] : [{ adminSession: [] }, { adminToken: [] }]);
     }
     const security = Object.fromEntries(operations.filter(({ path }) => !path.startsWith('/sdk/') && !path.startsWith('/admin/')).map(({ path, method, op }) => [`${method} ${path}`, op.security]));

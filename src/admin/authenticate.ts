@@ -17,8 +17,10 @@ export interface SessionPolicy {
   idleTimeoutMs: number;
   /** A session this old is ended, used or not. */
   maxAgeMs: number;
-  /** TWO_FACTOR_REQUIRED: a user without a confirmed authenticator may do nothing but set one up. */
+  /** TWO_FACTOR_REQUIRED: a user without a confirmed authenticator may do nothing but set one up (an owner can also require it of one user). */
   twoFactorRequired: boolean;
+  /** PASSWORD_LOGIN: when false, a one-time password is no reason to hold a (single sign-on) session back. */
+  passwordLogin?: boolean;
 }
 
 /** Last-use times are written at most this often per session or token. */
@@ -76,12 +78,12 @@ async function sessionPrincipal(store: Store, sessionId: string, policy: Session
   const touch = now - session.last_seen_at >= sessionTouchEveryMs(policy);
   if (touch) await store.sessions.touch(idHash, now);
   const memberships = await store.users.memberships(session.user_id);
-  const twoFactorSetupRequired = policy.twoFactorRequired && (await store.secondFactors.totp(session.user_id))?.confirmed_at == null;
+  const twoFactorSetupRequired = (policy.twoFactorRequired || session.user.two_factor_required === 1) && (await store.secondFactors.totp(session.user_id))?.confirmed_at == null;
   return {
     principal: {
       kind: 'user', id: session.user_id, actor: `user:${session.user_id}`, owner: session.user.owner === 1,
       roles: new Map(memberships.map((m) => [m.account_id, m.role])),
-      passwordChangeRequired: session.user.password_change_required === 1,
+      passwordChangeRequired: session.user.password_change_required === 1 && policy.passwordLogin !== false,
       twoFactorSetupRequired,
       session: { idHash, csrfToken: csrfTokenOf(sessionId), createdAt: session.created_at, lastSeenAt: touch ? now : session.last_seen_at },
       email: session.user.email,

@@ -17,6 +17,7 @@ import { ruleFileRoutes } from './routes/rule-files.js';
 import { ruleSetRoutes } from './routes/rule-sets.js';
 import { ruleHitRoutes } from './routes/rule-hits.js';
 import { sessionRoutes } from './routes/session.js';
+import { signInRoutes } from './routes/sign-in.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { twoFactorRoutes } from './routes/two-factor.js';
 import { userRoutes } from './routes/users.js';
@@ -31,7 +32,7 @@ import { ADMIN_PREFIX, registerAdminRoutes, type AdminRoute, type AdminServices 
  * no-store`: they carry accounts' data and the session's CSRF token.
  */
 export const ADMIN_ROUTES: readonly AdminRoute[] = [
-  ...sessionRoutes, ...twoFactorRoutes, ...accountRoutes, ...keyRoutes, ...userRoutes, ...tokenRoutes, ...auditRoutes, ...healthRoutes,
+  ...sessionRoutes, ...signInRoutes, ...twoFactorRoutes, ...accountRoutes, ...keyRoutes, ...userRoutes, ...tokenRoutes, ...auditRoutes, ...healthRoutes,
   ...ruleCatalogueRoutes, ...ruleSetRoutes, ...ruleDraftRoutes, ...ruleFileRoutes, ...decisionRoutes, ...listRoutes, ...reviewRoutes, ...webhookRoutes, ...backtestRoutes, ...shadowRoutes, ...entityRoutes, ...ruleHitRoutes,
 ];
 

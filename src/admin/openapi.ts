@@ -79,7 +79,9 @@ export function adminPaths(routes: readonly AdminRoute[], given: OpenApiParts): 
     const write = route.method !== 'GET';
     const responses: Record<string, object> = {};
     const { success } = route;
-    responses[success.status] = success.mediaType
+    responses[success.status] = success.status === 303
+      ? { description: success.description, headers: { ...(parts.ok('', {}) as { headers: object }).headers, Location: { schema: { type: 'string' } } } }
+      : success.mediaType
       ? parts.ok(success.description, { [success.mediaType]: { schema: { type: 'string' } } })
       : success.schema
       ? parts.ok(success.description, { 'application/json': { schema: parts.jsonSchema(success.schema, 'output'), ...(success.example !== undefined ? { example: success.example } : {}) } })

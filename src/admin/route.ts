@@ -14,6 +14,7 @@ import { ANONYMOUS, authorize, noSuchAccount, type Access, type AccessOptions, t
 import { authenticate, type SessionPolicy } from './authenticate.js';
 import type { BacktestJobs } from '../backtest/jobs.js';
 import type { WebhookWorker } from '../webhooks/worker.js';
+import type { SingleSignOn } from './oidc.js';
 
 /**
  * How an `/admin/v1` route is declared: one object says what it is (method, URL, OpenAPI summary
@@ -58,6 +59,8 @@ export interface AdminServices {
   developmentKey?: DevelopmentKeyInfo | null;
   /** This replica's webhook worker: a test delivery is sent at once (src/webhooks/worker.ts). */
   webhooks: WebhookWorker;
+  /** Single sign-on through the OpenID Connect provider, when OIDC_ISSUER is set (src/admin/oidc.ts). */
+  singleSignOn?: SingleSignOn;
 }
 
 export interface AdminContext<P, Q, B> {
@@ -109,8 +112,9 @@ export interface AdminRouteDefinition<P extends Schema, Q extends Schema, B exte
   body?: B;
   /** A request body that works (checked against `body` by test/admin/openapi.test.ts). */
   example?: B extends z.ZodType ? z.input<B> : never;
+  /** 303: a browser's navigation (single sign-on); the handler resolves with the Location. */
   success: {
-    status: 200 | 201 | 202 | 204; description: string; schema?: R; example?: R extends z.ZodType ? z.output<R> : never;
+    status: 200 | 201 | 202 | 204 | 303; description: string; schema?: R; example?: R extends z.ZodType ? z.output<R> : never;
     /** A body that is not JSON (a CSV export): its media type; the handler sets the header and returns the body (a stream). */
     mediaType?: string;
   };
@@ -191,6 +195,7 @@ async function handle(route: AdminRoute, request: FastifyRequest, reply: Fastify
   };
   const result = await route.handler(context as never);
   reply.code(route.success.status);
+  if (route.success.status === 303) return reply.header('location', result as string).send();
   return route.success.status === 204 ? reply.send() : reply.send(result);
 }
 

@@ -55,6 +55,18 @@ const cidr = (value: string): boolean => {
   return /^\d{1,3}$/.test(bits) && n >= 1 && n <= (version === 4 ? 32 : 128);
 };
 
+/** Where the identity provider sends the browser back (OIDC_REDIRECT_URL's path). */
+export const OIDC_CALLBACK_PATH = '/admin/v1/oidc/callback';
+
+const httpUrl = z.string().transform((value, ctx) => {
+  const url = URL.parse(value);
+  if (url === null || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.search !== '' || url.hash !== '' || url.username !== '') {
+    ctx.addIssue({ code: 'custom', message: 'must be an http(s) URL without query, fragment or credentials' });
+    return z.NEVER;
+  }
+  return url;
+});
+
 /** RFC 6750 §2.1 b64token: what an `Authorization: Bearer` header can carry. */
 const bearerToken = z
   .string()
@@ -106,6 +118,18 @@ export const envSchema = z.object({
   SESSION_IDLE_TIMEOUT_MS: integer(60_000, 7 * 86_400_000).default(30 * 60_000),
   SESSION_MAX_AGE_MS: integer(60_000, 30 * 86_400_000).default(12 * 3_600_000),
   TWO_FACTOR_REQUIRED: z.enum(['true', 'false']).default('false'),
+  OIDC_ISSUER: httpUrl.optional(),
+  OIDC_CLIENT_ID: z.string().min(1).max(512).optional(),
+  OIDC_CLIENT_SECRET: z.string().min(1).max(1024).optional(),
+  OIDC_REDIRECT_URL: httpUrl
+    .refine((url) => url.pathname === OIDC_CALLBACK_PATH, { message: `must be the service's public origin followed by ${OIDC_CALLBACK_PATH}` })
+    .optional(),
+  OIDC_SCOPES: z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+( [\x21\x23-\x5B\x5D-\x7E]+)*$/, 'must be scopes separated by single spaces')
+    .refine((scopes) => scopes.split(' ').includes('openid'), { message: 'must include openid' })
+    .default('openid email profile'),
+  OIDC_EMAIL_CLAIM: z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'must be a claim name').default('email'),
+  OIDC_NAME: z.string().trim().min(1).max(40).default('single sign-on'),
+  PASSWORD_LOGIN: z.enum(['true', 'false'], { message: 'must be true or false' }).default('true'),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -149,6 +173,21 @@ export interface Config {
   historyTimeoutMs: number;
   /** Console sessions: ended after this long unused, and this long after login whatever happens. */
   session: { idleTimeoutMs: number; maxAgeMs: number; twoFactorRequired: boolean };
+  /** How console users sign in: passwords (PASSWORD_LOGIN), and an OpenID Connect provider when OIDC_ISSUER is set. */
+  signIn: { passwords: boolean; oidc: OidcSettings | null };
+}
+
+/** The OpenID Connect provider console users sign in with (README "Single sign-on"). */
+export interface OidcSettings {
+  issuer: URL;
+  clientId: string;
+  clientSecret: string;
+  redirectUrl: URL;
+  scopes: string;
+  /** The claim whose value is matched to a console user's e-mail address. */
+  emailClaim: string;
+  /** Shown on the console's button: "Sign in with …". */
+  name: string;
 }
 
 /**
@@ -186,7 +225,13 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const problems: string[] = [];
   if (e.METRICS_HOST !== undefined && e.METRICS_PORT === undefined) problems.push('METRICS_HOST: has no effect without METRICS_PORT');
   if (e.METRICS_PORT !== undefined && e.METRICS_PORT === e.PORT) problems.push(`METRICS_PORT: must differ from PORT (${e.PORT})`);
+  const oidcSet = (['OIDC_ISSUER', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET', 'OIDC_REDIRECT_URL'] as const).filter((k) => e[k] !== undefined);
+  if (oidcSet.length > 0 && oidcSet.length < 4) problems.push(`OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET and OIDC_REDIRECT_URL go together: ${oidcSet.join(', ')} set without the others`);
+  if (e.PASSWORD_LOGIN === 'false' && oidcSet.length === 0) problems.push('PASSWORD_LOGIN: can be false only with single sign-on configured (OIDC_ISSUER and the rest): nobody could log in');
   if (problems.length > 0) throw new ConfigError(problems);
+  const oidc: OidcSettings | null = oidcSet.length === 4
+    ? { issuer: e.OIDC_ISSUER!, clientId: e.OIDC_CLIENT_ID!, clientSecret: e.OIDC_CLIENT_SECRET!, redirectUrl: e.OIDC_REDIRECT_URL!, scopes: e.OIDC_SCOPES, emailClaim: e.OIDC_EMAIL_CLAIM, name: e.OIDC_NAME }
+    : null;
   return {
     env: e.NODE_ENV,
     port: e.PORT,
@@ -220,6 +265,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     historyDays: e.HISTORY_DAYS,
     historyTimeoutMs: e.HISTORY_TIMEOUT_MS,
     session: { idleTimeoutMs: e.SESSION_IDLE_TIMEOUT_MS, maxAgeMs: e.SESSION_MAX_AGE_MS, twoFactorRequired: e.TWO_FACTOR_REQUIRED === 'true' },
+    signIn: { passwords: e.PASSWORD_LOGIN === 'true', oidc },
   };
 }
 

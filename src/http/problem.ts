@@ -15,6 +15,7 @@ export const problemCodes = {
   csrf_failed: { status: 403, title: 'The CSRF token is missing or wrong' },
   password_change_required: { status: 403, title: 'Choose a new password first' },
   two_factor_setup_required: { status: 403, title: 'Set up two-factor first' },
+  password_login_disabled: { status: 403, title: 'Passwords are turned off: sign in through single sign-on' },
   not_found: { status: 404, title: 'No such route' },
   evaluation_not_found: { status: 404, title: 'No such evaluation' },
   resource_not_found: { status: 404, title: 'No such resource' },
@@ -109,6 +110,7 @@ export const problems = {
   /** The password was right and the user has two-factor on: send it again with `totp_code` or `recovery_code`. */
   secondFactorRequired: () => new Problem('second_factor_required', 'Send the password again with totp_code (the authenticator app\'s code) or a recovery_code', [{ path: 'totp_code', message: 'required for this user' }]),
   forbidden: (detail: string) => new Problem('forbidden', detail),
+  passwordLoginDisabled: (provider: string) => new Problem('password_login_disabled', `This instance accepts no passwords (PASSWORD_LOGIN=false): sign in with ${provider} (GET /admin/v1/oidc/login)`),
   twoFactorSetupRequired: () => new Problem('two_factor_setup_required', 'This instance requires two-factor: POST /admin/v1/session/totp, then confirm it with PUT /admin/v1/session/totp'),
   csrfFailed: () => new Problem('csrf_failed', 'A write with the session cookie must send the session\'s X-CSRF-Token header (GET /admin/v1/session returns it)'),
   passwordChangeRequired: () => new Problem('password_change_required', 'This password was issued to be changed: PUT /admin/v1/session/password first'),

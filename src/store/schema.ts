@@ -343,6 +343,8 @@ export interface UserRow {
   status: UserStatus;
   created_at: number;
   created_by: string;
+  /** 1: an owner requires two-factor of this user (migration 0015), besides TWO_FACTOR_REQUIRED. */
+  two_factor_required: number;
 }
 
 /** A user's TOTP authenticator (migration 0011). */

@@ -58,6 +58,12 @@ export class SecondFactors {
     });
   }
 
+  /** The users with a confirmed authenticator (the owners' list of users shows who has one). */
+  async confirmedUsers(): Promise<Set<string>> {
+    const rows = await this.engine.db.selectFrom('totp_factors').select('user_id').where('confirmed_at', 'is not', null).execute();
+    return new Set(rows.map((r) => r.user_id));
+  }
+
   async recoveryCodesLeft(userId: string): Promise<number> {
     const row = await this.engine.db.selectFrom('recovery_codes').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).where('used_at', 'is', null).executeTakeFirstOrThrow();
     return Number(row.n);

@@ -18,6 +18,8 @@ export interface UserInfo {
   owner: boolean;
   status: UserStatus;
   password_change_required: boolean;
+  /** An owner requires two-factor of this user (besides TWO_FACTOR_REQUIRED). */
+  two_factor_required: boolean;
   created_at: number;
   created_by: string;
   memberships: Array<{ account_id: string; role: AccountRole }>;
@@ -41,15 +43,15 @@ export const normaliseEmail = (email: string) => email.trim().toLowerCase();
 
 const newUserId = () => `usr_${randomBytes(8).toString('hex')}`;
 
-const USER_COLUMNS = ['id', 'email', 'owner', 'status', 'password_change_required', 'created_at', 'created_by'] as const;
+const USER_COLUMNS = ['id', 'email', 'owner', 'status', 'password_change_required', 'two_factor_required', 'created_at', 'created_by'] as const;
 type UserColumns = Pick<UserRow, (typeof USER_COLUMNS)[number]>;
 
 const info = (row: UserColumns, memberships: UserInfo['memberships']): UserInfo => ({
-  ...row, owner: row.owner === 1, password_change_required: row.password_change_required === 1, memberships,
+  ...row, owner: row.owner === 1, password_change_required: row.password_change_required === 1, two_factor_required: row.two_factor_required === 1, memberships,
 });
 
 /** What the audit log keeps of a user: never the password hash. */
-const audited = (user: UserInfo) => ({ id: user.id, email: user.email, owner: user.owner, status: user.status });
+const audited = (user: UserInfo) => ({ id: user.id, email: user.email, owner: user.owner, status: user.status, two_factor_required: user.two_factor_required });
 
 export class Users {
   constructor(
@@ -127,13 +129,14 @@ export class Users {
     });
   }
 
-  /** Changes status or owner; disabling ends every session of the user in the same transaction. */
-  async update(id: string, change: { status?: UserStatus; owner?: boolean }, actor: string): Promise<UserInfo> {
+  /** Changes status, owner or the two-factor requirement; disabling ends every session of the user in the same transaction. */
+  async update(id: string, change: { status?: UserStatus; owner?: boolean; two_factor_required?: boolean }, actor: string): Promise<UserInfo> {
     return this.engine.db.transaction().execute(async (trx) => {
       const before = await this.require(trx, id);
       const set: Partial<UserRow> = {};
       if (change.status !== undefined) set.status = change.status;
       if (change.owner !== undefined) set.owner = change.owner ? 1 : 0;
+      if (change.two_factor_required !== undefined) set.two_factor_required = change.two_factor_required ? 1 : 0;
       if (Object.keys(set).length > 0) await trx.updateTable('users').set(set).where('id', '=', id).execute();
       if (change.status === 'disabled') await trx.deleteFrom('sessions').where('user_id', '=', id).execute();
       const after = (await this.get(id, trx))!;
@@ -173,7 +176,7 @@ export class Users {
     if (taken) throw new StoreRequestError('conflict', `a user with the e-mail address ${email} already exists`);
     const row: UserRow = {
       id: newUserId(), email, password_hash: user.passwordHash, password_change_required: user.passwordChangeRequired ? 1 : 0,
-      owner: user.owner ? 1 : 0, status: 'active', created_at: this.now(), created_by: actor,
+      owner: user.owner ? 1 : 0, status: 'active', created_at: this.now(), created_by: actor, two_factor_required: 0,
     };
     await trx.insertInto('users').values(row).execute();
     await appendAudit(trx, row.created_at, { actor, account_id: null, action: 'user.create', target: row.id, before: null, after: { id: row.id, email, owner: user.owner, status: row.status } });

@@ -49,7 +49,7 @@ describe.each(ENGINES)('a raced unique constraint on %s', (engine) => {
   it('is a conflict, not a bug', async () => {
     const store = await openTestStore(engine, { writeLog: false });
     try {
-      const row = { id: 'usr_0000000000000001', email: 'a@example.com', password_hash: 'x', password_change_required: 0, owner: 0, status: 'active' as const, created_at: 1, created_by: 'test' };
+      const row = { id: 'usr_0000000000000001', email: 'a@example.com', password_hash: 'x', password_change_required: 0, owner: 0, status: 'active' as const, created_at: 1, created_by: 'test', two_factor_required: 0 };
       await store.engine.db.insertInto('users').values(row).execute();
       const error = await store.engine.db.insertInto('users').values({ ...row, id: 'usr_0000000000000002' }).execute().catch((e: unknown) => e);
       expect(storeFailure(error)).toBe('conflict');

@@ -170,3 +170,47 @@ describe('TWO_FACTOR_REQUIRED=true', () => {
     expect((await t.app.inject({ method: 'GET', url: '/admin/v1/session', headers: session.read })).json().user).toMatchObject({ two_factor: true, two_factor_setup_required: false });
   });
 });
+
+describe('two-factor required of one user by an owner (migration 0015)', () => {
+  let t: TestApp;
+  const clock = Date.parse('2026-11-21T12:00:00Z');
+
+  beforeAll(async () => {
+    t = await startTestApp({ DATABASE_URL: await freshDatabaseUrl('sqlite') }, {}, { now: () => clock });
+  });
+  afterAll(async () => {
+    await t.app.close();
+  });
+
+  it('holds that user, from their next request, to setting it up, audited; others are untouched; only an owner sets it', async () => {
+    await createUser(t.app.store, 'boss@example.com', { owner: true });
+    const held = await createUser(t.app.store, 'held@example.com', { roles: { default: 'admin' } });
+    await createUser(t.app.store, 'free@example.com', { roles: { default: 'admin' } });
+    const owner = await login(t.app, 'boss@example.com');
+    const session = await login(t.app, 'held@example.com');
+    const other = await login(t.app, 'free@example.com');
+    const decisions = (s: typeof session) => t.app.inject({ method: 'GET', url: '/admin/v1/accounts/default/decisions', headers: s.read });
+    expect((await decisions(session)).statusCode).toBe(200);
+
+    // An account admin is no owner: the setting is not theirs.
+    expectAdminProblem(await t.app.inject({ method: 'PATCH', url: `/admin/v1/users/${held.id}`, headers: other.write, payload: { two_factor_required: true } }), 403, 'forbidden');
+    const set = await t.app.inject({ method: 'PATCH', url: `/admin/v1/users/${held.id}`, headers: owner.write, payload: { two_factor_required: true } });
+    expect(set.statusCode, set.body).toBe(200);
+    expect(set.json()).toMatchObject({ two_factor_required: true });
+    const [entry] = await t.app.store.audit({});
+    expect(entry).toMatchObject({ action: 'user.update', target: held.id, before: { two_factor_required: false }, after: { two_factor_required: true } });
+
+    // The session they already have is held from its next request.
+    expectAdminProblem(await decisions(session), 403, 'two_factor_setup_required');
+    expect((await t.app.inject({ method: 'GET', url: '/admin/v1/session', headers: session.read })).json().user).toMatchObject({ two_factor_setup_required: true });
+    expect((await decisions(other)).statusCode).toBe(200);
+    // A fresh login says so at once.
+    expect((await login(t.app, 'held@example.com')).csrf).toBeTruthy();
+    const fresh = await t.app.inject({ method: 'POST', url: '/admin/v1/session', payload: { email: 'held@example.com', password: PASSWORD } });
+    expect(fresh.json().user).toMatchObject({ two_factor: false, two_factor_setup_required: true });
+
+    const { secret } = (await t.app.inject({ method: 'POST', url: '/admin/v1/session/totp', headers: session.write })).json();
+    expect((await t.app.inject({ method: 'PUT', url: '/admin/v1/session/totp', headers: session.write, payload: { code: totpAt(secret, clock) } })).statusCode).toBe(200);
+    expect((await decisions(session)).statusCode).toBe(200);
+  });
+});

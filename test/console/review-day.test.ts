@@ -52,7 +52,7 @@ async function evaluate(overrides: Record<string, unknown>): Promise<{ id: strin
 beforeAll(async () => {
   const rules = mkdtempSync(join(tmpdir(), 'risk-rules-'));
   writeFileSync(join(rules, 'signup.yaml'), RULES);
-  server = await startConsoleServer({ RULES_DIR: rules });
+  server = await startConsoleServer({ env: { RULES_DIR: rules } });
   await createUser(server.store, ALICE, { roles: { default: 'analyst' } });
   await createUser(server.store, BOB, { roles: { default: 'analyst' } });
   const people = [

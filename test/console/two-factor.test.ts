@@ -5,7 +5,7 @@ import { hotp, stepAt, totpAt } from '../../src/admin/totp.js';
 import { createUser, PASSWORD } from '../support/admin.js';
 import { expectNoAxeViolations } from '../support/axe.js';
 import { launchChromium } from '../support/browser.js';
-import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, startConsoleServer, type ConsoleServer } from '../support/console.js';
+import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer, type ConsoleServer } from '../support/console.js';
 
 /**
  * Two-factor in Debian's Chromium against the real service: enrol (the test computes codes from
@@ -101,6 +101,39 @@ describe('two-factor in the console', () => {
       await page.getByLabel('Recovery code').fill(codes[1]!);
       await page.getByRole('button', { name: 'Log in' }).click();
       await page.getByRole('button', { name: 'Log out' }).waitFor();
+
+      expect(troubles).toEqual([]);
+      expect(requests.every((url) => url.startsWith(server.origin))).toBe(true);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('lets an owner require two-factor of a user and reset their authenticator, confirmed and audited', async () => {
+    const email = 'lost.phone@console.test';
+    const user = await createUser(server.store, email, { roles: { acme: 'analyst' } });
+    await server.store.secondFactors.startTotp(user.id, 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP', Date.now());
+    await server.store.secondFactors.confirmTotp(user.id, 1, ['sha256-of-a-recovery-code'], Date.now());
+    const { context, page, requests, troubles } = await openConsole(browser, server.origin);
+    try {
+      await logIn(page, OWNER);
+      await page.getByRole('link', { name: 'Users' }).click();
+      const row = page.getByRole('row').filter({ hasText: email }).filter({ hasText: 'acme (analyst)' });
+      await row.getByRole('cell', { name: 'on', exact: true }).waitFor();
+
+      await row.getByRole('button', { name: `Require two-factor of ${email}` }).click();
+      await row.getByRole('cell', { name: 'on, required' }).waitFor();
+      expect((await server.store.users.get(user.id))!.two_factor_required).toBe(true);
+
+      await row.getByRole('button', { name: `Reset two-factor of ${email}` }).click();
+      const dialog = page.getByRole('dialog', { name: `Reset two-factor of ${email}?` });
+      await dialog.waitFor();
+      await expectNoAxeViolations(page, 'Users, reset two-factor');
+      if (SHOTS) await page.screenshot({ path: `${SHOTS}/two-factor-reset.png`, fullPage: true });
+      await dialog.getByRole('button', { name: 'Reset two-factor' }).click();
+      await row.getByRole('cell', { name: 'off, required' }).waitFor();
+      expect(await row.getByRole('button', { name: `Reset two-factor of ${email}` }).count()).toBe(0);
+      expect((await server.store.audit({}))[0]).toMatchObject({ action: 'user.totp.reset', target: user.id, actor: expect.stringMatching(/^user:usr_/) });
 
       expect(troubles).toEqual([]);
       expect(requests.every((url) => url.startsWith(server.origin))).toBe(true);

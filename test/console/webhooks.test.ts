@@ -39,7 +39,7 @@ beforeAll(async () => {
   }).listen(0, '127.0.0.1');
   await once(receiver, 'listening');
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/risk`;
-  server = await startConsoleServer({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_SECRET_KEY: 'a webhook secret key of at least 32 characters' });
+  server = await startConsoleServer({ env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_SECRET_KEY: 'a webhook secret key of at least 32 characters' } });
   browser = await launchChromium();
 });
 

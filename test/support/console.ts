@@ -27,20 +27,20 @@ export const OWNER = 'owner@console.test';
 /** A test clicks through several pages, each logging in (a scrypt hash): generous on a loaded 2-core runner. */
 export const BROWSER_TEST_TIMEOUT_MS = 60_000;
 
-/** `env`: more settings for the app (the Webhooks page's test lets webhooks reach its loopback receiver). */
-export async function startConsoleServer(env: Record<string, string> = {}): Promise<ConsoleServer> {
+/** `env`: more settings for the app (RULES_DIR, webhooks to a loopback receiver, OIDC_*); `port`: a fixed one (an OIDC redirect URL names it). */
+export async function startConsoleServer(options: { env?: Record<string, string>; port?: number } = {}): Promise<ConsoleServer> {
   // A City database (a real .mmdb) that places 81.2.69.0/24 in London: a decision's page shows its position.
   const dataDir = mkdtempSync(join(tmpdir(), 'risk-data-'));
   writeFileSync(join(dataDir, 'GeoLite2-City.mmdb'), cityDatabase(6, [{
     network: '81.2.69.0/24',
     data: cityRecord({ countryCode: 'GB', country: 'United Kingdom', city: 'London', latitude: 51.5142, longitude: -0.0931, accuracyRadius: 20, timeZone: 'Europe/London' }),
   }]));
-  const { app } = await startTestApp({ DATA_DIR: dataDir, ...env });
+  const { app } = await startTestApp({ DATA_DIR: dataDir, ...options.env });
   await createUser(app.store, OWNER, { owner: true });
   const session = await login(app, OWNER);
   const made = await app.inject({ method: 'POST', url: '/admin/v1/accounts', headers: session.write, payload: { id: 'acme', name: 'Acme Ltd' } });
   expect(made.statusCode, made.body).toBe(201);
-  await app.listen({ port: 0, host: '127.0.0.1' });
+  await app.listen({ port: options.port ?? 0, host: '127.0.0.1' });
   return { app, store: app.store, origin: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
 }
 

@@ -274,6 +274,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/sign-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How console users may sign in here: password, single sign-on, or both
+         * @description **Who:** No credentials needed.
+         */
+        get: operations["getSignInOptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/oidc/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start signing in with the OpenID Connect provider: redirects the browser to it
+         * @description Sets the `risk_oidc` cookie (state, nonce and PKCE verifier of this sign-in, ten minutes). When the provider cannot be reached, redirects to the console with `?sign_in_error=provider_unavailable`.
+         *
+         *     **Who:** No credentials needed.
+         */
+        get: operations["startSingleSignOn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/oidc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the provider sends the browser back: signs the user in and redirects to the console
+         * @description On success sets the session cookie and redirects to `/console/`. Otherwise redirects to `/console/?sign_in_error=<reason>`, one of `sign_in_expired`, `provider_refused` (also a code used twice), `invalid_token` (issuer, audience, signature, expiry or nonce wrong), `email_missing`, `unknown_user` (no active console user has the address), `provider_unavailable`; the reason and the provider's subject are audited (`user.sso_refused`).
+         *
+         *     **Who:** No credentials needed.
+         */
+        get: operations["finishSingleSignOn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/session/totp": {
         parameters: {
             query?: never;
@@ -466,7 +530,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Every console user, with their memberships
+         * Every console user, with their memberships and whether two-factor is on
          * @description **Who:** Instance owners (users marked owner, `owner` tokens).
          */
         get: operations["listUsers"];
@@ -496,8 +560,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Disable or re-enable a user, or make them owner or not
-         * @description Disabling ends the user's sessions at once, in every replica. The instance keeps at least one active owner.
+         * Disable or re-enable a user, make them owner or not, or require two-factor of them
+         * @description Disabling ends the user's sessions at once, in every replica. The instance keeps at least one active owner. With `two_factor_required`, a user without a confirmed authenticator may do nothing but set one up (from their next request), as with TWO_FACTOR_REQUIRED for everyone. Audited (`user.update`).
          *
          *     **Who:** Instance owners (users marked owner, `owner` tokens).
          */
@@ -1999,7 +2063,7 @@ export interface components {
              */
             instance: string;
             /** @enum {string} */
-            code: "invalid_request" | "invalid_json" | "malformed_request" | "unauthorized" | "unauthenticated" | "second_factor_required" | "forbidden" | "csrf_failed" | "password_change_required" | "two_factor_setup_required" | "not_found" | "evaluation_not_found" | "resource_not_found" | "conflict" | "method_not_allowed" | "request_timeout" | "expectation_failed" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_attempts" | "headers_too_large" | "internal_error" | "not_ready" | "store_unavailable";
+            code: "invalid_request" | "invalid_json" | "malformed_request" | "unauthorized" | "unauthenticated" | "second_factor_required" | "forbidden" | "csrf_failed" | "password_change_required" | "two_factor_setup_required" | "password_login_disabled" | "not_found" | "evaluation_not_found" | "resource_not_found" | "conflict" | "method_not_allowed" | "request_timeout" | "expectation_failed" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_attempts" | "headers_too_large" | "internal_error" | "not_ready" | "store_unavailable";
             errors?: {
                 /** @example email */
                 path: string;
@@ -2760,7 +2824,7 @@ export interface operations {
                             password_change_required: boolean;
                             /** @description A TOTP authenticator is confirmed: logging in needs its code */
                             two_factor: boolean;
-                            /** @description TWO_FACTOR_REQUIRED is on and the user has no authenticator: nothing else is allowed until they set one up */
+                            /** @description TWO_FACTOR_REQUIRED is on, or an owner requires it of this user, and the user has no authenticator: nothing else is allowed until they set one up */
                             two_factor_setup_required: boolean;
                         } | null;
                         token: {
@@ -2922,7 +2986,7 @@ export interface operations {
                             password_change_required: boolean;
                             /** @description A TOTP authenticator is confirmed: logging in needs its code */
                             two_factor: boolean;
-                            /** @description TWO_FACTOR_REQUIRED is on and the user has no authenticator: nothing else is allowed until they set one up */
+                            /** @description TWO_FACTOR_REQUIRED is on, or an owner requires it of this user, and the user has no authenticator: nothing else is allowed until they set one up */
                             two_factor_setup_required: boolean;
                         } | null;
                         token: {
@@ -2973,6 +3037,17 @@ export interface operations {
             };
             /** @description Wrong e-mail address or password (the same answer for both, and for a disabled user); wrong, reused or expired code; or `second_factor_required`: the password was right, now send it with a code */
             401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `password_login_disabled`: PASSWORD_LOGIN=false, sign in through the provider (`GET /admin/v1/sign-in`) */
+            403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
@@ -3264,7 +3339,7 @@ export interface operations {
                             password_change_required: boolean;
                             /** @description A TOTP authenticator is confirmed: logging in needs its code */
                             two_factor: boolean;
-                            /** @description TWO_FACTOR_REQUIRED is on and the user has no authenticator: nothing else is allowed until they set one up */
+                            /** @description TWO_FACTOR_REQUIRED is on, or an owner requires it of this user, and the user has no authenticator: nothing else is allowed until they set one up */
                             two_factor_setup_required: boolean;
                         } | null;
                         token: {
@@ -3330,6 +3405,188 @@ export interface operations {
                     "X-Request-Id": components["headers"]["RequestId"];
                     "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSignInOptions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ways to sign in */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "password": true,
+                     *       "single_sign_on": {
+                     *         "name": "Acme SSO",
+                     *         "url": "/admin/v1/oidc/login"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description E-mail address and password are accepted (PASSWORD_LOGIN) */
+                        password: boolean;
+                        single_sign_on: {
+                            /** @description The provider, as the button names it: "Sign in with …" (OIDC_NAME) */
+                            name: string;
+                            /** @description Where the browser goes to start: a navigation, not a fetch */
+                            url: string;
+                        } | null;
+                    };
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    startSingleSignOn: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the provider's authorization endpoint */
+            303: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Single sign-on is not configured */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    finishSingleSignOn: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the console, signed in or with the reason it refused */
+            303: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Single sign-on is not configured */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4808,6 +5065,7 @@ export interface operations {
                      *           "owner": false,
                      *           "status": "active",
                      *           "password_change_required": true,
+                     *           "two_factor_required": false,
                      *           "created_at": "2026-11-21T12:00:00.000Z",
                      *           "created_by": "user:usr_0a1b2c3d4e5f6a7b",
                      *           "memberships": [
@@ -4815,7 +5073,8 @@ export interface operations {
                      *               "account_id": "acme",
                      *               "role": "analyst"
                      *             }
-                     *           ]
+                     *           ],
+                     *           "two_factor": false
                      *         }
                      *       ]
                      *     }
@@ -4829,6 +5088,8 @@ export interface operations {
                             /** @enum {string} */
                             status: "active" | "disabled";
                             password_change_required: boolean;
+                            /** @description An owner requires two-factor of this user (besides TWO_FACTOR_REQUIRED) */
+                            two_factor_required: boolean;
                             /**
                              * Format: date-time
                              * @example 2026-11-21T12:00:00.000Z
@@ -4841,6 +5102,8 @@ export interface operations {
                                 /** @enum {string} */
                                 role: "admin" | "analyst";
                             }[];
+                            /** @description A TOTP authenticator is confirmed */
+                            two_factor: boolean;
                         }[];
                     };
                 };
@@ -4943,6 +5206,7 @@ export interface operations {
                      *         "owner": false,
                      *         "status": "active",
                      *         "password_change_required": true,
+                     *         "two_factor_required": false,
                      *         "created_at": "2026-11-21T12:00:00.000Z",
                      *         "created_by": "user:usr_0a1b2c3d4e5f6a7b",
                      *         "memberships": [
@@ -4964,6 +5228,8 @@ export interface operations {
                             /** @enum {string} */
                             status: "active" | "disabled";
                             password_change_required: boolean;
+                            /** @description An owner requires two-factor of this user (besides TWO_FACTOR_REQUIRED) */
+                            two_factor_required: boolean;
                             /**
                              * Format: date-time
                              * @example 2026-11-21T12:00:00.000Z
@@ -5077,6 +5343,7 @@ export interface operations {
                     /** @enum {string} */
                     status?: "active" | "disabled";
                     owner?: boolean;
+                    two_factor_required?: boolean;
                 };
             };
         };
@@ -5096,6 +5363,7 @@ export interface operations {
                      *       "owner": false,
                      *       "status": "disabled",
                      *       "password_change_required": true,
+                     *       "two_factor_required": false,
                      *       "created_at": "2026-11-21T12:00:00.000Z",
                      *       "created_by": "user:usr_0a1b2c3d4e5f6a7b",
                      *       "memberships": [
@@ -5114,6 +5382,8 @@ export interface operations {
                         /** @enum {string} */
                         status: "active" | "disabled";
                         password_change_required: boolean;
+                        /** @description An owner requires two-factor of this user (besides TWO_FACTOR_REQUIRED) */
+                        two_factor_required: boolean;
                         /**
                          * Format: date-time
                          * @example 2026-11-21T12:00:00.000Z
@@ -5333,6 +5603,7 @@ export interface operations {
                      *           "email": "analyst@example.com",
                      *           "status": "active",
                      *           "password_change_required": true,
+                     *           "two_factor_required": false,
                      *           "created_at": "2026-11-21T12:00:00.000Z",
                      *           "created_by": "user:usr_0a1b2c3d4e5f6a7b",
                      *           "memberships": [
@@ -5353,6 +5624,8 @@ export interface operations {
                             /** @enum {string} */
                             status: "active" | "disabled";
                             password_change_required: boolean;
+                            /** @description An owner requires two-factor of this user (besides TWO_FACTOR_REQUIRED) */
+                            two_factor_required: boolean;
                             /**
                              * Format: date-time
                              * @example 2026-11-21T12:00:00.000Z
@@ -5474,6 +5747,7 @@ export interface operations {
                      *         "email": "analyst@example.com",
                      *         "status": "active",
                      *         "password_change_required": true,
+                     *         "two_factor_required": false,
                      *         "created_at": "2026-11-21T12:00:00.000Z",
                      *         "created_by": "user:usr_0a1b2c3d4e5f6a7b",
                      *         "memberships": [
@@ -5494,6 +5768,8 @@ export interface operations {
                             /** @enum {string} */
                             status: "active" | "disabled";
                             password_change_required: boolean;
+                            /** @description An owner requires two-factor of this user (besides TWO_FACTOR_REQUIRED) */
+                            two_factor_required: boolean;
                             /**
                              * Format: date-time
                              * @example 2026-11-21T12:00:00.000Z
@@ -5625,6 +5901,7 @@ export interface operations {
                      *       "email": "analyst@example.com",
                      *       "status": "active",
                      *       "password_change_required": true,
+                     *       "two_factor_required": false,
                      *       "created_at": "2026-11-21T12:00:00.000Z",
                      *       "created_by": "user:usr_0a1b2c3d4e5f6a7b",
                      *       "memberships": [
@@ -5642,6 +5919,8 @@ export interface operations {
                         /** @enum {string} */
                         status: "active" | "disabled";
                         password_change_required: boolean;
+                        /** @description An owner requires two-factor of this user (besides TWO_FACTOR_REQUIRED) */
+                        two_factor_required: boolean;
                         /**
                          * Format: date-time
                          * @example 2026-11-21T12:00:00.000Z

@@ -50,7 +50,7 @@ const loginKeys = (email: string, ip: string) => [
 
 const sessionInfo = z.object({
   kind: z.enum(['user', 'token']),
-  user: z.object({ id: z.string(), email: z.string(), owner: z.boolean(), password_change_required: z.boolean(), two_factor: z.boolean().describe('A TOTP authenticator is confirmed: logging in needs its code'), two_factor_setup_required: z.boolean().describe('TWO_FACTOR_REQUIRED is on and the user has no authenticator: nothing else is allowed until they set one up') }).nullable(),
+  user: z.object({ id: z.string(), email: z.string(), owner: z.boolean(), password_change_required: z.boolean(), two_factor: z.boolean().describe('A TOTP authenticator is confirmed: logging in needs its code'), two_factor_setup_required: z.boolean().describe('TWO_FACTOR_REQUIRED is on, or an owner requires it of this user, and the user has no authenticator: nothing else is allowed until they set one up') }).nullable(),
   token: z.object({ id: z.string(), name: z.string() }).nullable(),
   accounts: z.array(z.object({ id: accountId, name: z.string(), status: accountStatus, role: accountRole })),
   csrf_token: z.string().nullable().describe('Send it as `X-CSRF-Token` with every write made with the session cookie; null for a token'),
@@ -74,9 +74,10 @@ async function sessionAnswer(principal: Principal, services: AdminServices, csrf
   });
   const session = principal.session;
   const twoFactor = principal.kind === 'user' && (await services.store.secondFactors.totp(principal.id))?.confirmed_at != null;
+  const required = principal.kind === 'user' && (services.sessions.twoFactorRequired || (await services.store.users.get(principal.id))?.two_factor_required === true);
   return {
     kind: principal.kind === 'token' ? 'token' : 'user',
-    user: principal.kind === 'user' ? { id: principal.id, email: principal.email!, owner: principal.owner, password_change_required: principal.passwordChangeRequired, two_factor: twoFactor, two_factor_setup_required: services.sessions.twoFactorRequired && !twoFactor } : null,
+    user: principal.kind === 'user' ? { id: principal.id, email: principal.email!, owner: principal.owner, password_change_required: principal.passwordChangeRequired, two_factor: twoFactor, two_factor_setup_required: required && !twoFactor } : null,
     token: principal.kind === 'token' ? { id: principal.id, name: principal.tokenName! } : null,
     accounts,
     csrf_token: csrfToken,
@@ -125,11 +126,14 @@ export const login = adminRoute({
   example: { email: 'ops@example.com', password: 'correct horse battery staple' },
   success: { status: 200, description: 'Logged in', schema: sessionInfo, example: sessionExample },
   problems: {
+    403: '`password_login_disabled`: PASSWORD_LOGIN=false, sign in through the provider (`GET /admin/v1/sign-in`)',
     401: 'Wrong e-mail address or password (the same answer for both, and for a disabled user); wrong, reused or expired code; or `second_factor_required`: the password was right, now send it with a code',
     429: 'Too many failed logins for this user or address (`Retry-After`)',
   },
   handler: async ({ body, request, reply, services, now }) => {
     const { store } = services;
+    // Before anything is read or counted: with passwords off there is nothing to guess.
+    if (!services.config.signIn.passwords) throw problems.passwordLoginDisabled(services.singleSignOn?.name ?? 'single sign-on');
     const keys = loginKeys(body.email, request.ip);
     const pair = keys[0]!.key;
     const wait = await store.loginThrottle.blockedFor(keys, now, pair);

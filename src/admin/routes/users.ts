@@ -20,6 +20,7 @@ const user = z.object({
   owner: z.boolean(),
   status: z.enum(['active', 'disabled']),
   password_change_required: z.boolean(),
+  two_factor_required: z.boolean().describe('An owner requires two-factor of this user (besides TWO_FACTOR_REQUIRED)'),
   created_at: time,
   created_by: z.string(),
   memberships: z.array(membership),
@@ -35,7 +36,7 @@ const memberOf = (u: UserInfo): z.output<typeof member> => {
   return rest;
 };
 const example = {
-  id: 'usr_4f1c2a9b7d3e8f60', email: 'analyst@example.com', owner: false, status: 'active' as const, password_change_required: true,
+  id: 'usr_4f1c2a9b7d3e8f60', email: 'analyst@example.com', owner: false, status: 'active' as const, password_change_required: true, two_factor_required: false,
   created_at: '2026-11-21T12:00:00.000Z', created_by: 'user:usr_0a1b2c3d4e5f6a7b', memberships: [{ account_id: 'acme', role: 'analyst' as const }],
 };
 const oneTimePasswordField = z.string().nullable().describe('For a user made by this call: shown once, to be changed at first login. Null when the user already existed.');
@@ -52,12 +53,18 @@ async function newUser(services: AdminServices, email: string, fields: { owner: 
   return { user: created, one_time_password: password };
 }
 
+/** In the owners' list: whether the user has an authenticator (an owner can reset it: DELETE /users/{id}/totp). */
+const listedUser = user.extend({ two_factor: z.boolean().describe('A TOTP authenticator is confirmed') });
+
 export const listUsers = adminRoute({
   method: 'GET', url: '/users', tag: 'users', operationId: 'listUsers',
-  summary: 'Every console user, with their memberships',
+  summary: 'Every console user, with their memberships and whether two-factor is on',
   access: { role: 'owner' },
-  success: { status: 200, description: 'By e-mail address', schema: z.object({ users: z.array(user) }), example: { users: [example] } },
-  handler: async ({ services }) => ({ users: (await services.store.users.list()).map(userOf) }),
+  success: { status: 200, description: 'By e-mail address', schema: z.object({ users: z.array(listedUser) }), example: { users: [{ ...example, two_factor: false }] } },
+  handler: async ({ services }) => {
+    const [users, withTotp] = await Promise.all([services.store.users.list(), services.store.secondFactors.confirmedUsers()]);
+    return { users: users.map((u) => ({ ...userOf(u), two_factor: withTotp.has(u.id) })) };
+  },
 });
 
 export const createUser = adminRoute({
@@ -79,13 +86,13 @@ export const createUser = adminRoute({
 
 export const updateUser = adminRoute({
   method: 'PATCH', url: '/users/:user_id', tag: 'users', operationId: 'updateUser',
-  summary: 'Disable or re-enable a user, or make them owner or not',
-  description: 'Disabling ends the user\'s sessions at once, in every replica. The instance keeps at least one active owner.',
+  summary: 'Disable or re-enable a user, make them owner or not, or require two-factor of them',
+  description: 'Disabling ends the user\'s sessions at once, in every replica. The instance keeps at least one active owner. With `two_factor_required`, a user without a confirmed authenticator may do nothing but set one up (from their next request), as with TWO_FACTOR_REQUIRED for everyone. Audited (`user.update`).',
   access: { role: 'owner' },
   // A leaked token must not be able to outlive its revocation by making another, or a user.
   accessOptions: { sessionOnly: true },
   params: userParams,
-  body: z.object({ status: z.enum(['active', 'disabled']).optional(), owner: z.boolean().optional() }),
+  body: z.object({ status: z.enum(['active', 'disabled']).optional(), owner: z.boolean().optional(), two_factor_required: z.boolean().optional() }),
   example: { status: 'disabled' },
   success: { status: 200, description: 'The user as they are now', schema: user, example: { ...example, status: 'disabled' } },
   problems: { 409: 'This would leave no active owner' },

@@ -12,6 +12,7 @@ import { reviewItems } from './0011-review-items.js';
 import { velocityCounters } from './0012-velocity.js';
 import { ruleHits } from './0013-rule-hits.js';
 import { webhookAttempts } from './0014-webhook-attempts.js';
+import { twoFactorPerUser } from './0015-two-factor-per-user.js';
 import type { Migration } from './types.js';
 
 /**
@@ -19,7 +20,7 @@ import type { Migration } from './types.js';
  * never reused or renumbered once released.
  */
 export const MIGRATIONS: readonly Migration[] = [configTables, evaluationLog, behaviourHistory, listsAndLabels, consoleUsers, firedRules, labelsByLabel, backtests, shadowRuleSets, secondFactor, reviewItems,
-  velocityCounters, ruleHits, webhookAttempts];
+  velocityCounters, ruleHits, webhookAttempts, twoFactorPerUser];
 
 /** The version a fully migrated store is at. */
 export const LATEST_VERSION = MIGRATIONS.at(-1)!.version;

@@ -1,8 +1,28 @@
 import { useState } from 'preact/hooks';
 import { api, ApiProblem, ok } from '../../api/client';
 import { Field, ProblemMessage } from '../../components/ui';
-import { useAction } from '../../hooks';
+import { useAction, useResource } from '../../hooks';
 import type { SessionInfo } from '../../session';
+
+/**
+ * Why a single sign-on came back without a session: the service redirects to
+ * `/console/?sign_in_error=<reason>` (src/admin/routes/sign-in.ts), and this says it in words.
+ */
+const SIGN_IN_ERRORS: Record<string, (provider: string) => string> = {
+  sign_in_expired: () => 'The sign-in took longer than ten minutes, or was started in another browser or tab. Try again.',
+  provider_refused: (p) => `${p} did not sign you in: the sign-in was cancelled, or its link was used twice. Try again.`,
+  invalid_token: (p) => `The answer from ${p} failed a security check (issuer, signature, expiry or nonce), so you were not signed in. Try again; if it keeps happening, tell an instance owner: the service's log says which check failed.`,
+  email_missing: (p) => `${p} did not give a verified e-mail address for you. Ask an instance owner.`,
+  unknown_user: (p) => `${p} signed you in, but no console user has that e-mail address (or the user is disabled). Ask an instance owner to add you.`,
+  provider_unavailable: (p) => `${p} could not be reached, or is not set up the way this service expects. Try again later, or tell an instance owner.`,
+};
+
+/** The reason in the URL, read once: the URL is cleaned so a reload does not show it again. */
+function takeSignInError(): string | undefined {
+  const reason = new URLSearchParams(location.search).get('sign_in_error') ?? undefined;
+  if (reason !== undefined) history.replaceState(null, '', location.pathname + location.hash);
+  return reason;
+}
 
 /**
  * Log in with an e-mail address and a password; the answer carries the session's CSRF token. For a
@@ -27,9 +47,11 @@ export function Login({ onSession }: { onSession: (session: SessionInfo) => void
     }
   });
   const codeError = login.error?.code === 'second_factor_required' ? undefined : login.error;
-  return (
-    <main class="narrow" id="main">
-      <h1>Log in to the risk console</h1>
+  const options = useResource(() => ok(api.GET('/admin/v1/sign-in')), []);
+  const [signInError] = useState(takeSignInError);
+  const sso = options.data?.single_sign_on ?? null;
+  // Passwords are shown until the service says they are off (PASSWORD_LOGIN=false).
+  const passwordForm = options.data?.password === false ? null : (
       <form onSubmit={(e) => { e.preventDefault(); void login.run(); }}>
         <Field label="E-mail address" type="email" autocomplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} error={login.error?.field('email')} />
         <Field label="Password" type="password" autocomplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} error={login.error?.field('password')} />
@@ -44,7 +66,20 @@ export function Login({ onSession }: { onSession: (session: SessionInfo) => void
         <ProblemMessage problem={codeError} />
         <button type="submit" class="primary" disabled={login.busy}>Log in</button>
       </form>
-      <p class="muted">No account yet? An operator makes one with <code>npm run admin -- create</code>.</p>
+  );
+  const ssoName = sso?.name ?? 'single sign-on';
+  return (
+    <main class="narrow" id="main">
+      <h1>Log in to the risk console</h1>
+      {signInError !== undefined ? (
+        <div class="problem" role="alert">
+          <strong>You are not signed in.</strong> {(SIGN_IN_ERRORS[signInError] ?? SIGN_IN_ERRORS.provider_refused!)(ssoName)}
+        </div>
+      ) : null}
+      <ProblemMessage problem={options.error} />
+      {sso ? <p><a class="button-link primary" href={sso.url}>Sign in with {sso.name}</a></p> : null}
+      {passwordForm}
+      <p class="muted">No account yet? An operator makes one with <code>npm run admin -- create</code>{sso ? `; then sign in with ${sso.name}` : null}.</p>
     </main>
   );
 }

@@ -111,7 +111,13 @@ function AllUsers() {
   const { session } = useSession();
   const users = useResource(() => ok(api.GET('/admin/v1/users')), []);
   const [reset, setReset] = useState<{ email: string; password: string } | undefined>();
-  const update = useAction(async (user: User, body: { status?: 'active' | 'disabled'; owner?: boolean }) => {
+  const [resettingTotp, setResettingTotp] = useState<User | undefined>();
+  const resetTotp = useAction(async (user: User) => {
+    await ok(api.DELETE('/admin/v1/users/{user_id}/totp', { params: { path: { user_id: user.id } } }));
+    setResettingTotp(undefined);
+    users.reload();
+  });
+  const update = useAction(async (user: User, body: { status?: 'active' | 'disabled'; owner?: boolean; two_factor_required?: boolean }) => {
     await ok(api.PATCH('/admin/v1/users/{user_id}', { params: { path: { user_id: user.id } }, body }));
     users.reload();
   });
@@ -126,29 +132,38 @@ function AllUsers() {
       <ProblemMessage problem={users.error ?? update.error ?? resetPassword.error} />
       {users.data ? (
         <table>
-          <thead><tr><th scope="col">E-mail address</th><th scope="col">Owner</th><th scope="col">Status</th><th scope="col">Accounts</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+          <thead><tr><th scope="col">E-mail address</th><th scope="col">Owner</th><th scope="col">Status</th><th scope="col">Two-factor</th><th scope="col">Accounts</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
           <tbody>
             {users.data.users.map((u) => (
               <tr key={u.id}>
                 <td>{u.email}</td>
                 <td>{u.owner ? 'yes' : 'no'}</td>
                 <td>{u.status}</td>
+                <td>{u.two_factor ? 'on' : 'off'}{u.two_factor_required ? <span class="muted">, required</span> : null}</td>
                 <td>{u.memberships.map((m) => `${m.account_id} (${m.role})`).join(', ') || <span class="muted">none</span>}</td>
-                <td class="row-actions">
+                <td class="row-actions wrap">
                   {u.id === session.user?.id ? <span class="muted">you</span> : (
                     <>
                       <button type="button" onClick={() => void update.run(u, { status: u.status === 'active' ? 'disabled' : 'active' })}>{u.status === 'active' ? 'Disable' : 'Enable'}</button>
                       <button type="button" onClick={() => void resetPassword.run(u)}>Reset password</button>
+                      <button type="button" onClick={() => void update.run(u, { two_factor_required: !u.two_factor_required })} aria-label={`${u.two_factor_required ? 'Stop requiring' : 'Require'} two-factor of ${u.email}`}>{u.two_factor_required ? 'Stop requiring two-factor' : 'Require two-factor'}</button>
+                      {u.two_factor ? <button type="button" class="danger" onClick={() => setResettingTotp(u)} aria-label={`Reset two-factor of ${u.email}`}>Reset two-factor</button> : null}
                     </>
                   )}
                 </td>
               </tr>
             ))}
-            {users.data.users.length === 0 ? <tr><td colSpan={5} class="muted">No user.</td></tr> : null}
+            {users.data.users.length === 0 ? <tr><td colSpan={6} class="muted">No user.</td></tr> : null}
           </tbody>
         </table>
       ) : <Loading what="users" />}
       {reset ? <OneTimePassword email={reset.email} password={reset.password} /> : null}
+      {resettingTotp ? (
+        <Confirm title={`Reset two-factor of ${resettingTotp.email}?`} action="Reset two-factor" busy={resetTotp.busy} problem={resetTotp.error}
+          onCancel={() => setResettingTotp(undefined)} onConfirm={() => void resetTotp.run(resettingTotp)}>
+          <p>Their authenticator and recovery codes are removed and their sessions end. They log in with the password alone and set up two-factor again{resettingTotp.two_factor_required ? ' (required of them: nothing else until they do)' : ''}. The audit log keeps who did it.</p>
+        </Confirm>
+      ) : null}
     </section>
   );
 }
