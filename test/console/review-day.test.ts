@@ -1,23 +1,26 @@
+import { once } from 'node:events';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createUser } from '../support/admin.js';
+import { createUser, login } from '../support/admin.js';
 import { evaluationBody, KEY_A } from '../support/app.js';
 import { expectNoAxeViolations } from '../support/axe.js';
 import { launchChromium } from '../support/browser.js';
-import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, startConsoleServer, type ConsoleServer } from '../support/console.js';
+import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer, type ConsoleServer } from '../support/console.js';
 
 /**
  * An analyst's day in Chromium over the real service (issue 27): evaluations answered `review`
  * arrive in the queue (counts in the navigation); Alice claims the oldest, opens its IP address's
  * page from it, declines it and blocks its device in the same step; Bob, who had the same item
  * open, is told she resolved it first and his resolution is not kept; the device's next evaluation
- * declines; the caller's backend reads the outcome with GET /v1/risk/evaluations/{id}; the
- * Decisions page shows a new evaluation without a reload; an entity's Block asks for a reason
- * first. Every page and state is checked with axe-core. (The caller's webhook receiver getting
- * `review.resolved` is branch `webhooks`' part of this journey: test/webhooks/delivery.test.ts.)
+ * declines; the caller's webhook receiver (a real HTTP server on loopback) gets `review.resolved`
+ * with a signature the Node example's verifyWebhook accepts; the caller's backend reads the
+ * outcome with GET /v1/risk/evaluations/{id}; the Decisions page shows a new evaluation without a
+ * reload; an entity's Block asks for a reason first. Every page and state is checked with axe-core.
  */
 vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS * 3 });
 
@@ -38,6 +41,11 @@ const BOB = 'bob@example.com';
 let server: ConsoleServer;
 let browser: Browser;
 const made: string[] = [];
+type Verify = (secret: string, headers: Record<string, string | string[] | undefined>, body: string) => boolean;
+let verifyWebhook: Verify;
+let receiver: Server;
+let secret: string;
+const received: Array<{ headers: Record<string, string | string[] | undefined>; body: string }> = [];
 
 async function evaluate(overrides: Record<string, unknown>): Promise<{ id: string; score: { state: string; fraud_score: number } }> {
   const answer = await fetch(`${server.origin}/v1/risk/evaluate`, {
@@ -52,7 +60,25 @@ async function evaluate(overrides: Record<string, unknown>): Promise<{ id: strin
 beforeAll(async () => {
   const rules = mkdtempSync(join(tmpdir(), 'risk-rules-'));
   writeFileSync(join(rules, 'signup.yaml'), RULES);
-  server = await startConsoleServer({ env: { RULES_DIR: rules } });
+  // The caller's webhook receiver, on loopback (WEBHOOK_ALLOW_PRIVATE), checking with the example's code.
+  ({ verifyWebhook } = (await import('../../examples/node/webhook-receiver.mjs' as string)) as { verifyWebhook: Verify });
+  receiver = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (c: Buffer) => chunks.push(c));
+    request.on('end', () => {
+      received.push({ headers: request.headers, body: Buffer.concat(chunks).toString('utf8') });
+      response.writeHead(204).end();
+    });
+  }).listen(0, '127.0.0.1');
+  await once(receiver, 'listening');
+  server = await startConsoleServer({ env: { RULES_DIR: rules, WEBHOOK_ALLOW_PRIVATE: 'true' } });
+  const owner = await login(server.app, OWNER);
+  const endpoint = await server.app.inject({
+    method: 'POST', url: '/admin/v1/accounts/default/webhooks', headers: owner.write,
+    payload: { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/risk`, events: ['review.resolved'] },
+  });
+  expect(endpoint.statusCode, endpoint.body).toBe(201);
+  secret = endpoint.json().secret as string;
   await createUser(server.store, ALICE, { roles: { default: 'analyst' } });
   await createUser(server.store, BOB, { roles: { default: 'analyst' } });
   const people = [
@@ -72,6 +98,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.app.close();
+  receiver?.close();
 });
 
 describe('an analyst\'s day', () => {
@@ -146,6 +173,16 @@ describe('an analyst\'s day', () => {
       expect(await refusal.textContent()).toContain(`decline by ${ALICE}`);
       expect(await refusal.textContent()).toContain('Your resolution was not saved.');
       await expectNoAxeViolations(bob.page, 'Review item, a colleague resolved it first');
+
+      // The caller's receiver is told, signed: one review.resolved for this item.
+      const resolvedFor = () => received.filter((r) => {
+        const event = JSON.parse(r.body) as { type: string; data: { evaluation_id?: string } };
+        return event.type === 'review.resolved' && event.data.evaluation_id === made[0];
+      });
+      await expect.poll(resolvedFor, { timeout: 15_000 }).toHaveLength(1);
+      const delivery = resolvedFor()[0]!;
+      expect(verifyWebhook(secret, delivery.headers, delivery.body)).toBe(true);
+      expect(JSON.parse(delivery.body)).toMatchObject({ type: 'review.resolved', data: { resolution: 'decline', reason: 'Same device as three chargebacks' } });
 
       // The device's next evaluation declines (blocked); the backend reads the outcome.
       const next = await evaluate({ ip: '192.0.2.44', email: 'again@example.com', device_intelligence: { device_hash: DEVICE } });
