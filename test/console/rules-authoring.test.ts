@@ -1,9 +1,7 @@
-import type { Browser, Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import { login, type Session } from '../support/admin.js';
+import type { Locator, Page } from 'playwright-core';
+import { expect, it, vi } from 'vitest';
 import { evaluationBody } from '../support/app.js';
-import { launchChromium } from '../support/browser.js';
-import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer, type ConsoleServer } from '../support/console.js';
+import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, useConsoleInChromium } from '../support/console.js';
 import { expectNoAxeViolations } from '../support/axe.js';
 
 /**
@@ -16,20 +14,7 @@ import { expectNoAxeViolations } from '../support/axe.js';
  */
 vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS * 2 });
 
-let server: ConsoleServer;
-let browser: Browser;
-let owner: Session;
-
-beforeAll(async () => {
-  server = await startConsoleServer();
-  owner = await login(server.app, OWNER);
-  browser = await launchChromium();
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.app.close();
-});
+const ctx = useConsoleInChromium();
 
 /** Waits until the control is marked invalid (the API's answer came). */
 const invalid = (control: Locator) => control.and(control.page().locator('[aria-invalid="true"]')).waitFor();
@@ -49,14 +34,14 @@ async function publish(page: Page, comment: string) {
 }
 
 async function apiKey(): Promise<string> {
-  const made = await server.app.inject({ method: 'POST', url: '/admin/v1/accounts/acme/keys', headers: owner.write });
+  const made = await ctx.server.app.inject({ method: 'POST', url: '/admin/v1/accounts/acme/keys', headers: ctx.owner.write });
   expect(made.statusCode, made.body).toBe(201);
   return (made.json() as { key: string }).key;
 }
 
 /** The ids of the rules that fired, through the public API. */
 async function evaluate(key: string, request: { ip: string; email: string; event_type: string; user?: object }): Promise<string[]> {
-  const answer = await fetch(`${server.origin}/v1/risk/evaluate`, {
+  const answer = await fetch(`${ctx.server.origin}/v1/risk/evaluate`, {
     method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify(evaluationBody(request)),
   });
@@ -66,7 +51,7 @@ async function evaluate(key: string, request: { ip: string; email: string; event
 
 /** A rule of the draft as written in its file (undefined: no draft, or not in it). */
 async function writtenRule(eventType: string, id: string): Promise<unknown> {
-  const answer = await server.app.inject({ url: `/admin/v1/accounts/acme/rule-sets/${eventType}`, headers: owner.read });
+  const answer = await ctx.server.app.inject({ url: `/admin/v1/accounts/acme/rule-sets/${eventType}`, headers: ctx.owner.read });
   const draft = (answer.json() as { draft: { rule_set: { rules: Array<{ id?: string; library?: string }> } } | null }).draft;
   return draft?.rule_set.rules.find((r) => (r.library ?? r.id) === id);
 }
@@ -84,11 +69,11 @@ async function dryRunFired(page: Page, request: object): Promise<string[]> {
 }
 
 it('builds all(domain, not(any(range, name))) in the console; once published it fires exactly where the dry run says', async () => {
-  const opened = await openConsole(browser, server.origin);
+  const opened = await openConsole(ctx.browser, ctx.server.origin);
   const { page } = opened;
   try {
     await logIn(page, OWNER);
-    await page.goto(`${server.origin}/console/#/acme/rules/password_reset`);
+    await page.goto(`${ctx.server.origin}/console/#/acme/rules/password_reset`);
     await page.getByRole('heading', { level: 1, name: 'Threat rules: password_reset' }).waitFor();
     await page.getByRole('tab', { name: 'Draft' }).click();
     await page.getByRole('button', { name: 'Write a custom rule' }).click();
@@ -118,7 +103,7 @@ it('builds all(domain, not(any(range, name))) in the console; once published it 
     await editor.getByRole('button', { name: 'Add to the draft' }).click();
     await page.getByLabel('Score of partner_domain_outside').waitFor();
 
-    const draft = await server.app.inject({ url: '/admin/v1/accounts/acme/rule-sets/password_reset', headers: owner.read });
+    const draft = await ctx.server.app.inject({ url: '/admin/v1/accounts/acme/rule-sets/password_reset', headers: ctx.owner.read });
     const written = (draft.json() as { draft: { rules: Array<{ id: string; when?: unknown }> } }).draft.rules.find((r) => r.id === 'partner_domain_outside');
     expect(written?.when).toEqual({
       all: [
@@ -151,11 +136,11 @@ it('builds all(domain, not(any(range, name))) in the console; once published it 
 });
 
 it('changes a library parameter within its bounds (a bad value refused at its control), and once published the rule fires from the new threshold', async () => {
-  const opened = await openConsole(browser, server.origin);
+  const opened = await openConsole(ctx.browser, ctx.server.origin);
   const { page } = opened;
   try {
     await logIn(page, OWNER);
-    await page.goto(`${server.origin}/console/#/acme/rules/account_update`);
+    await page.goto(`${ctx.server.origin}/console/#/acme/rules/account_update`);
     await page.getByRole('heading', { level: 1, name: 'Threat rules: account_update' }).waitFor();
     // The bands in words an analyst reads, not the thresholds' names.
     await page.getByText('A total score below 20 is approved; from 20 to 39 it goes to review; 40 or more is declined.').first().waitFor();

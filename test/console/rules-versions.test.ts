@@ -1,10 +1,8 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import { login, type Session } from '../support/admin.js';
+import type { Page } from 'playwright-core';
+import { expect, it, vi } from 'vitest';
 import { evaluationBody } from '../support/app.js';
 import { expectNoAxeViolations } from '../support/axe.js';
-import { launchChromium } from '../support/browser.js';
-import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer, type ConsoleServer } from '../support/console.js';
+import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, useConsoleInChromium } from '../support/console.js';
 
 /**
  * Versions and hit rates in the console, in Debian's Chromium: a rule file as a team writes it
@@ -15,20 +13,7 @@ import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer,
  */
 vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS * 2 });
 
-let server: ConsoleServer;
-let browser: Browser;
-let owner: Session;
-
-beforeAll(async () => {
-  server = await startConsoleServer();
-  owner = await login(server.app, OWNER);
-  browser = await launchChromium();
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.app.close();
-});
+const ctx = useConsoleInChromium();
 
 const TEAM_FILE = [
   '# Password resets: kept in the rules repository.',
@@ -55,18 +40,18 @@ async function publish(page: Page, comment: string) {
 }
 
 it('diffs two versions in History: an edited score is the only line that changed; any version shows its text', async () => {
-  const imported = await server.app.inject({
-    method: 'POST', url: '/admin/v1/accounts/acme/rule-files', headers: owner.write,
+  const imported = await ctx.server.app.inject({
+    method: 'POST', url: '/admin/v1/accounts/acme/rule-files', headers: ctx.owner.write,
     payload: { files: [{ event_type: 'password_reset', yaml: TEAM_FILE }], comment: 'From the rules repository' },
   });
   expect(imported.statusCode, imported.body).toBe(200);
   const v = (imported.json() as { files: Array<{ version: number }> }).files[0]!.version;
 
-  const opened = await openConsole(browser, server.origin);
+  const opened = await openConsole(ctx.browser, ctx.server.origin);
   const { page } = opened;
   try {
     await logIn(page, OWNER);
-    await page.goto(`${server.origin}/console/#/acme/rules/password_reset`);
+    await page.goto(`${ctx.server.origin}/console/#/acme/rules/password_reset`);
     await page.getByRole('heading', { level: 1, name: 'Threat rules: password_reset' }).waitFor();
     await page.getByRole('tab', { name: 'Draft' }).click();
     await page.getByLabel('Score of email_disposable').fill('35');
@@ -99,7 +84,7 @@ it('diffs two versions in History: an edited score is the only line that changed
 });
 
 it("shows each live rule's hit rates over 24 hours and 7 days, equal to the log's counts for a seeded history", async () => {
-  const made = await server.app.inject({ method: 'POST', url: '/admin/v1/accounts/acme/keys', headers: owner.write });
+  const made = await ctx.server.app.inject({ method: 'POST', url: '/admin/v1/accounts/acme/keys', headers: ctx.owner.write });
   expect(made.statusCode, made.body).toBe(201);
   const key = (made.json() as { key: string }).key;
   // Disposable and ordinary addresses, Tor and not; the DNS here never answers, so deliverability is unknown.
@@ -108,16 +93,16 @@ it("shows each live rule's hit rates over 24 hours and 7 days, equal to the log'
     { email: 'c@example.com', ip: '81.2.69.162' }, { email: 'd@example.org', ip: '2001:db8::7' }, { email: 'e@mailinator.com', ip: '81.2.69.163' },
   ];
   for (const request of seed) {
-    const answer = await fetch(`${server.origin}/v1/risk/evaluate`, {
+    const answer = await fetch(`${ctx.server.origin}/v1/risk/evaluate`, {
       method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify(evaluationBody({ ...request, event_type: 'account_register' })),
     });
     expect(answer.status).toBe(200);
   }
-  await server.store.log.flush();
+  await ctx.server.store.log.flush();
 
   // The log's own counts: every logged answer of account_register read back.
-  const rows = await server.store.engine.db.selectFrom('evaluations').select('response').where('account_id', '=', 'acme').where('event_type', '=', 'account_register').execute();
+  const rows = await ctx.server.store.engine.db.selectFrom('evaluations').select('response').where('account_id', '=', 'acme').where('event_type', '=', 'account_register').execute();
   const counted = new Map<string, { fired: number; unknown: number }>();
   for (const row of rows) {
     const answer = JSON.parse(String(row.response)) as { score: { details: Array<{ rule_id: string }> }; dry_run?: Array<{ rule_id: string }>; unavailable: string[] };
@@ -128,11 +113,11 @@ it("shows each live rule's hit rates over 24 hours and 7 days, equal to the log'
   expect(rows.length).toBe(seed.length);
   expect(counted.get('email_disposable')?.fired).toBe(3);
 
-  const opened = await openConsole(browser, server.origin);
+  const opened = await openConsole(ctx.browser, ctx.server.origin);
   const { page } = opened;
   try {
     await logIn(page, OWNER);
-    await page.goto(`${server.origin}/console/#/acme/rules/account_register`);
+    await page.goto(`${ctx.server.origin}/console/#/acme/rules/account_register`);
     await page.getByRole('tab', { name: /^Live/ }).click();
     await page.getByText(`out of ${seed.length} evaluations logged in the last 24 hours and ${seed.length} in the last 7 days`).waitFor();
     const table = page.getByRole('table', { name: 'Live rules of account_register' });
@@ -163,11 +148,11 @@ async function replaceText(page: Page, text: string) {
 }
 
 it('edits the draft as YAML: highlighted, a bad value marked at its line with the API\'s message, saved as typed', async () => {
-  const opened = await openConsole(browser, server.origin);
+  const opened = await openConsole(ctx.browser, ctx.server.origin);
   const { page } = opened;
   try {
     await logIn(page, OWNER);
-    await page.goto(`${server.origin}/console/#/acme/rules/account_update`);
+    await page.goto(`${ctx.server.origin}/console/#/acme/rules/account_update`);
     await page.getByRole('heading', { level: 1, name: 'Threat rules: account_update' }).waitFor();
     await page.getByRole('tab', { name: 'Draft' }).click();
     await page.getByRole('button', { name: 'Edit the YAML' }).click();
@@ -192,7 +177,7 @@ it('edits the draft as YAML: highlighted, a bad value marked at its line with th
     await page.getByText('The text is valid.').waitFor();
     await page.getByRole('button', { name: 'Save the YAML as the draft' }).click();
     await expect.poll(async () => {
-      const stored = await server.app.inject({ url: '/admin/v1/accounts/acme/rule-sets/account_update', headers: owner.read });
+      const stored = await ctx.server.app.inject({ url: '/admin/v1/accounts/acme/rule-sets/account_update', headers: ctx.owner.read });
       return (stored.json() as { draft: { yaml: string } | null }).draft?.yaml;
     }).toBe(good);
     expect(opened.troubles).toEqual([]);
@@ -202,11 +187,11 @@ it('edits the draft as YAML: highlighted, a bad value marked at its line with th
 });
 
 it('asks before unsaved draft edits are lost: another tab, another page of the console, closing the browser tab', async () => {
-  const opened = await openConsole(browser, server.origin);
+  const opened = await openConsole(ctx.browser, ctx.server.origin);
   const { page, troubles } = opened;
   try {
     await logIn(page, OWNER);
-    await page.goto(`${server.origin}/console/#/acme/rules/account_login`);
+    await page.goto(`${ctx.server.origin}/console/#/acme/rules/account_login`);
     await page.getByRole('heading', { level: 1, name: 'Threat rules: account_login' }).waitFor();
     await page.getByRole('tab', { name: 'Draft' }).click();
     const score = page.getByLabel('Score of ip_tor');

@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { Store } from '../../src/store/index.js';
-import { createUser, login, PASSWORD } from './admin.js';
+import { createUser, login, PASSWORD, type Session } from './admin.js';
 import { startTestApp } from './app.js';
-import { recordRequests } from './browser.js';
+import { launchChromium, recordRequests } from './browser.js';
 import { cityDatabase, cityRecord } from './mmdb.js';
 
 /**
@@ -42,6 +42,32 @@ export async function startConsoleServer(options: { env?: Record<string, string>
   expect(made.statusCode, made.body).toBe(201);
   await app.listen({ port: options.port ?? 0, host: '127.0.0.1' });
   return { app, store: app.store, origin: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
+}
+
+/** What a test file of console pages works with; its fields are set once the file's tests start. */
+export interface ConsoleFixture {
+  server: ConsoleServer;
+  browser: Browser;
+  /** An instance owner's session on `server`, for set-up through the admin API. */
+  owner: Session;
+}
+
+/**
+ * A console server, an owner's session and Chromium for the test file that calls it: started
+ * before its tests, closed after them. Read the fields inside tests and hooks, not at import.
+ */
+export function useConsoleInChromium(options: Parameters<typeof startConsoleServer>[0] = {}): ConsoleFixture {
+  const fixture = {} as ConsoleFixture;
+  beforeAll(async () => {
+    fixture.server = await startConsoleServer(options);
+    fixture.owner = await login(fixture.server.app, OWNER);
+    fixture.browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await fixture.browser?.close();
+    await fixture.server?.app.close();
+  });
+  return fixture;
 }
 
 /** A page in a fresh profile, with every problem the page meets recorded: a test asserts there were none. */
