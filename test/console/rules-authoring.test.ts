@@ -1,7 +1,7 @@
 import type { Locator, Page } from 'playwright-core';
 import { expect, it, vi } from 'vitest';
 import { evaluationBody } from '../support/app.js';
-import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, useConsoleInChromium } from '../support/console.js';
+import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, openRuleSet, useConsoleInChromium } from '../support/console.js';
 import { expectNoAxeViolations } from '../support/axe.js';
 
 /**
@@ -73,8 +73,7 @@ it('builds all(domain, not(any(range, name))) in the console; once published it 
   const { page } = opened;
   try {
     await logIn(page, OWNER);
-    await page.goto(`${ctx.server.origin}/console/#/acme/rules/password_reset`);
-    await page.getByRole('heading', { level: 1, name: 'Threat rules: password_reset' }).waitFor();
+    await openRuleSet(page, ctx.server.origin, 'password_reset');
     await page.getByRole('tab', { name: 'Draft' }).click();
     await page.getByRole('button', { name: 'Write a custom rule' }).click();
     const editor = page.getByRole('region', { name: 'Write a custom rule' });
@@ -140,8 +139,7 @@ it('changes a library parameter within its bounds (a bad value refused at its co
   const { page } = opened;
   try {
     await logIn(page, OWNER);
-    await page.goto(`${ctx.server.origin}/console/#/acme/rules/account_update`);
-    await page.getByRole('heading', { level: 1, name: 'Threat rules: account_update' }).waitFor();
+    await openRuleSet(page, ctx.server.origin, 'account_update');
     // The bands in words an analyst reads, not the thresholds' names.
     await page.getByText('A total score below 20 is approved; from 20 to 39 it goes to review; 40 or more is declined.').first().waitFor();
     await page.getByRole('tab', { name: 'Draft' }).click();

@@ -2,7 +2,7 @@ import type { Page } from 'playwright-core';
 import { expect, it, vi } from 'vitest';
 import { evaluationBody } from '../support/app.js';
 import { expectNoAxeViolations } from '../support/axe.js';
-import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, useConsoleInChromium } from '../support/console.js';
+import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, openRuleSet, useConsoleInChromium } from '../support/console.js';
 
 /**
  * Versions and hit rates in the console, in Debian's Chromium: a rule file as a team writes it
@@ -51,8 +51,7 @@ it('diffs two versions in History: an edited score is the only line that changed
   const { page } = opened;
   try {
     await logIn(page, OWNER);
-    await page.goto(`${ctx.server.origin}/console/#/acme/rules/password_reset`);
-    await page.getByRole('heading', { level: 1, name: 'Threat rules: password_reset' }).waitFor();
+    await openRuleSet(page, ctx.server.origin, 'password_reset');
     await page.getByRole('tab', { name: 'Draft' }).click();
     await page.getByLabel('Score of email_disposable').fill('35');
     await page.getByRole('button', { name: 'Save email_disposable' }).click();
@@ -152,8 +151,7 @@ it('edits the draft as YAML: highlighted, a bad value marked at its line with th
   const { page } = opened;
   try {
     await logIn(page, OWNER);
-    await page.goto(`${ctx.server.origin}/console/#/acme/rules/account_update`);
-    await page.getByRole('heading', { level: 1, name: 'Threat rules: account_update' }).waitFor();
+    await openRuleSet(page, ctx.server.origin, 'account_update');
     await page.getByRole('tab', { name: 'Draft' }).click();
     await page.getByRole('button', { name: 'Edit the YAML' }).click();
     const editor = page.getByRole('textbox', { name: 'Rule file of account_update (YAML)' });
@@ -191,8 +189,7 @@ it('asks before unsaved draft edits are lost: another tab, another page of the c
   const { page, troubles } = opened;
   try {
     await logIn(page, OWNER);
-    await page.goto(`${ctx.server.origin}/console/#/acme/rules/account_login`);
-    await page.getByRole('heading', { level: 1, name: 'Threat rules: account_login' }).waitFor();
+    await openRuleSet(page, ctx.server.origin, 'account_login');
     await page.getByRole('tab', { name: 'Draft' }).click();
     const score = page.getByLabel('Score of ip_tor');
     await score.fill('33');

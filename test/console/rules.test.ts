@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createUser, login, type Session } from '../support/admin.js';
 import { evaluationBody } from '../support/app.js';
 import { launchChromium } from '../support/browser.js';
-import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer, type ConsoleServer, type ConsolePage } from '../support/console.js';
+import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, openRuleSet, startConsoleServer, type ConsoleServer, type ConsolePage } from '../support/console.js';
 
 /**
  * The Threat rules pages in Debian's Chromium against the real service: the cards, a draft edited
@@ -41,11 +41,6 @@ const clean = (opened: ConsolePage) => {
   expect(opened.requests.filter((url) => !url.startsWith(server.origin))).toEqual([]);
   expect(opened.troubles).toEqual([]);
 };
-
-async function openRuleSet(page: Page, eventType: string) {
-  await page.goto(`${server.origin}/console/#/acme/rules/${eventType}`);
-  await page.getByRole('heading', { level: 1, name: `Threat rules: ${eventType}` }).waitFor();
-}
 
 /** Waits until the control is marked invalid (the API's answer came). */
 const invalid = (control: Locator) => control.and(control.page().locator('[aria-invalid="true"]')).waitFor();
@@ -138,7 +133,7 @@ describe('as an admin', () => {
     const { page } = opened;
     try {
       await logIn(page, OWNER);
-      await openRuleSet(page, 'account_login');
+      await openRuleSet(page, server.origin, 'account_login');
       await page.getByRole('tab', { name: 'Draft' }).click();
       await page.getByRole('button', { name: 'Write a custom rule' }).click();
       const editor = page.getByRole('region', { name: 'Write a custom rule' });
@@ -295,7 +290,7 @@ describe('as an analyst', () => {
       expect(drafted.statusCode, drafted.body).toBe(201);
       const shadowed = await server.app.inject({ method: 'POST', url: '/admin/v1/accounts/acme/rule-sets/account_update/shadow', headers: owner.write, payload: {} });
       expect(shadowed.statusCode, shadowed.body).toBe(200);
-      await openRuleSet(page, 'account_update');
+      await openRuleSet(page, server.origin, 'account_update');
       await page.getByRole('tab', { name: /^Draft \(v2\)/, selected: true }).waitFor();
       await page.getByRole('tabpanel').getByRole('cell', { name: 'ip_vpn' }).waitFor();
       await page.getByRole('listitem').filter({ hasText: 'Added ip_vpn' }).waitFor();

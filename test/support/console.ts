@@ -70,6 +70,12 @@ export function useConsoleInChromium(options: Parameters<typeof startConsoleServ
   return fixture;
 }
 
+/** Opens the account `acme`'s rule set of an event type on the Threat rules page, once its heading shows. */
+export async function openRuleSet(page: Page, origin: string, eventType: string): Promise<void> {
+  await page.goto(`${origin}/console/#/acme/rules/${eventType}`);
+  await page.getByRole('heading', { level: 1, name: `Threat rules: ${eventType}` }).waitFor();
+}
+
 /** A page in a fresh profile, with every problem the page meets recorded: a test asserts there were none. */
 export interface ConsolePage {
   context: BrowserContext;

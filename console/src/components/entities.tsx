@@ -4,7 +4,7 @@ import { api, ok } from '../api/client';
 import { useAction, useResource } from '../hooks';
 import { href } from '../router';
 import { useSession } from '../session';
-import { Confirm } from './ui';
+import { Confirm, StateBadge, Time } from './ui';
 
 /**
  * What the review queue, the entity pages and a decision's page share: people named by e-mail
@@ -49,6 +49,27 @@ export function EntityLink({ kind, value }: { kind: EntityKind; value: string })
     <a class={kind === 'ip' || kind === 'device' ? 'value mono' : 'value'} href={entityHref(account!, kind, value)} title={text === value ? undefined : value}>
       {text}{text === value ? null : <span class="visually-hidden"> ({entityNoun(kind)} {value})</span>}
     </a>
+  );
+}
+
+/** What a row of decisions shows first, on the Decisions page and an entity's page alike. */
+export interface DecisionSummary {
+  id: string; evaluated_at: string; event_type: string; email: string; ip: string; user_id?: string | null; score: number; state: 'approve' | 'review' | 'decline';
+}
+
+/** A decision's first seven cells: when (a link to it), event, e-mail address, IP address, user, score, state. */
+export function DecisionCells({ decision: d }: { decision: DecisionSummary }) {
+  const { account } = useSession();
+  return (
+    <>
+      <td class="nowrap"><a href={href(account!, 'decisions', d.id)}><Time at={d.evaluated_at} /><span class="visually-hidden">, decision {d.id}</span></a></td>
+      <td><code>{d.event_type}</code></td>
+      <td><EntityLink kind="email" value={d.email} /></td>
+      <td><EntityLink kind="ip" value={d.ip} /></td>
+      <td>{d.user_id ? <EntityLink kind="user" value={d.user_id} /> : <span class="muted">not sent</span>}</td>
+      <td class="num">{d.score}</td>
+      <td><StateBadge state={d.state} /></td>
+    </>
   );
 }
 

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ok, type Answered, type ApiProblem } from '../../api/client';
-import { EntityLink } from '../../components/entities';
-import { Field, Loading, Page, ProblemMessage, SelectField, StateBadge, Time } from '../../components/ui';
+import { DecisionCells } from '../../components/entities';
+import { Field, Loading, Page, ProblemMessage, SelectField } from '../../components/ui';
 import { usePages, useResource } from '../../hooks';
 import { href, navigate } from '../../router';
 import { useSession } from '../../session';
@@ -59,13 +59,7 @@ function DecisionLog({ filters }: { filters: Filters }) {
         <tbody>
           {log.items.map((d) => (
             <tr key={d.id}>
-              <td class="nowrap"><a href={href(account!, 'decisions', d.id)}><Time at={d.evaluated_at} /><span class="visually-hidden">, decision {d.id}</span></a></td>
-              <td><code>{d.event_type}</code></td>
-              <td><EntityLink kind="email" value={d.email} /></td>
-              <td><EntityLink kind="ip" value={d.ip} /></td>
-              <td>{d.user_id ? <EntityLink kind="user" value={d.user_id} /> : <span class="muted">not sent</span>}</td>
-              <td class="num">{d.score}</td>
-              <td><StateBadge state={d.state} /></td>
+              <DecisionCells decision={d} />
               <td>{d.rules.length > 0 ? d.rules.map((r) => <code key={r} class="chip">{r}</code>) : <span class="muted">none</span>}</td>
               <td>{d.label ? <span class={d.label === 'fraud' ? 'state bad' : 'state ok'}>{d.label}</span> : <span class="muted">–</span>}</td>
             </tr>

@@ -1,6 +1,6 @@
 import { Fragment } from 'preact';
 import { api, ok, type Answered } from '../../api/client';
-import { BlockButton, ENTITY_NAMES, EntityLink, PeopleNames, Person, shortDevice, type EntityKind } from '../../components/entities';
+import { BlockButton, DecisionCells, ENTITY_NAMES, EntityLink, PeopleNames, Person, shortDevice, type EntityKind } from '../../components/entities';
 import { Loading, Page, ProblemMessage, StateBadge, Time } from '../../components/ui';
 import { usePages, useResource } from '../../hooks';
 import { href } from '../../router';
@@ -109,13 +109,7 @@ function Evaluations({ kind, value }: { kind: EntityKind; value: string }) {
             <tbody>
               {log.items.map((d) => (
                 <tr key={d.id}>
-                  <td class="nowrap"><a href={href(account!, 'decisions', d.id)}><Time at={d.evaluated_at} /><span class="visually-hidden">, decision {d.id}</span></a></td>
-                  <td><code>{d.event_type}</code></td>
-                  <td><EntityLink kind="email" value={d.email} /></td>
-                  <td><EntityLink kind="ip" value={d.ip} /></td>
-                  <td>{d.user_id ? <EntityLink kind="user" value={d.user_id} /> : <span class="muted">not sent</span>}</td>
-                  <td class="num">{d.score}</td>
-                  <td><StateBadge state={d.state} /></td>
+                  <DecisionCells decision={d} />
                 </tr>
               ))}
               {log.items.length === 0 && !log.busy ? <tr><td colSpan={7} class="muted">None in the log.</td></tr> : null}
