@@ -1,8 +1,7 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it, vi } from 'vitest';
 import { expectNoAxeViolations } from '../support/axe.js';
-import { launchChromium } from '../support/browser.js';
-import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer, type ConsoleServer } from '../support/console.js';
+import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, useConsoleInChromium } from '../support/console.js';
 
 /**
  * Where focus goes, with the keyboard only (issue 31): a new page starts at its main heading; a
@@ -11,18 +10,7 @@ import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer,
  */
 vi.setConfig({ testTimeout: 2 * BROWSER_TEST_TIMEOUT_MS });
 
-let server: ConsoleServer;
-let browser: Browser;
-
-beforeAll(async () => {
-  server = await startConsoleServer();
-  browser = await launchChromium();
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.app.close();
-});
+const ctx = useConsoleInChromium();
 
 /** The focused element, as `tag "text"` (the text cut to its start): what a screen reader would announce. */
 const focused = (page: Page) => page.evaluate<string>(`(() => {
@@ -39,7 +27,7 @@ async function tabTo(page: Page, to: string, pressEnter = true): Promise<void> {
 
 describe('focus, with the keyboard', () => {
   it('starts a new page at its main heading', async () => {
-    const { context, page, troubles } = await openConsole(browser, server.origin);
+    const { context, page, troubles } = await openConsole(ctx.browser, ctx.server.origin);
     try {
       await logIn(page, OWNER);
       const sections = page.getByRole('navigation', { name: 'Sections' });
@@ -61,7 +49,7 @@ describe('focus, with the keyboard', () => {
   });
 
   it('opens a rule set from its card, closes the library picker and the Publish and Discard dialogs back to their openers', async () => {
-    const { context, page, troubles } = await openConsole(browser, server.origin);
+    const { context, page, troubles } = await openConsole(ctx.browser, ctx.server.origin);
     try {
       await logIn(page, OWNER);
       await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Threat rules' }).focus();
@@ -120,10 +108,10 @@ describe('focus, with the keyboard', () => {
 
 describe('empty tables', () => {
   it('say there is nothing in them', async () => {
-    const { context, page, troubles } = await openConsole(browser, server.origin);
+    const { context, page, troubles } = await openConsole(ctx.browser, ctx.server.origin);
     try {
       await logIn(page, OWNER);
-      await page.goto(`${server.origin}/console/#/acme/users`);
+      await page.goto(`${ctx.server.origin}/console/#/acme/users`);
       const members = page.getByRole('region', { name: 'Members of acme' });
       await members.getByRole('cell', { name: 'No member yet: add one below.' }).waitFor();
       await expectNoAxeViolations(page, 'Users, no member');

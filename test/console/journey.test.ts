@@ -1,8 +1,6 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { evaluationBody } from '../support/app.js';
-import { launchChromium } from '../support/browser.js';
-import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer, type ConsoleServer } from '../support/console.js';
+import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, useConsoleInChromium } from '../support/console.js';
 
 /**
  * Issue 15's journey, in one browser session as a new user would take it: log in, generate a key
@@ -12,25 +10,14 @@ import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer,
  */
 vi.setConfig({ testTimeout: 2 * BROWSER_TEST_TIMEOUT_MS });
 
-let server: ConsoleServer;
-let browser: Browser;
-
-beforeAll(async () => {
-  server = await startConsoleServer();
-  browser = await launchChromium();
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.app.close();
-});
+const ctx = useConsoleInChromium();
 
 describe('a new user\'s first rule change, in the browser', () => {
   it('key, evaluation, library rule published, the next decision fires it, opened and labelled', async () => {
-    const { context, page, requests, troubles } = await openConsole(browser, server.origin);
+    const { context, page, requests, troubles } = await openConsole(ctx.browser, ctx.server.origin);
     const sections = page.getByRole('navigation', { name: 'Sections' });
     const evaluate = async (key: string) => {
-      const answer = await fetch(`${server.origin}/v1/risk/evaluate`, {
+      const answer = await fetch(`${ctx.server.origin}/v1/risk/evaluate`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         body: JSON.stringify(evaluationBody({ email: 'jane.doe@gmail.com' })),
@@ -65,7 +52,7 @@ describe('a new user\'s first rule change, in the browser', () => {
       // The next decision fires it (the replica that published reloads at once).
       const after = await evaluate(key);
       expect(after.score.details.map((d) => d.rule_name)).toContain('Email address is from a free provider');
-      await server.store.log.flush();
+      await ctx.server.store.log.flush();
 
       await sections.getByRole('link', { name: 'Decisions' }).click();
       await page.getByLabel('Rule fired').fill('email_free_provider');
@@ -77,9 +64,9 @@ describe('a new user\'s first rule change, in the browser', () => {
       await page.getByRole('button', { name: 'Label fraud' }).click();
       await page.getByRole('region', { name: 'Label' }).getByText('Labelled fraud').waitFor();
 
-      const stored = await server.app.inject({ url: `/admin/v1/accounts/acme/decisions/${after.id}`, headers: { cookie: (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ') } });
+      const stored = await ctx.server.app.inject({ url: `/admin/v1/accounts/acme/decisions/${after.id}`, headers: { cookie: (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ') } });
       expect(stored.json()).toMatchObject({ rules: expect.arrayContaining(['email_free_provider']), labelled: { label: 'fraud' }, rule_set: { version: 2 } });
-      expect(requests.filter((url) => !url.startsWith(server.origin))).toEqual([]);
+      expect(requests.filter((url) => !url.startsWith(ctx.server.origin))).toEqual([]);
       expect(troubles).toEqual([]);
     } finally {
       await context.close();

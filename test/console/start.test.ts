@@ -1,12 +1,11 @@
 import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it, vi } from 'vitest';
 import { generateKey, hashKey, keyIdOf } from '../../src/keys/key.js';
 import { createUser } from '../support/admin.js';
 import { expectNoAxeViolations } from '../support/axe.js';
 import { startTestApp } from '../support/app.js';
-import { launchChromium } from '../support/browser.js';
-import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer, type ConsoleServer } from '../support/console.js';
+import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, useConsoleInChromium } from '../support/console.js';
 
 /**
  * The Getting started page as a newcomer sees it, in Debian's Chromium: commands that can be read
@@ -16,18 +15,7 @@ import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, startConsoleServer,
  */
 vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS });
 
-let server: ConsoleServer;
-let browser: Browser;
-
-beforeAll(async () => {
-  server = await startConsoleServer();
-  browser = await launchChromium();
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.app.close();
-});
+const ctx = useConsoleInChromium();
 
 /** WCAG 2 contrast ratio of each command's text colour against its block's background colour, as computed. */
 const commandContrasts = (page: Page) =>
@@ -47,7 +35,7 @@ const commandContrasts = (page: Page) =>
 
 describe('Getting started', () => {
   it('shows readable snippets, sends a test event, and says which default rules cannot fire yet and the command that fixes each', async () => {
-    const { context, page, troubles } = await openConsole(browser, server.origin);
+    const { context, page, troubles } = await openConsole(ctx.browser, ctx.server.origin);
     try {
       await logIn(page, OWNER);
       await page.getByLabel('Account').selectOption('acme');
@@ -88,7 +76,7 @@ describe('the development key', () => {
     try {
       await createUser(app.store, OWNER, { owner: true });
       await app.listen({ port: 0, host: '127.0.0.1' });
-      const { context, page, troubles } = await openConsole(browser, `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`);
+      const { context, page, troubles } = await openConsole(ctx.browser, `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`);
       try {
         await logIn(page, OWNER);
         await page.getByLabel('Account').selectOption('default');
@@ -116,7 +104,7 @@ describe('the development key', () => {
 
 describe('Data sources', () => {
   it('says, for a source that is not loaded, the command that loads it', async () => {
-    const { context, page, troubles } = await openConsole(browser, server.origin);
+    const { context, page, troubles } = await openConsole(ctx.browser, ctx.server.origin);
     try {
       await logIn(page, OWNER);
       await page.getByLabel('Account').selectOption('acme');
