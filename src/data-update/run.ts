@@ -4,7 +4,8 @@ import { parseDomainList } from '../email/list-file.js';
 import { FILE_CAPS } from '../files/caps.js';
 import { parseAddressList } from '../ip/lists.js';
 import { openMmdb, type MmdbKind } from '../ip/maxmind.js';
-import { parseNetwork } from '../ip/numeric.js';
+import { isBogon } from '../ip/bogon.js';
+import { parseNetwork, type IpKey, type IpRange } from '../ip/numeric.js';
 import { azureJsonLink, readRanges } from './cloud-ranges.js';
 import type { Download } from './fetch.js';
 import type { CloudSource, MaxMindSource, UpdateSettings } from './settings.js';
@@ -32,6 +33,7 @@ export const TOR_FILE = 'tor-exit-nodes.txt';
 export const DATACENTER_FILE = 'datacenter-ranges.txt';
 export const DISPOSABLE_FILE = 'disposable-domains.txt';
 export const PROXY_FILE = 'proxy-list.txt';
+export const VPN_FILE = 'vpn-list.txt';
 
 export interface UpdateContext {
   /** How each URL is fetched: with the proxy and retries of the settings (fetch.ts). */
@@ -52,6 +54,9 @@ export async function runDataUpdate(settings: UpdateSettings, context: UpdateCon
       settings.proxyLists.length === 0
         ? [skipped('proxy', PROXY_FILE, 'DATA_UPDATE_PROXY_URLS is off')]
         : updateSectioned(settings.dataDir, PROXY_FILE, 'proxy', FILE_CAPS.addressList, settings.proxyLists.map((url) => ({ url, read: readRangeList })), download, now),
+      settings.vpnLists.length === 0
+        ? [skipped('vpn', VPN_FILE, 'DATA_UPDATE_VPN_URLS is off')]
+        : updateSectioned(settings.dataDir, VPN_FILE, 'vpn', FILE_CAPS.addressList, settings.vpnLists.map((url) => ({ url, read: readRangeList })), download, now),
       updateMaxMind(settings, download),
     ])
   ).flat();
@@ -197,14 +202,68 @@ function readDisposable(url: string, body: string): ReadList {
   return { lines, detail: `${size} domains${suffixes ? ` (${suffixes} public suffixes left out)` : ''}` };
 }
 
-/** An open proxy list: addresses and CIDRs, `#` comments; refused as the Tor list is. */
+/** Broader than this is not a list of proxies or VPN servers but a mistake upstream: the whole list is refused. */
+const WIDEST_PREFIX = { 4: 8, 6: 16 } as const;
+
+/**
+ * One entry of an address list as open proxy and VPN lists write them: an address or CIDR, or a
+ * proxy as `host:port`, `[v6]:port`, `user:pass@host:port`, any of them after `protocol://`. The
+ * address is what is kept (the port and the credentials say nothing of who connects from it);
+ * `null` when the line holds no address.
+ */
+export function addressOfEntry(line: string): { network: string; range: IpRange; bits: number } | null {
+  let text = line.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '');
+  text = text.slice(text.lastIndexOf('@') + 1);
+  const bracketed = /^\[([0-9a-f:.]+)\](?::\d{1,5})?$/i.exec(text);
+  if (bracketed) text = bracketed[1]!;
+  else if (/^\d{1,3}(\.\d{1,3}){3}:\d{1,5}$/.test(text)) text = text.slice(0, text.indexOf(':'));
+  const range = parseNetwork(text);
+  if (range === null) return null;
+  const slash = text.indexOf('/');
+  return { network: text, range, bits: slash === -1 ? (range.version === 4 ? 32 : 128) : Number(text.slice(slash + 1)) };
+}
+
+/** Whether any of a range lies in space no client on the Internet has (private, loopback, documentation...). */
+function touchesBogon(range: IpRange): boolean {
+  const keys: IpKey[] = range.version === 4
+    ? [range.start, range.end].map((v4) => ({ version: 4, v4, v6: new Uint32Array(4) }))
+    : [range.start, range.end].map((v6) => ({ version: 6, v4: 0, v6 }));
+  return keys.some(isBogon);
+}
+
+/**
+ * An open proxy or VPN server list: addresses, CIDRs or `host:port` lines, `#` comments. Refused
+ * whole when it is not a list (an HTML error page: more than 1 % of lines are not addresses), when
+ * it is empty, when any entry is absurdly broad (a /0–/7, or an IPv6 network wider than /16: that
+ * would list a continent), or when more than 1 % of it is private or documentation space (the
+ * publisher listed its own test data). The few such entries of a good list are left out.
+ */
 function readRangeList(url: string, body: string): ReadList {
-  const list = parseAddressList(body);
-  if (list.entries === 0 || list.malformed > list.entries / 100) {
-    throw new Error(`${url}: ${list.entries} addresses and ${list.malformed} malformed lines: not a range list`);
+  const lines: string[] = [];
+  let malformed = 0;
+  let bogons = 0;
+  for (const raw of body.split('\n')) {
+    const line = raw.replace(/#.*$/, '').trim();
+    if (line === '') continue;
+    const entry = addressOfEntry(line);
+    if (entry === null) {
+      malformed++;
+      continue;
+    }
+    if (entry.bits < WIDEST_PREFIX[entry.range.version]) throw new Error(`${url}: "${entry.network}" is broader than /${WIDEST_PREFIX[entry.range.version]}: not a list of servers`);
+    if (touchesBogon(entry.range)) {
+      bogons++;
+      continue;
+    }
+    lines.push(entry.network);
   }
-  const lines = body.split('\n').map((l) => l.replace(/#.*$/, '').trim()).filter((l) => l !== '' && parseNetwork(l) !== null);
-  return { lines, detail: `${lines.length} ranges` };
+  const unique = [...new Set(lines)];
+  const total = lines.length + bogons;
+  if (lines.length === 0 || malformed > total / 100) {
+    throw new Error(`${url}: ${lines.length} addresses and ${malformed} malformed lines: not a range list`);
+  }
+  if (bogons > total / 100) throw new Error(`${url}: ${bogons} of ${total} entries are private or reserved space: not a list of Internet servers`);
+  return { lines: unique, detail: `${unique.length} ranges${bogons ? ` (${bogons} private or reserved left out)` : ''}` };
 }
 
 /**

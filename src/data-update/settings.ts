@@ -36,8 +36,10 @@ export interface UpdateSettings {
   tor: string | null;
   /** Throw-away domain lists, each enough on its own, merged into `disposable-domains.txt`. */
   disposable: string[];
-  /** Open proxy lists (addresses or CIDRs), merged into `proxy-list.txt`: `is_proxy`. */
+  /** Open proxy lists (addresses, CIDRs or `host:port`), merged into `proxy-list.txt`: `is_proxy`. */
   proxyLists: string[];
+  /** VPN services' server lists, merged into `vpn-list.txt`: `is_vpn` (a listed address only). */
+  vpnLists: string[];
   clouds: CloudSource[];
   /** `null` when no MaxMind account is configured: those databases are skipped, not failed. */
   maxmind: MaxMindSource | null;
@@ -50,8 +52,10 @@ export const DEFAULT_URLS = {
   DATA_UPDATE_TOR_URL: 'https://check.torproject.org/torbulkexitlist',
   // The two lists that count alone in the bundled data (docs/data.md, "E-mail lists"), from upstream.
   DATA_UPDATE_DISPOSABLE_URLS: 'https://raw.githubusercontent.com/disposable-email-domains/disposable-email-domains/main/disposable_email_blocklist.conf,https://raw.githubusercontent.com/7c/fakefilter/main/txt/data.txt',
-  // Off until the operator picks one: no open proxy list whose licence and upkeep we could check is the default.
-  DATA_UPDATE_PROXY_URLS: 'off',
+  // Open proxies re-checked every hour (MIT, monosans/proxy-list): docs/data.md "Open proxy and VPN lists".
+  DATA_UPDATE_PROXY_URLS: 'https://raw.githubusercontent.com/monosans/proxy-list/main/proxies/all.txt',
+  // Mullvad's and PIA's own server lists, fetched from the providers daily by X4BNet/lists_vpn (MIT).
+  DATA_UPDATE_VPN_URLS: 'https://raw.githubusercontent.com/X4BNet/lists_vpn/main/input/vpn/ips/mullvadvpn.txt,https://raw.githubusercontent.com/X4BNet/lists_vpn/main/input/vpn/ips/pia.txt',
   DATA_UPDATE_AWS_URL: 'https://ip-ranges.amazonaws.com/ip-ranges.json',
   DATA_UPDATE_GOOGLE_URL: 'https://www.gstatic.com/ipranges/cloud.json',
   // A download page linking to this week's ServiceTags_Public_YYYYMMDD.json (a direct JSON URL works too).
@@ -105,6 +109,7 @@ export function settingsFrom(env: Env): UpdateSettings {
     tor: value('DATA_UPDATE_TOR_URL'),
     disposable: urls('DATA_UPDATE_DISPOSABLE_URLS'),
     proxyLists: urls('DATA_UPDATE_PROXY_URLS'),
+    vpnLists: urls('DATA_UPDATE_VPN_URLS'),
     clouds: [
       ...cloud('aws', 'aws', 'DATA_UPDATE_AWS_URL'),
       ...cloud('google', 'google', 'DATA_UPDATE_GOOGLE_URL'),

@@ -74,6 +74,7 @@ export async function createIpInspector(options: IpInspectorOptions): Promise<Re
           tor: sources.tor.current,
           datacenter: sources.datacenter.current,
           proxy: sources.proxy.current,
+          vpn: sources.vpn.current,
           openCountry: sources.openCountry?.current ?? null,
           openAsn: sources.openAsn?.current ?? null,
         },

@@ -20,6 +20,7 @@ export interface LoadedSources {
   tor: AddressList | null;
   datacenter: AddressList | null;
   proxy: AddressList | null;
+  vpn: AddressList | null;
   openCountry: MmdbDatabase<{ country_code?: string }> | null;
   openAsn: AsnTable | null;
 }
@@ -119,7 +120,9 @@ export function factsOf(ip: ParsedIp, sources: LoadedSources, onError: OnError):
   const is_datacenter = signal(
     or(or(or(listed(sources.datacenter, 'ip.list.datacenter', key, carriedKey, onError), hosting), flags?.hosting), carriedFlags?.hosting),
   );
-  const is_vpn = signal(or(or(vpn, flags?.vpn), carriedFlags?.vpn));
+  // A VPN server list names some services' servers: listed is `true`, unlisted is no answer (never a clean).
+  const vpnListed = listed(sources.vpn, 'ip.list.vpn', key, carriedKey, onError);
+  const is_vpn = signal(or(or(or(vpnListed === false ? undefined : vpnListed, vpn), flags?.vpn), carriedFlags?.vpn));
   if (is_tor === null) unavailable.push('ip.tor');
   if (is_proxy === null) unavailable.push('ip.proxy');
   if (is_datacenter === null) unavailable.push('ip.datacenter');

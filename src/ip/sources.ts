@@ -15,6 +15,8 @@ export interface IpSources {
   tor: ReloadableSource<AddressList>;
   datacenter: ReloadableSource<AddressList>;
   proxy: ReloadableSource<AddressList>;
+  /** VPN services' server addresses: says only `true` (a list of some services clears no address). */
+  vpn: ReloadableSource<AddressList>;
   openCountry: ReloadableSource<MmdbDatabase<{ country_code?: string }>> | null;
   openAsn: ReloadableSource<AsnTable> | null;
 }
@@ -56,6 +58,7 @@ export function createSources(dataDir: string, openData: OpenDataFiles | null, l
     tor: new ReloadableSource('ip.list.tor', inData('tor-exit-nodes.txt'), list, logger),
     datacenter: new ReloadableSource('ip.list.datacenter', inData('datacenter-ranges.txt'), list, logger),
     proxy: new ReloadableSource('ip.list.proxy', inData('proxy-list.txt'), list, logger),
+    vpn: new ReloadableSource('ip.list.vpn', inData('vpn-list.txt'), list, logger),
     openCountry: openData && new ReloadableSource(
       'ip.open.country',
       [openData.countryMmdb],
@@ -86,5 +89,5 @@ export function createSources(dataDir: string, openData: OpenDataFiles | null, l
 
 /** The sources read from `DATA_DIR`, which are watched (the bundled open data does not change while running). */
 export function dataDirSources(sources: IpSources): ReloadableSource<unknown>[] {
-  return [sources.city, sources.asn, sources.anonymous, sources.tor, sources.datacenter, sources.proxy];
+  return [sources.city, sources.asn, sources.anonymous, sources.tor, sources.datacenter, sources.proxy, sources.vpn];
 }

@@ -64,6 +64,8 @@ describe('npm run data:update', () => {
       [`disposable:${base}/disposable-blocklist`]: 'updated',
       [`disposable:${base}/fakefilter`]: 'updated',
       [`proxy:${base}/proxy-list`]: 'updated',
+      [`vpn:${base}/vpn-mullvad`]: 'updated',
+      [`vpn:${base}/vpn-pia`]: 'updated',
       'cloud:aws': 'updated', 'cloud:google': 'updated', 'cloud:azure': 'updated',
       'cloud:oracle': 'updated', 'cloud:digitalocean': 'updated', 'cloud:cloudflare': 'updated',
       'maxmind:GeoLite2-City': 'updated',
@@ -71,7 +73,7 @@ describe('npm run data:update', () => {
     });
     expect(report.exitCode).toBe(1);
     expect(report.results.find((r) => r.source === 'maxmind:GeoLite2-ASN')?.detail).toMatch(/not a MaxMind DB|truncated|corrupt/);
-    expect((await readdir(dir)).sort()).toEqual(['GeoLite2-City.mmdb', 'datacenter-ranges.txt', 'disposable-domains.txt', 'proxy-list.txt', 'tor-exit-nodes.txt']);
+    expect((await readdir(dir)).sort()).toEqual(['GeoLite2-City.mmdb', 'datacenter-ranges.txt', 'disposable-domains.txt', 'proxy-list.txt', 'tor-exit-nodes.txt', 'vpn-list.txt']);
 
     const ranges = await readFile(join(dir, 'datacenter-ranges.txt'), 'utf8');
     expect(ranges).toContain(`# source: aws ${base}/aws.json fetched 2026-11-21T12:00:00.000Z\n3.0.0.0/9\n2600:1f00::/24`);
@@ -86,7 +88,18 @@ describe('npm run data:update', () => {
       expect(inspector.inspect(ip('20.33.1.1')).facts.is_datacenter).toBe(true);
       expect(inspector.inspect(ip('2604:a880::1')).facts.is_datacenter).toBe(true);
       expect(inspector.inspect(ip('81.2.69.1')).facts.city).toBe('London');
-      expect(inspector.inspect(ip('203.0.113.9')).facts.is_proxy).toBe(true);
+      // The open proxies, by the address of each `protocol://[user:pass@]host:port` line.
+      for (const proxy of ['144.31.222.106', '85.8.47.209', '5.45.119.70', '2a01:4f8:c17:1a2b::2']) {
+        expect(inspector.inspect(ip(proxy)).facts.is_proxy, proxy).toBe(true);
+      }
+      expect(inspector.inspect(ip('81.2.69.1')).facts.is_proxy).toBe(false);
+      // A VPN service's server is `true`; an address on no list is still unknown, not clean.
+      expect(inspector.inspect(ip('37.19.197.134')).facts.is_vpn).toBe(true);
+      expect(inspector.inspect(ip('23.159.216.3')).facts.is_vpn).toBe(true);
+      const other = inspector.inspect(ip('81.2.69.1'));
+      expect(other.facts.is_vpn).toBeNull();
+      expect(other.unavailable).toContain('ip.vpn');
+      expect(other.unavailable).not.toContain('ip.proxy');
     } finally {
       await inspector.close();
     }
@@ -131,6 +144,25 @@ describe('npm run data:update', () => {
     expect(text).toContain(`${previous}\n`);
     expect(text).toContain('\nwebxio.pro\n');
     expect(text).not.toMatch(/<html|\nddns\.net|\nco\.uk/);
+  });
+
+  it.each([
+    ['an HTML error page', '/proxy-html', /0 addresses and 2 malformed lines: not a range list/],
+    ['an empty file', '/proxy-empty', /0 addresses and 0 malformed lines/],
+    ['a list with an absurd range', '/proxy-absurd', /"0\.0\.0\.0\/0" is broader than \/8/],
+    ['a list mostly of private space', '/proxy-private', /2 of 3 entries are private or reserved space/],
+  ])('refuses %s from a proxy list source, and its last good copy keeps serving', async (_what, path, reason) => {
+    const previous = `# source: ${base}${path} fetched 2026-11-01T00:00:00.000Z\n45.95.1.1`;
+    await writeFile(join(dir, 'proxy-list.txt'), `${previous}\n`);
+    const report = await update(settingsFrom(env({ DATA_UPDATE_PROXY_URLS: `${base}${path},${base}/proxy-list`, MAXMIND_ACCOUNT_ID: '' })));
+    const result = report.results.find((r) => r.source === `proxy:${base}${path}`);
+    expect(result?.outcome).toBe('failed');
+    expect(result?.detail).toMatch(reason);
+    expect(result?.detail).toContain('(last good copy kept)');
+    const text = await readFile(join(dir, 'proxy-list.txt'), 'utf8');
+    expect(text).toContain(`${previous}\n`);
+    expect(text).toContain('\n85.8.47.198\n');
+    expect(text).not.toMatch(/0\.0\.0\.0\/0|192\.168|<html/);
   });
 
   it('writes nothing when every throw-away list source fails', async () => {

@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FIRST_RUN_MARKER, updateOnFirstStart } from '../../src/data-update/first-start.js';
-import { capturedLogger, tempDir } from '../ip/fixtures.js';
+import { createIpInspector } from '../../src/ip/index.js';
+import { capturedLogger, configFor, ip, tempDir } from '../ip/fixtures.js';
 import { sourcesAt, startOrigin, type Origin } from './origin.js';
 
 let origin: Origin;
@@ -33,9 +34,21 @@ describe('the data job at first start', () => {
   it('runs once where the sources are reachable, then leaves it to the schedule', async () => {
     const { logger, lines } = capturedLogger();
     const env = { DATA_UPDATE_ON_START: 'true', ...sourcesAt(origin.base), MAXMIND_ACCOUNT_ID: '' };
-    const report = await updateOnFirstStart(env, dir, logger);
-    expect(report?.results.filter((r) => r.outcome === 'updated').length).toBeGreaterThan(5);
-    expect(await readdir(dir)).toEqual(expect.arrayContaining([FIRST_RUN_MARKER, 'tor-exit-nodes.txt', 'disposable-domains.txt']));
+    // Before the first run, the proxy and VPN signals are unknown, not clean.
+    const inspector = await createIpInspector({ config: configFor(dir), logger: capturedLogger().logger, openData: null });
+    try {
+      const before = inspector.inspect(ip('85.8.47.198'));
+      expect(before.facts).toMatchObject({ is_proxy: null, is_vpn: null });
+      expect(before.unavailable).toEqual(expect.arrayContaining(['ip.proxy', 'ip.vpn']));
+      const report = await updateOnFirstStart(env, dir, logger);
+      expect(report?.results.filter((r) => r.outcome === 'updated').length).toBeGreaterThan(5);
+      expect(await readdir(dir)).toEqual(expect.arrayContaining([FIRST_RUN_MARKER, 'tor-exit-nodes.txt', 'disposable-domains.txt', 'proxy-list.txt', 'vpn-list.txt']));
+      await inspector.reload();
+      expect(inspector.inspect(ip('85.8.47.198')).facts.is_proxy).toBe(true);
+      expect(inspector.inspect(ip('23.144.160.67')).facts.is_vpn).toBe(true);
+    } finally {
+      await inspector.close();
+    }
     expect(lines().some((l) => /data job at first start: \d+ sources updated/.test(String(l.msg)))).toBe(true);
     const before = origin.requested.length;
     expect(await updateOnFirstStart(env, dir, logger)).toBeNull();

@@ -28,6 +28,7 @@ export function sourcesAt(base: string): Record<string, string> {
     DATA_UPDATE_TOR_URL: `${base}/tor`,
     DATA_UPDATE_DISPOSABLE_URLS: `${base}/disposable-blocklist,${base}/fakefilter`,
     DATA_UPDATE_PROXY_URLS: `${base}/proxy-list`,
+    DATA_UPDATE_VPN_URLS: `${base}/vpn-mullvad,${base}/vpn-pia`,
     DATA_UPDATE_AWS_URL: `${base}/aws.json`,
     DATA_UPDATE_GOOGLE_URL: `${base}/google.json`,
     DATA_UPDATE_AZURE_URL: `${base}/azure`,
@@ -67,8 +68,17 @@ export async function startOrigin(): Promise<Origin> {
     '/disposable-html': (_q, res) => res.end('<!DOCTYPE html>\n<html><head><title>429 Too Many Requests</title></head><body>Slow down</body></html>\n'),
     '/disposable-empty': (_q, res) => res.end(''),
     '/disposable-suffixes': (_q, res) => res.end('co.uk\nddns.net\ncom.au\nblogspot.com\nthrowaway-fixture.net\n'),
-    // An open proxy list: one address or CIDR a line.
-    '/proxy-list': (_q, res) => res.end('203.0.113.0/24\n198.51.100.7/32\n'),
+    // An open proxy list as monosans/proxy-list's all.txt is (recorded, trimmed; one line with
+    // credentials and one IPv6 proxy added, as its README says a line may be).
+    '/proxy-list': (_q, res) => res.end('socks4://144.31.222.106:7890\nhttp://85.8.47.198:7080\nhttp://85.8.47.209:7080\nsocks5://185.128.104.152:8443\nhttp://user:pass@5.45.119.70:1080\nsocks5://[2a01:4f8:c17:1a2b::2]:1080\n'),
+    // Refused proxy lists: absurd breadth, mostly private space, an error page, nothing.
+    '/proxy-absurd': (_q, res) => res.end('85.8.47.198\n0.0.0.0/0\n'),
+    '/proxy-private': (_q, res) => res.end('http://192.168.1.10:8080\nhttp://10.0.0.3:3128\nhttp://85.8.47.198:7080\n'),
+    '/proxy-html': (_q, res) => res.end('<!DOCTYPE html>\n<html><head><title>503</title></head><body>Unavailable</body></html>\n'),
+    '/proxy-empty': (_q, res) => res.end('\n'),
+    // VPN services' server lists as X4BNet/lists_vpn keeps them (input/vpn/ips/*.txt, recorded, trimmed).
+    '/vpn-mullvad': (_q, res) => res.end('23.144.160.67/32\n23.144.160.86/32\n23.159.216.3/32\n'),
+    '/vpn-pia': (_q, res) => res.end('31.171.155.134/31\n31.171.155.143/32\n37.19.197.132/30\n'),
     '/aws.json': (_q, res) => res.end(JSON.stringify({
       syncToken: '1', prefixes: [{ ip_prefix: '3.0.0.0/9', region: 'us-east-1', service: 'AMAZON' }],
       ipv6_prefixes: [{ ipv6_prefix: '2600:1f00::/24', region: 'us-east-1', service: 'AMAZON' }],

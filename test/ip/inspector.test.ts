@@ -52,7 +52,7 @@ describe('without any data', () => {
     expect(inspector.inspect(ip('192.168.1.10')).facts.is_bogon).toBe(true);
     expect(inspector.status().map((s) => [s.name, s.loaded])).toEqual([
       ['ip.maxmind.city', false], ['ip.maxmind.asn', false], ['ip.maxmind.anonymous_ip', false],
-      ['ip.list.tor', false], ['ip.list.datacenter', false], ['ip.list.proxy', false],
+      ['ip.list.tor', false], ['ip.list.datacenter', false], ['ip.list.proxy', false], ['ip.list.vpn', false],
     ]);
   });
 });

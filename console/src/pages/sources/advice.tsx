@@ -17,9 +17,9 @@ const PAID = 'MAXMIND_ACCOUNT_ID=… MAXMIND_LICENSE_KEY=… DATA_UPDATE_MAXMIND
 /** Keyed by the check's name in `unavailable`. */
 export const CHECK_ADVICE: Record<string, Advice> = {
   'ip.tor': { missing: 'No Tor exit list is loaded.', command: 'npm run data:update', otherwise: 'It fetches tor-exit-nodes.txt into DATA_DIR; the service reads it within seconds, no restart.' },
-  'ip.proxy': { missing: 'No proxy list and no Anonymous-IP database is loaded.', command: PAID, otherwise: 'MaxMind\'s GeoIP2 Anonymous-IP is a paid database (a licence key from your MaxMind account); or put a list of your own, one address or network a line, in DATA_DIR/proxy-list.txt.' },
+  'ip.proxy': { missing: 'No proxy list and no Anonymous-IP database is loaded.', command: 'npm run data:update', otherwise: 'It fetches an open proxy list (monosans/proxy-list, re-checked hourly) into DATA_DIR/proxy-list.txt; MaxMind\'s GeoIP2 Anonymous-IP (paid) adds more: ' + PAID },
   'ip.vpn': {
-    missing: 'No Anonymous-IP database is loaded: only the networks VPN services run themselves are recognised (from the bundled ASN data).',
+    missing: 'No Anonymous-IP database is loaded: only the networks VPN services run themselves (bundled ASN data) and the servers on DATA_DIR/vpn-list.txt (Mullvad, PIA, fetched by npm run data:update) are recognised.',
     command: PAID,
     otherwise: 'MaxMind\'s GeoIP2 Anonymous-IP is a paid database (a licence key from your MaxMind account).',
   },
@@ -31,6 +31,7 @@ export const CHECK_ADVICE: Record<string, Advice> = {
 export const SOURCE_ADVICE: Record<string, Advice> = {
   'ip.list.tor': CHECK_ADVICE['ip.tor']!,
   'ip.list.proxy': CHECK_ADVICE['ip.proxy']!,
+  'ip.list.vpn': { missing: 'No VPN server list is loaded.', command: 'npm run data:update', otherwise: 'It fetches Mullvad\'s and PIA\'s server lists into DATA_DIR/vpn-list.txt.' },
   'ip.maxmind.anonymous_ip': CHECK_ADVICE['ip.vpn']!,
   'ip.list.datacenter': CHECK_ADVICE['ip.datacenter']!,
   'ip.maxmind.city': CHECK_ADVICE['ip.geo']!,
