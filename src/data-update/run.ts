@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseDomainList } from '../email/list-file.js';
+import { majorMailHostOf } from '../email/major-mail-hosts.js';
+import { isPublicSuffix } from '../email/public-suffix.js';
 import { FILE_CAPS } from '../files/caps.js';
 import { parseAddressList } from '../ip/lists.js';
 import { openMmdb, type MmdbKind } from '../ip/maxmind.js';
@@ -34,6 +36,7 @@ export const DATACENTER_FILE = 'datacenter-ranges.txt';
 export const DISPOSABLE_FILE = 'disposable-domains.txt';
 export const PROXY_FILE = 'proxy-list.txt';
 export const VPN_FILE = 'vpn-list.txt';
+export const MX_HOSTS_FILE = 'disposable-mx-hosts.txt';
 
 export interface UpdateContext {
   /** How each URL is fetched: with the proxy and retries of the settings (fetch.ts). */
@@ -57,6 +60,9 @@ export async function runDataUpdate(settings: UpdateSettings, context: UpdateCon
       settings.vpnLists.length === 0
         ? [skipped('vpn', VPN_FILE, 'DATA_UPDATE_VPN_URLS is off')]
         : updateSectioned(settings.dataDir, VPN_FILE, 'vpn', FILE_CAPS.addressList, settings.vpnLists.map((url) => ({ url, read: readRangeList })), download, now),
+      settings.mxHosts.length === 0
+        ? [skipped('mx-hosts', MX_HOSTS_FILE, 'DATA_UPDATE_MX_HOST_URLS is off')]
+        : updateSectioned(settings.dataDir, MX_HOSTS_FILE, 'mx-hosts', FILE_CAPS.domainList, settings.mxHosts.map((url) => ({ url, read: readMxHosts })), download, now),
       updateMaxMind(settings, download),
     ])
   ).flat();
@@ -200,6 +206,48 @@ function readDisposable(url: string, body: string): ReadList {
   const suffixSet = new Set(parsed.publicSuffixes);
   const lines = [...new Set(body.split('\n').map((l) => l.replace(/#.*$/, '').trim().toLowerCase()).filter((l) => l !== '' && !suffixSet.has(l.replace(/^(\*\.|@)/, ''))))];
   return { lines, detail: `${size} domains${suffixes ? ` (${suffixes} public suffixes left out)` : ''}` };
+}
+
+const HOSTNAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/;
+
+/**
+ * The mail-host domains of temp-mail services: fakefilter's `json/data_version2.json` (the
+ * `providers` of every domain it has seen live: the services whose mail hosts sit under their own
+ * domain), or a plain list, one host domain a line. Refused whole when it is neither (an error
+ * page), when it names nothing, when most entries are public suffixes, or when any entry is a big
+ * provider's or a mail gateway's host (gmail.com, outlook.com, pphosted.com...: every domain they
+ * serve would become throw-away; such a list is wrong, not a little noisy). The few public
+ * suffixes of a good list are left out.
+ */
+function readMxHosts(url: string, body: string): ReadList {
+  let candidates: string[];
+  if (body.trimStart().startsWith('{')) {
+    let data: unknown;
+    try {
+      data = JSON.parse(body);
+    } catch (error) {
+      throw new Error(`${url}: not JSON: ${(error as Error).message}`);
+    }
+    const domains = (data as { domains?: unknown }).domains;
+    if (domains === null || typeof domains !== 'object') throw new Error(`${url}: no "domains" object: not fakefilter's data_version2.json`);
+    // fakefilter writes "static" for domains added by hand: a marker, not a service.
+    candidates = Object.values(domains as Record<string, { providers?: unknown }>)
+      .flatMap((d) => (Array.isArray(d?.providers) ? d.providers : []))
+      .map((p) => String(p).trim().toLowerCase().replace(/\.$/, ''))
+      .filter((p) => p !== 'static');
+  } else {
+    candidates = body.split('\n').map((l) => l.replace(/#.*$/, '').trim().toLowerCase().replace(/\.$/, '')).filter((l) => l !== '');
+  }
+  const hosts = [...new Set(candidates)];
+  const bad = hosts.find((h) => !HOSTNAME.test(h));
+  if (bad !== undefined) throw new Error(`${url}: "${bad.slice(0, 60)}" is not a host name: not a mail host list`);
+  if (hosts.length === 0) throw new Error(`${url}: no mail hosts`);
+  const major = hosts.map((h) => [h, majorMailHostOf(h)] as const).find(([, m]) => m !== null);
+  if (major) throw new Error(`${url}: "${major[0]}" is a big provider's mail host (${major[1]}): every domain it serves would be called throw-away`);
+  const suffixes = hosts.filter(isPublicSuffix);
+  if (suffixes.length > hosts.length / 2) throw new Error(`${url}: ${suffixes.length} of ${hosts.length} entries are public suffixes: not a mail host list`);
+  const lines = hosts.filter((h) => !isPublicSuffix(h));
+  return { lines, detail: `${lines.length} mail hosts${suffixes.length ? ` (${suffixes.length} public suffixes left out)` : ''}` };
 }
 
 /** Broader than this is not a list of proxies or VPN servers but a mistake upstream: the whole list is refused. */

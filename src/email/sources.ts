@@ -6,8 +6,9 @@ import { watchFiles, type FileWatcher } from '../files/watch.js';
 import { loadBundledLists, type BundledList } from './bundled.js';
 import type { DisposableData } from './disposable.js';
 import { DISPOSABLE_MX_HOSTS } from './disposable-mx-hosts.js';
-import { combine, DomainList } from './domain-list.js';
+import { combine, DomainList, type DomainMatcher } from './domain-list.js';
 import { loadDomainListFile } from './list-file.js';
+import { MAJOR_MAIL_HOSTS } from './major-mail-hosts.js';
 import { PUBLIC_SUFFIX_SOURCE } from './public-suffix.js';
 import { RELAY_DOMAINS } from './relay.js';
 
@@ -43,7 +44,7 @@ export const DATA_FILES = {
 export async function openEmailSources(options: { dataDir: string; reloadIntervalMs: number; logger: Logger }): Promise<EmailSources> {
   const { logger } = options;
   const bundled = loadBundledLists();
-  const { bundledDisposable, relays, freeList, mainstream, builtInMxHosts } = bundledMatchers(bundled);
+  const { bundledDisposable, relays, freeList, mainstream, builtInMxHosts, majorHosts } = bundledMatchers(bundled);
   const files = {
     additions: dataFile('email.disposable.additions', join(options.dataDir, DATA_FILES.additions)),
     allowlist: dataFile('email.disposable.allowlist', join(options.dataDir, DATA_FILES.allowlist)),
@@ -55,7 +56,7 @@ export async function openEmailSources(options: { dataDir: string; reloadInterva
     disposable: {
       listed: combine([bundledDisposable, files.additions.list ?? NO_DOMAINS]),
       allowed: files.allowlist.list ?? NO_DOMAINS,
-      mxHosts: combine([builtInMxHosts, files.mxHosts.list ?? NO_DOMAINS]),
+      mxHosts: neverMajor(combine([builtInMxHosts, files.mxHosts.list ?? NO_DOMAINS]), majorHosts),
       relays,
       mainstream,
     },
@@ -151,6 +152,20 @@ function buildMatchers(bundled: ReturnType<typeof loadBundledLists>) {
     freeList: DomainList.of(bundled.freeProviders.domains.filter((d) => bundledDisposable.match(d) === null)),
     mainstream: DomainList.of(bundled.majorFree.domains.filter((d) => bundledDisposable.match(d) === null)),
     builtInMxHosts: DomainList.of(DISPOSABLE_MX_HOSTS),
+    majorHosts: DomainList.of(MAJOR_MAIL_HOSTS),
+  };
+}
+
+/**
+ * The temp-mail host list, except that a big provider's or gateway's mail host never counts as
+ * one, whatever a file says: an operator's `google.com` (or one above it, `com`) in
+ * disposable-mx-hosts.txt would otherwise call every Workspace domain throw-away.
+ */
+function neverMajor(hosts: DomainMatcher, majors: DomainMatcher): DomainMatcher {
+  return {
+    size: hosts.size,
+    has: (host) => majors.match(host) === null && hosts.has(host),
+    match: (host) => (majors.match(host) === null ? hosts.match(host) : null),
   };
 }
 

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createDownload } from '../../src/data-update/fetch.js';
 import { runDataUpdate } from '../../src/data-update/run.js';
 import { describeProxy, settingsFrom, SettingsError, type UpdateSettings } from '../../src/data-update/settings.js';
-import { isListedDisposable } from '../../src/email/disposable.js';
+import { isDisposable, isListedDisposable } from '../../src/email/disposable.js';
 import { openEmailSources } from '../../src/email/sources.js';
 import { createIpInspector } from '../../src/ip/index.js';
 import { capturedLogger, configFor, ip, tempDir } from '../ip/fixtures.js';
@@ -64,6 +64,7 @@ describe('npm run data:update', () => {
       [`disposable:${base}/disposable-blocklist`]: 'updated',
       [`disposable:${base}/fakefilter`]: 'updated',
       [`proxy:${base}/proxy-list`]: 'updated',
+      [`mx-hosts:${base}/mx-hosts`]: 'updated',
       [`vpn:${base}/vpn-mullvad`]: 'updated',
       [`vpn:${base}/vpn-pia`]: 'updated',
       'cloud:aws': 'updated', 'cloud:google': 'updated', 'cloud:azure': 'updated',
@@ -73,7 +74,7 @@ describe('npm run data:update', () => {
     });
     expect(report.exitCode).toBe(1);
     expect(report.results.find((r) => r.source === 'maxmind:GeoLite2-ASN')?.detail).toMatch(/not a MaxMind DB|truncated|corrupt/);
-    expect((await readdir(dir)).sort()).toEqual(['GeoLite2-City.mmdb', 'datacenter-ranges.txt', 'disposable-domains.txt', 'proxy-list.txt', 'tor-exit-nodes.txt', 'vpn-list.txt']);
+    expect((await readdir(dir)).sort()).toEqual(['GeoLite2-City.mmdb', 'datacenter-ranges.txt', 'disposable-domains.txt', 'disposable-mx-hosts.txt', 'proxy-list.txt', 'tor-exit-nodes.txt', 'vpn-list.txt']);
 
     const ranges = await readFile(join(dir, 'datacenter-ranges.txt'), 'utf8');
     expect(ranges).toContain(`# source: aws ${base}/aws.json fetched 2026-11-21T12:00:00.000Z\n3.0.0.0/9\n2600:1f00::/24`);
@@ -144,6 +145,35 @@ describe('npm run data:update', () => {
     expect(text).toContain(`${previous}\n`);
     expect(text).toContain('\nwebxio.pro\n');
     expect(text).not.toMatch(/<html|\nddns\.net|\nco\.uk/);
+  });
+
+  it('fetches the temp-mail services\' mail hosts, refuses a list naming a big provider\'s, and the service never takes one', async () => {
+    await writeFile(join(dir, 'disposable-mx-hosts.txt'), '# mine\nmx.my-temp-service.example\n');
+    const first = await update(settingsFrom(env({ MAXMIND_ACCOUNT_ID: '' })));
+    expect(first.results.find((r) => r.source === `mx-hosts:${base}/mx-hosts`)).toMatchObject({ outcome: 'updated', detail: '4 mail hosts' });
+    const good = await readFile(join(dir, 'disposable-mx-hosts.txt'), 'utf8');
+    expect(good).toContain(`# mine\nmx.my-temp-service.example\n# source: ${base}/mx-hosts fetched 2026-11-21T12:00:00.000Z\nmohmal.com\ngecicimail.com.tr\nedumail.icu\nmuellmail.com\n`);
+
+    // The poisoned list and an error page are refused; the last good copy stays.
+    for (const [path, reason] of [['/mx-hosts-poisoned', /"google\.com" is a big provider's mail host/], ['/mx-hosts-html', /not a host name/]] as const) {
+      const report = await update(settingsFrom(env({ DATA_UPDATE_MX_HOST_URLS: `${base}${path}`, MAXMIND_ACCOUNT_ID: '' })));
+      expect(report.results.find((r) => r.source === `mx-hosts:${base}${path}`)).toMatchObject({ outcome: 'failed', detail: expect.stringMatching(reason) });
+      expect(await readFile(join(dir, 'disposable-mx-hosts.txt'), 'utf8')).toBe(good);
+    }
+
+    // The service reads them beside the built-in hosts; a big provider's host in the operator's own lines never counts.
+    await writeFile(join(dir, 'disposable-mx-hosts.txt'), `${good}# source: hand-written\ngoogle.com\n`);
+    const sources = await openEmailSources({ dataDir: dir, reloadIntervalMs: 60_000, logger: capturedLogger().logger });
+    try {
+      const mx = (exchange: string) => [{ exchange, priority: 10 }];
+      const data = sources.current().disposable;
+      expect(isDisposable('fresh-brand-4821.com', mx('mx1.gecicimail.com.tr'), data)).toBe(true);
+      expect(isDisposable('fresh-brand-4821.com', mx('mx.my-temp-service.example'), data)).toBe(true);
+      expect(isDisposable('fresh-brand-4821.com', mx('aspmx.l.google.com'), data)).toBe(false);
+      expect(sources.status().find((s) => s.name === 'email.disposable.mx_hosts.additions')).toMatchObject({ loaded: true, entries: 6, error: null });
+    } finally {
+      sources.close();
+    }
   });
 
   it.each([

@@ -28,6 +28,7 @@ export function sourcesAt(base: string): Record<string, string> {
     DATA_UPDATE_TOR_URL: `${base}/tor`,
     DATA_UPDATE_DISPOSABLE_URLS: `${base}/disposable-blocklist,${base}/fakefilter`,
     DATA_UPDATE_PROXY_URLS: `${base}/proxy-list`,
+    DATA_UPDATE_MX_HOST_URLS: `${base}/mx-hosts`,
     DATA_UPDATE_VPN_URLS: `${base}/vpn-mullvad,${base}/vpn-pia`,
     DATA_UPDATE_AWS_URL: `${base}/aws.json`,
     DATA_UPDATE_GOOGLE_URL: `${base}/google.json`,
@@ -76,6 +77,19 @@ export async function startOrigin(): Promise<Origin> {
     '/proxy-private': (_q, res) => res.end('http://192.168.1.10:8080\nhttp://10.0.0.3:3128\nhttp://85.8.47.198:7080\n'),
     '/proxy-html': (_q, res) => res.end('<!DOCTYPE html>\n<html><head><title>503</title></head><body>Unavailable</body></html>\n'),
     '/proxy-empty': (_q, res) => res.end('\n'),
+    // fakefilter's json/data_version2.json (recorded, trimmed): the providers are the services' mail hosts.
+    '/mx-hosts': (_q, res) => res.end(JSON.stringify({ version: 2, t: 1771373684, domains: {
+      'webxio.pro': { providers: ['mohmal.com'], hosts: { 'webxio.pro': { firstseen: 1762130000, lastseen: 1771370000 } } },
+      'justatemp.com': { providers: ['static'], hosts: { 'justatemp.com': { firstseen: 1732400000, lastseen: 1771370000 } } },
+      'maildeck.org': { providers: ['gecicimail.com.tr'], hosts: { 'maildeck.org': { firstseen: 1770330000, lastseen: 1771370000 } } },
+      'edu-fixture.icu': { providers: ['edumail.icu', 'muellmail.com'], hosts: { 'edu-fixture.icu': { firstseen: 1770330000, lastseen: 1771370000 } } },
+    } })),
+    // The same with one poisoned entry: a big provider's mail host would make every Workspace domain throw-away.
+    '/mx-hosts-poisoned': (_q, res) => res.end(JSON.stringify({ version: 2, domains: {
+      'webxio.pro': { providers: ['mohmal.com'] },
+      'evil.example': { providers: ['muellmail.com', 'google.com'] },
+    } })),
+    '/mx-hosts-html': (_q, res) => res.end('<!DOCTYPE html>\n<html><body>rate limited</body></html>\n'),
     // VPN services' server lists as X4BNet/lists_vpn keeps them (input/vpn/ips/*.txt, recorded, trimmed).
     '/vpn-mullvad': (_q, res) => res.end('23.144.160.67/32\n23.144.160.86/32\n23.159.216.3/32\n'),
     '/vpn-pia': (_q, res) => res.end('31.171.155.134/31\n31.171.155.143/32\n37.19.197.132/30\n'),

@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadBundledLists } from '../../src/email/bundled.js';
 import { DISPOSABLE_MX_HOSTS } from '../../src/email/disposable-mx-hosts.js';
+import { majorMailHostOf } from '../../src/email/major-mail-hosts.js';
 import { isDisposable, isListedDisposable } from '../../src/email/disposable.js';
 import { DomainList } from '../../src/email/domain-list.js';
 import { FREE_PROVIDER_ADDITIONS, isInstitutional, NOT_FREE_PROVIDERS, REAL_NEAR_MAJOR } from '../../src/email/free-providers.js';
@@ -174,6 +175,8 @@ describe('bundled data', () => {
     const legit = [...TOP_MAIL_DOMAINS.all, ...MAJOR_PROVIDERS, ...RELAY_DOMAINS];
     expect(legit.filter((d) => hosts.match(d) !== null || hosts.match(`mx1.${d}`) !== null)).toEqual([]);
     expect(new Set(DISPOSABLE_MX_HOSTS).size).toBe(DISPOSABLE_MX_HOSTS.length);
+    expect(DISPOSABLE_MX_HOSTS.filter((h) => majorMailHostOf(h) !== null)).toEqual([]);
+    expect(legit.filter((d) => majorMailHostOf(d) === null && MAJOR_PROVIDERS.includes(d))).toEqual([]);
     // A fresh domain whose mail goes to one is disposable; one on Google's or Microsoft's is not.
     const mx = (exchange: string) => [{ exchange, priority: 10 }];
     expect(isDisposable('fresh-brand-4821.com', mx('mx.kuku.lu'), data.disposable)).toBe(true);
