@@ -1,7 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseDomainList } from '../email/list-file.js';
-import { majorMailHostOf } from '../email/major-mail-hosts.js';
+import { DomainList } from '../email/domain-list.js';
+import { MAJOR_MAIL_HOSTS, majorMailHostOf } from '../email/major-mail-hosts.js';
+import { NOT_DISPOSABLE } from '../email/not-disposable.js';
+import { RELAY_DOMAINS } from '../email/relay.js';
 import { isPublicSuffix } from '../email/public-suffix.js';
 import { FILE_CAPS } from '../files/caps.js';
 import { parseAddressList } from '../ip/lists.js';
@@ -37,6 +40,7 @@ export const DISPOSABLE_FILE = 'disposable-domains.txt';
 export const PROXY_FILE = 'proxy-list.txt';
 export const VPN_FILE = 'vpn-list.txt';
 export const MX_HOSTS_FILE = 'disposable-mx-hosts.txt';
+export const AGREED_FILE = 'disposable-agreed.txt';
 
 export interface UpdateContext {
   /** How each URL is fetched: with the proxy and retries of the settings (fetch.ts). */
@@ -60,6 +64,9 @@ export async function runDataUpdate(settings: UpdateSettings, context: UpdateCon
       settings.vpnLists.length === 0
         ? [skipped('vpn', VPN_FILE, 'DATA_UPDATE_VPN_URLS is off')]
         : updateSectioned(settings.dataDir, VPN_FILE, 'vpn', FILE_CAPS.addressList, settings.vpnLists.map((url) => ({ url, read: readRangeList })), download, now),
+      settings.agreeLists.length === 0
+        ? [skipped('agree', AGREED_FILE, 'DATA_UPDATE_AGREE_URLS is off')]
+        : updateAgreed(settings.dataDir, settings.agreeLists, download, now),
       settings.mxHosts.length === 0
         ? [skipped('mx-hosts', MX_HOSTS_FILE, 'DATA_UPDATE_MX_HOST_URLS is off')]
         : updateSectioned(settings.dataDir, MX_HOSTS_FILE, 'mx-hosts', FILE_CAPS.domainList, settings.mxHosts.map((url) => ({ url, read: readMxHosts })), download, now),
@@ -363,6 +370,60 @@ async function updateSectioned(
     return results.map((r) => (r.outcome === 'updated' ? failed(r.source, r.file, error) : r));
   }
   return results;
+}
+
+/** Never throw-away, whatever two lists say: the curated exceptions, the relays, the big providers. */
+const NEVER_AGREED = DomainList.of(NOT_DISPOSABLE, RELAY_DOMAINS, MAJOR_MAIL_HOSTS);
+
+/**
+ * The broad throw-away lists of the "agree" tier (each carries a few real providers, so none counts
+ * alone), fetched and validated like the lists that count alone; the domains at least two of them
+ * list are written to `disposable-agreed.txt`, which the service reads beside its bundled agreed
+ * set. With fewer than two lists fetched this time there is nothing to agree on: the previous file
+ * stays. The file is the job's own (no operator lines); its `# source:` lines say what it came from.
+ */
+async function updateAgreed(dataDir: string, urls: string[], download: Download, now: () => Date): Promise<SourceResult[]> {
+  const stamp = now().toISOString();
+  const fetched = await Promise.all(urls.map(async (url) => {
+    try {
+      return { url, list: readDisposable(url, (await download(url)).toString('utf8')), error: null };
+    } catch (error) {
+      return { url, list: null, error: error as Error };
+    }
+  }));
+  const good = fetched.filter((f) => f.list !== null);
+  const failedResults = fetched.filter((f) => f.list === null).map((f) => failed(`agree:${f.url}`, AGREED_FILE, f.error));
+  if (good.length < 2) {
+    return [
+      ...good.map((f) => failed(`agree:${f.url}`, AGREED_FILE, new Error(`${f.list!.detail}, but no second list fetched to agree with: ${AGREED_FILE} not written`))),
+      ...failedResults,
+    ];
+  }
+  const seen = new Set<string>();
+  const agreed = new Set<string>();
+  for (const { list } of good) {
+    for (const line of new Set(list!.lines.map((l) => l.replace(/^(\*\.|@)/, '')))) {
+      if (seen.has(line)) agreed.add(line);
+      else seen.add(line);
+    }
+  }
+  const domains = [...agreed].filter((d) => NEVER_AGREED.match(d) === null).sort();
+  const text = [
+    `${OWN_HEADER} domains on at least two of ${good.length} broad throw-away lists, written ${stamp}. Rewritten whole by each run.`,
+    ...good.map((f) => `# source: ${f.url} fetched ${stamp} (${f.list!.detail})`),
+    ...domains,
+    '',
+  ].join('\n');
+  try {
+    if (Buffer.byteLength(text) > FILE_CAPS.domainList) throw new Error(`${AGREED_FILE} would be ${Buffer.byteLength(text)} bytes, over the service's cap of ${FILE_CAPS.domainList}: not written`);
+    await replaceAtomically(dataDir, AGREED_FILE, text);
+  } catch (error) {
+    return [...good.map((f) => failed(`agree:${f.url}`, AGREED_FILE, error)), ...failedResults];
+  }
+  return [
+    ...good.map((f) => ({ source: `agree:${f.url}`, file: AGREED_FILE, outcome: 'updated' as const, detail: `${f.list!.detail}; ${domains.length} agreed` })),
+    ...failedResults,
+  ];
 }
 
 function kindOf(edition: string): MmdbKind | null {

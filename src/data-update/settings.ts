@@ -38,6 +38,8 @@ export interface UpdateSettings {
   disposable: string[];
   /** Open proxy lists (addresses, CIDRs or `host:port`), merged into `proxy-list.txt`: `is_proxy`. */
   proxyLists: string[];
+  /** The broad lists of the "agree" tier: the domains two of them list go to `disposable-agreed.txt`. */
+  agreeLists: string[];
   /** Temp-mail services' mail-host domains, merged into `disposable-mx-hosts.txt`. */
   mxHosts: string[];
   /** VPN services' server lists, merged into `vpn-list.txt`: `is_vpn` (a listed address only). */
@@ -54,6 +56,8 @@ export const DEFAULT_URLS = {
   DATA_UPDATE_TOR_URL: 'https://check.torproject.org/torbulkexitlist',
   // The two lists that count alone in the bundled data (docs/data.md, "E-mail lists"), from upstream.
   DATA_UPDATE_DISPOSABLE_URLS: 'https://raw.githubusercontent.com/disposable-email-domains/disposable-email-domains/main/disposable_email_blocklist.conf,https://raw.githubusercontent.com/7c/fakefilter/main/txt/data.txt',
+  // The maintained upstreams of the bundled "agree" tier (docs/data.md): mailchecker, burner-email-providers, disposable/disposable.
+  DATA_UPDATE_AGREE_URLS: 'https://raw.githubusercontent.com/FGRibreau/mailchecker/master/list.txt,https://raw.githubusercontent.com/wesbos/burner-email-providers/master/emails.txt,https://disposable.github.io/disposable-email-domains/domains.txt',
   // The temp-mail services fakefilter watches (BSD-3-Clause), as the mail hosts of the domains they rotate through.
   DATA_UPDATE_MX_HOST_URLS: 'https://raw.githubusercontent.com/7c/fakefilter/main/json/data_version2.json',
   // Open proxies re-checked every hour (MIT, monosans/proxy-list): docs/data.md "Open proxy and VPN lists".
@@ -115,6 +119,7 @@ export function settingsFrom(env: Env): UpdateSettings {
     proxyLists: urls('DATA_UPDATE_PROXY_URLS'),
     vpnLists: urls('DATA_UPDATE_VPN_URLS'),
     mxHosts: urls('DATA_UPDATE_MX_HOST_URLS'),
+    agreeLists: urls('DATA_UPDATE_AGREE_URLS'),
     clouds: [
       ...cloud('aws', 'aws', 'DATA_UPDATE_AWS_URL'),
       ...cloud('google', 'google', 'DATA_UPDATE_GOOGLE_URL'),

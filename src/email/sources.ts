@@ -39,6 +39,8 @@ export const DATA_FILES = {
   additions: 'disposable-domains.txt',
   allowlist: 'disposable-allowlist.txt',
   mxHosts: 'disposable-mx-hosts.txt',
+  /** Written by the data job: the domains two fresh broad lists agree on. */
+  agreed: 'disposable-agreed.txt',
 } as const;
 
 export async function openEmailSources(options: { dataDir: string; reloadIntervalMs: number; logger: Logger }): Promise<EmailSources> {
@@ -49,12 +51,13 @@ export async function openEmailSources(options: { dataDir: string; reloadInterva
     additions: dataFile('email.disposable.additions', join(options.dataDir, DATA_FILES.additions)),
     allowlist: dataFile('email.disposable.allowlist', join(options.dataDir, DATA_FILES.allowlist)),
     mxHosts: dataFile('email.disposable.mx_hosts.additions', join(options.dataDir, DATA_FILES.mxHosts)),
+    agreed: dataFile('email.disposable.agreed.fetched', join(options.dataDir, DATA_FILES.agreed)),
   };
 
   // Only combines lists already built: a reload builds just the file that changed (in a worker).
   const build = (): EmailData => ({
     disposable: {
-      listed: combine([bundledDisposable, files.additions.list ?? NO_DOMAINS]),
+      listed: combine([bundledDisposable, files.additions.list ?? NO_DOMAINS, files.agreed.list ?? NO_DOMAINS]),
       allowed: files.allowlist.list ?? NO_DOMAINS,
       mxHosts: neverMajor(combine([builtInMxHosts, files.mxHosts.list ?? NO_DOMAINS]), majorHosts),
       relays,

@@ -125,7 +125,7 @@ describe('npm run data:update from the built image layout', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`proxy for http 127.0.0.1:${new URL(proxyUrl).port}, for https 127.0.0.1:${new URL(proxyUrl).port}`);
     expect(result.stdout).toMatch(/retry +.*\/tor-flaky: HTTP 503: attempt 2 of 3/);
-    expect(result.stdout).toContain('13 updated, 0 failed, 0 skipped');
+    expect(result.stdout).toContain('17 updated, 0 failed, 0 skipped');
     expect(await readFile(join(dataDir, 'tor-exit-nodes.txt'), 'utf8')).toBe('185.220.101.1\n');
     expect(readFileSync(join(dataDir, 'datacenter-ranges.txt'), 'utf8')).toContain('\n173.245.48.0/20\n');
     expect(existsSync(join(dataDir, 'GeoLite2-City.mmdb'))).toBe(true);
@@ -148,7 +148,7 @@ describe('npm run data:update from the built image layout', () => {
       NO_PROXY: '127.0.0.1',
     });
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('13 updated, 0 failed, 0 skipped');
+    expect(result.stdout).toContain('17 updated, 0 failed, 0 skipped');
     expect(origin.requested.length).toBeGreaterThanOrEqual(10);
     expect(origin.requested.filter((r) => r.via !== undefined)).toEqual([]);
     expect(proxied).toEqual([]);

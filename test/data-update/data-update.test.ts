@@ -64,6 +64,9 @@ describe('npm run data:update', () => {
       [`disposable:${base}/disposable-blocklist`]: 'updated',
       [`disposable:${base}/fakefilter`]: 'updated',
       [`proxy:${base}/proxy-list`]: 'updated',
+      [`agree:${base}/broad-mailchecker`]: 'updated',
+      [`agree:${base}/broad-burner`]: 'updated',
+      [`agree:${base}/broad-disposable`]: 'updated',
       [`mx-hosts:${base}/mx-hosts`]: 'updated',
       [`vpn:${base}/vpn-mullvad`]: 'updated',
       [`vpn:${base}/vpn-pia`]: 'updated',
@@ -74,7 +77,7 @@ describe('npm run data:update', () => {
     });
     expect(report.exitCode).toBe(1);
     expect(report.results.find((r) => r.source === 'maxmind:GeoLite2-ASN')?.detail).toMatch(/not a MaxMind DB|truncated|corrupt/);
-    expect((await readdir(dir)).sort()).toEqual(['GeoLite2-City.mmdb', 'datacenter-ranges.txt', 'disposable-domains.txt', 'disposable-mx-hosts.txt', 'proxy-list.txt', 'tor-exit-nodes.txt', 'vpn-list.txt']);
+    expect((await readdir(dir)).sort()).toEqual(['GeoLite2-City.mmdb', 'datacenter-ranges.txt', 'disposable-agreed.txt', 'disposable-domains.txt', 'disposable-mx-hosts.txt', 'proxy-list.txt', 'tor-exit-nodes.txt', 'vpn-list.txt']);
 
     const ranges = await readFile(join(dir, 'datacenter-ranges.txt'), 'utf8');
     expect(ranges).toContain(`# source: aws ${base}/aws.json fetched 2026-11-21T12:00:00.000Z\n3.0.0.0/9\n2600:1f00::/24`);
@@ -145,6 +148,33 @@ describe('npm run data:update', () => {
     expect(text).toContain(`${previous}\n`);
     expect(text).toContain('\nwebxio.pro\n');
     expect(text).not.toMatch(/<html|\nddns\.net|\nco\.uk/);
+  });
+
+  it('refreshes the agree tier: what two broad lists have counts, their mistakes never, and one list alone writes nothing', async () => {
+    const report = await update(settingsFrom(env({ MAXMIND_ACCOUNT_ID: '' })));
+    expect(report.results.find((r) => r.source === `agree:${base}/broad-burner`)).toMatchObject({ outcome: 'updated', detail: '4 domains; 3 agreed' });
+    const text = await readFile(join(dir, 'disposable-agreed.txt'), 'utf8');
+    expect(text.split('\n').filter((l) => l !== '' && !l.startsWith('#'))).toEqual(['0-00.usa.cc', '0-30-24.com', 'agreed-fixture-4821.net']);
+    expect(text).toContain(`# source: ${base}/broad-disposable fetched 2026-11-21T12:00:00.000Z (4 domains)`);
+
+    const sources = await openEmailSources({ dataDir: dir, reloadIntervalMs: 60_000, logger: capturedLogger().logger });
+    try {
+      const listed = (domain: string) => isListedDisposable(domain, sources.current().disposable);
+      expect(listed('agreed-fixture-4821.net')).toBe(true);
+      expect(listed('only-on-one-4821.net')).toBe(false);
+      expect(listed('gmail.com') || listed('zoho.com')).toBe(false);
+      expect(sources.status().find((s) => s.name === 'email.disposable.agreed.fetched')).toMatchObject({ loaded: true, entries: 3, error: null });
+    } finally {
+      sources.close();
+    }
+
+    // An error page and one good list: nothing to agree on, the previous file stays.
+    const again = await update(settingsFrom(env({ DATA_UPDATE_AGREE_URLS: `${base}/broad-burner,${base}/disposable-html`, MAXMIND_ACCOUNT_ID: '' })));
+    expect(again.results.filter((r) => r.source.startsWith('agree:')).map((r) => [r.outcome, r.detail])).toEqual([
+      ['failed', '4 domains, but no second list fetched to agree with: disposable-agreed.txt not written'],
+      ['failed', expect.stringMatching(/not a domain list/)],
+    ]);
+    expect(await readFile(join(dir, 'disposable-agreed.txt'), 'utf8')).toBe(text);
   });
 
   it('fetches the temp-mail services\' mail hosts, refuses a list naming a big provider\'s, and the service never takes one', async () => {

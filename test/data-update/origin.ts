@@ -28,6 +28,7 @@ export function sourcesAt(base: string): Record<string, string> {
     DATA_UPDATE_TOR_URL: `${base}/tor`,
     DATA_UPDATE_DISPOSABLE_URLS: `${base}/disposable-blocklist,${base}/fakefilter`,
     DATA_UPDATE_PROXY_URLS: `${base}/proxy-list`,
+    DATA_UPDATE_AGREE_URLS: `${base}/broad-mailchecker,${base}/broad-burner,${base}/broad-disposable`,
     DATA_UPDATE_MX_HOST_URLS: `${base}/mx-hosts`,
     DATA_UPDATE_VPN_URLS: `${base}/vpn-mullvad,${base}/vpn-pia`,
     DATA_UPDATE_AWS_URL: `${base}/aws.json`,
@@ -77,6 +78,11 @@ export async function startOrigin(): Promise<Origin> {
     '/proxy-private': (_q, res) => res.end('http://192.168.1.10:8080\nhttp://10.0.0.3:3128\nhttp://85.8.47.198:7080\n'),
     '/proxy-html': (_q, res) => res.end('<!DOCTYPE html>\n<html><head><title>503</title></head><body>Unavailable</body></html>\n'),
     '/proxy-empty': (_q, res) => res.end('\n'),
+    // The broad lists of the "agree" tier (recorded, trimmed, plus fixtures): a domain counts where two
+    // list it; gmail.com and zoho.com, on two of them, are the kind of mistake they carry.
+    '/broad-mailchecker': (_q, res) => res.end('0-00.usa.cc\n0-30-24.com\nagreed-fixture-4821.net\nonly-on-one-4821.net\ngmail.com\nzoho.com\n'),
+    '/broad-burner': (_q, res) => res.end('0-30-24.com\n0-attorney.com\ngmail.com\nzoho.com\n'),
+    '/broad-disposable': (_q, res) => res.end('0-00.usa.cc\n0-30-24.com\n000webmail.ddnss.de\nagreed-fixture-4821.net\n'),
     // fakefilter's json/data_version2.json (recorded, trimmed): the providers are the services' mail hosts.
     '/mx-hosts': (_q, res) => res.end(JSON.stringify({ version: 2, t: 1771373684, domains: {
       'webxio.pro': { providers: ['mohmal.com'], hosts: { 'webxio.pro': { firstseen: 1762130000, lastseen: 1771370000 } } },
