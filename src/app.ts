@@ -4,6 +4,7 @@ import type { Config } from './config/config.js';
 import { registerAdminApi } from './admin/index.js';
 import { BacktestJobs } from './backtest/jobs.js';
 import { createSetupToken } from './admin/setup.js';
+import { fetchedSourceStatus } from './data-update/status.js';
 import { createEmailInspector } from './email/index.js';
 import { createEnricher, createEvaluator, STORE_CHECK, type Evaluator } from './evaluation/evaluate.js';
 import type { SourceStatus } from './core/ports.js';
@@ -228,7 +229,8 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
     await store.close();
   });
 
-  const sources = () => [store.status(), ...resources.keys.status(), ...resources.rules.status(), ...resources.email.status(), ...resources.ip.status()];
+  const fetched = fetchedSourceStatus(config.dataDir);
+  const sources = () => [store.status(), ...resources.keys.status(), ...resources.rules.status(), ...resources.email.status(), ...resources.ip.status(), ...fetched()];
   app.decorate('sources', sources);
   app.decorate('store', store);
   const webhooks = startWebhookWorker({ store, logger: app.log, allowPrivate: config.webhookAllowPrivate, now: options.now, deadlineMs: options.webhookDeadlineMs });

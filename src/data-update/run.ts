@@ -14,6 +14,7 @@ import { parseNetwork, type IpKey, type IpRange } from '../ip/numeric.js';
 import { azureJsonLink, readRanges } from './cloud-ranges.js';
 import type { Download } from './fetch.js';
 import type { CloudSource, MaxMindSource, UpdateSettings } from './settings.js';
+import { mergeStatus, readStatusFile, writeStatusFile } from './status.js';
 import { extractFromTarGz } from './tar.js';
 import { replaceAtomically } from './write.js';
 
@@ -26,6 +27,10 @@ export interface SourceResult {
   file: string;
   outcome: Outcome;
   detail: string;
+  /** Where it was fetched from (no credentials), for the status the service shows. */
+  url?: string;
+  /** Entries in the copy that passed validation. */
+  entries?: number;
 }
 
 export interface UpdateReport {
@@ -73,6 +78,8 @@ export async function runDataUpdate(settings: UpdateSettings, context: UpdateCon
       updateMaxMind(settings, download),
     ])
   ).flat();
+  // What the service shows per source (status.ts); a status that cannot be written fails no source.
+  await writeStatusFile(settings.dataDir, mergeStatus(readStatusFile(settings.dataDir), results, now())).catch(() => undefined);
   return { results, exitCode: results.some((r) => r.outcome === 'failed') ? 1 : 0 };
 }
 
@@ -90,9 +97,9 @@ async function updateTor(dataDir: string, url: string, download: Download): Prom
       throw new Error(`${url}: ${list.entries} addresses and ${list.malformed} malformed lines: not a Tor exit list`);
     }
     await replaceAtomically(dataDir, TOR_FILE, body);
-    return { source: 'tor', file: TOR_FILE, outcome: 'updated', detail: `${list.entries} exit addresses` };
+    return { source: 'tor', file: TOR_FILE, outcome: 'updated', detail: `${list.entries} exit addresses`, url, entries: list.entries };
   } catch (error) {
-    return failed('tor', TOR_FILE, error);
+    return { ...failed('tor', TOR_FILE, error), url };
   }
 }
 
@@ -166,12 +173,12 @@ async function updateDatacenterRanges(settings: UpdateSettings, download: Downlo
     const source = `cloud:${cloud.name}`;
     if (cidrs) {
       sections.push([`# source: ${cloud.name} ${cloud.urls.join(' ')} fetched ${stamp}`, ...cidrs].join('\n'));
-      results.push({ source, file: DATACENTER_FILE, outcome: 'updated', detail: `${cidrs.length} ranges` });
+      results.push({ source, file: DATACENTER_FILE, outcome: 'updated', detail: `${cidrs.length} ranges`, url: cloud.urls.join(' '), entries: cidrs.length });
     } else {
       const kept = previous.sections.get(cloud.name);
       if (kept) sections.push(kept.join('\n'));
       const detail = `${(error as Error).message}${kept ? ' (previous ranges kept)' : ''}`;
-      results.push({ source, file: DATACENTER_FILE, outcome: 'failed', detail });
+      results.push({ source, file: DATACENTER_FILE, outcome: 'failed', detail, url: cloud.urls.join(' ') });
     }
   }
   if (results.every((r) => r.outcome === 'failed')) return results;
@@ -186,7 +193,7 @@ async function updateDatacenterRanges(settings: UpdateSettings, download: Downlo
     if (parseAddressList(text).entries === 0) throw new Error('merged list has no ranges: not written');
     await replaceAtomically(settings.dataDir, DATACENTER_FILE, text);
   } catch (error) {
-    return results.map((r) => (r.outcome === 'updated' ? failed(r.source, r.file, error) : r));
+    return results.map((r) => (r.outcome === 'updated' ? { ...failed(r.source, r.file, error), url: r.url } : r));
   }
   return results;
 }
@@ -354,11 +361,11 @@ async function updateSectioned(
     const source = `${kind}:${url}`;
     if (list) {
       sections.push([`# source: ${url} fetched ${stamp}`, ...list.lines].join('\n'));
-      results.push({ source, file, outcome: 'updated', detail: list.detail });
+      results.push({ source, file, outcome: 'updated', detail: list.detail, url, entries: list.lines.length });
     } else {
       const kept = previous.sections.get(url);
       if (kept) sections.push(kept.join('\n'));
-      results.push({ source, file, outcome: 'failed', detail: `${(error as Error).message}${kept ? ' (last good copy kept)' : ''}` });
+      results.push({ source, file, outcome: 'failed', detail: `${(error as Error).message}${kept ? ' (last good copy kept)' : ''}`, url });
     }
   }
   if (results.every((r) => r.outcome === 'failed')) return results;
@@ -392,10 +399,11 @@ async function updateAgreed(dataDir: string, urls: string[], download: Download,
     }
   }));
   const good = fetched.filter((f) => f.list !== null);
-  const failedResults = fetched.filter((f) => f.list === null).map((f) => failed(`agree:${f.url}`, AGREED_FILE, f.error));
+  const failedAgree = (url: string, error: unknown): SourceResult => ({ ...failed(`agree:${url}`, AGREED_FILE, error), url });
+  const failedResults = fetched.filter((f) => f.list === null).map((f) => failedAgree(f.url, f.error));
   if (good.length < 2) {
     return [
-      ...good.map((f) => failed(`agree:${f.url}`, AGREED_FILE, new Error(`${f.list!.detail}, but no second list fetched to agree with: ${AGREED_FILE} not written`))),
+      ...good.map((f) => failedAgree(f.url, new Error(`${f.list!.detail}, but no second list fetched to agree with: ${AGREED_FILE} not written`))),
       ...failedResults,
     ];
   }
@@ -418,10 +426,10 @@ async function updateAgreed(dataDir: string, urls: string[], download: Download,
     if (Buffer.byteLength(text) > FILE_CAPS.domainList) throw new Error(`${AGREED_FILE} would be ${Buffer.byteLength(text)} bytes, over the service's cap of ${FILE_CAPS.domainList}: not written`);
     await replaceAtomically(dataDir, AGREED_FILE, text);
   } catch (error) {
-    return [...good.map((f) => failed(`agree:${f.url}`, AGREED_FILE, error)), ...failedResults];
+    return [...good.map((f) => failedAgree(f.url, error)), ...failedResults];
   }
   return [
-    ...good.map((f) => ({ source: `agree:${f.url}`, file: AGREED_FILE, outcome: 'updated' as const, detail: `${f.list!.detail}; ${domains.length} agreed` })),
+    ...good.map((f) => ({ source: `agree:${f.url}`, file: AGREED_FILE, outcome: 'updated' as const, detail: `${f.list!.detail}; ${domains.length} agreed`, url: f.url, entries: domains.length })),
     ...failedResults,
   ];
 }
@@ -459,8 +467,8 @@ async function updateEdition(mm: MaxMindSource, edition: string, dataDir: string
     }
     const db = await openMmdb(mmdb, kind);
     await replaceAtomically(dataDir, file, mmdb);
-    return { source, file, outcome: 'updated', detail: `${db.type} built ${db.buildDate.toISOString()}` };
+    return { source, file, outcome: 'updated', detail: `${db.type} built ${db.buildDate.toISOString()}`, url, entries: db.networks };
   } catch (error) {
-    return failed(source, file, error);
+    return { ...failed(source, file, error), url: `${mm.baseUrl}/${edition}/download?suffix=tar.gz` };
   }
 }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDownload } from '../../src/data-update/fetch.js';
 import { runDataUpdate } from '../../src/data-update/run.js';
+import { fetchedSourceStatus, readStatusFile } from '../../src/data-update/status.js';
 import { describeProxy, settingsFrom, SettingsError, type UpdateSettings } from '../../src/data-update/settings.js';
 import { isDisposable, isListedDisposable } from '../../src/email/disposable.js';
 import { openEmailSources } from '../../src/email/sources.js';
@@ -77,7 +78,7 @@ describe('npm run data:update', () => {
     });
     expect(report.exitCode).toBe(1);
     expect(report.results.find((r) => r.source === 'maxmind:GeoLite2-ASN')?.detail).toMatch(/not a MaxMind DB|truncated|corrupt/);
-    expect((await readdir(dir)).sort()).toEqual(['GeoLite2-City.mmdb', 'datacenter-ranges.txt', 'disposable-agreed.txt', 'disposable-domains.txt', 'disposable-mx-hosts.txt', 'proxy-list.txt', 'tor-exit-nodes.txt', 'vpn-list.txt']);
+    expect((await readdir(dir)).sort()).toEqual(['.data-update-status.json', 'GeoLite2-City.mmdb', 'datacenter-ranges.txt', 'disposable-agreed.txt', 'disposable-domains.txt', 'disposable-mx-hosts.txt', 'proxy-list.txt', 'tor-exit-nodes.txt', 'vpn-list.txt']);
 
     const ranges = await readFile(join(dir, 'datacenter-ranges.txt'), 'utf8');
     expect(ranges).toContain(`# source: aws ${base}/aws.json fetched 2026-11-21T12:00:00.000Z\n3.0.0.0/9\n2600:1f00::/24`);
@@ -223,6 +224,29 @@ describe('npm run data:update', () => {
     expect(text).toContain(`${previous}\n`);
     expect(text).toContain('\n85.8.47.198\n');
     expect(text).not.toMatch(/0\.0\.0\.0\/0|192\.168|<html/);
+  });
+
+  it('records per source the URL, the last good fetch and its entries, and the last error, keeping the last good fetch through a failure', async () => {
+    const proxy = `${base}/proxy-list`;
+    await update(settingsFrom(env({ MAXMIND_ACCOUNT_ID: '' })));
+    const later = () => new Date('2026-11-22T12:00:00Z');
+    await runDataUpdate(settingsFrom(env({ MAXMIND_ACCOUNT_ID: '', DATA_UPDATE_TOR_URL: `${base}/tor-broken`, DATA_UPDATE_VPN_URLS: 'off' })), {
+      now: later, download: createDownload({ timeoutMs: 5000, attempts: 1, retryDelayMs: 0 }),
+    });
+    const status = readStatusFile(dir);
+    expect(status.find((s) => s.source === `proxy:${proxy}`)).toEqual({
+      source: `proxy:${proxy}`, file: 'proxy-list.txt', url: proxy, last_good_at: '2026-11-22T12:00:00.000Z', entries: 6, last_attempt_at: '2026-11-22T12:00:00.000Z', last_error: null,
+    });
+    expect(status.find((s) => s.source === 'tor')).toMatchObject({
+      url: `${base}/tor-broken`, last_good_at: '2026-11-21T12:00:00.000Z', entries: 3, last_error: expect.stringContaining('not a Tor exit list'),
+    });
+    // Turned off: no longer reported.
+    expect(status.some((s) => s.source.startsWith('vpn:'))).toBe(false);
+    // As the service shows them: short names, the URL as the source, the last good fetch as the build date.
+    expect(fetchedSourceStatus(dir)().find((s) => s.name === 'ip.fetched.tor')).toEqual({
+      name: 'ip.fetched.tor', source: `${base}/tor-broken`, type: 'fetched into tor-exit-nodes.txt', loaded: true,
+      build_date: '2026-11-21T12:00:00.000Z', entries: 3, error: expect.stringContaining('not a Tor exit list'),
+    });
   });
 
   it('writes nothing when every throw-away list source fails', async () => {

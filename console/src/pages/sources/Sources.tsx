@@ -19,9 +19,48 @@ export function Sources() {
   return (
     <Page title="Data sources" intro="What every evaluation reads: loaded or not, the file's build date and age, entries, and the last file refused (the last good copy stays in use).">
       <ProblemMessage problem={sources.error} />
-      {sources.data ? <SourceTable sources={sources.data.sources} /> : sources.loading ? <Loading what="data sources" /> : null}
+      {sources.data ? <SourceTable sources={sources.data.sources.filter((s) => !isFetched(s))} /> : sources.loading ? <Loading what="data sources" /> : null}
+      {sources.data ? <FetchedTable sources={sources.data.sources.filter(isFetched)} /> : null}
       {owner ? <Health /> : null}
     </Page>
+  );
+}
+
+/** A row of the data job's record (src/data-update/status.ts), not a file the service loads. */
+const isFetched = (s: Source) => /^(email|ip)\.fetched\./.test(s.name);
+
+/**
+ * What `npm run data:update` (or its first-start run) fetched, per source: where from, when it last
+ * fetched a copy that passed validation, that copy's entries, and the last error (a failing source
+ * keeps serving its last good copy).
+ */
+function FetchedTable({ sources }: { sources: Source[] }) {
+  return (
+    <section aria-labelledby="fetched">
+      <h2 id="fetched">Fetched by the data job</h2>
+      {sources.length === 0 ? (
+        <p class="muted">The data job has not run with this DATA_DIR yet: <code>npm run data:update</code> fetches the Tor exit list, open proxy and VPN lists, cloud ranges and fresh throw-away domain lists (docs/data.md).</p>
+      ) : (
+        <table>
+          <thead><tr><th scope="col">Source</th><th scope="col">From</th><th scope="col">Last good fetch</th><th scope="col">Age</th><th scope="col" class="num">Entries</th><th scope="col">Last error</th></tr></thead>
+          <tbody>
+            {sources.map((s) => {
+              const age = ageOf(s.build_date);
+              return (
+                <tr key={s.name}>
+                  <th scope="row"><code>{s.name.replace(/^(email|ip)\.fetched\./, '')}</code> <span class="muted">{s.type}</span></th>
+                  <td class="wrap">{s.source ?? <span class="muted">–</span>}</td>
+                  <td class="nowrap">{s.build_date ? `${s.build_date.slice(0, 16).replace('T', ' ')} UTC` : <span class="state warn">never</span>}</td>
+                  <td class="nowrap">{age === null ? <span class="muted">–</span> : <span class={age > 7 ? 'state warn' : undefined}>{age} {age === 1 ? 'day' : 'days'}</span>}</td>
+                  <td class="num nowrap">{count(s.entries)}</td>
+                  <td class="wrap">{s.error ? <span class="state bad">{s.error}</span> : <span class="muted">none</span>}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+    </section>
   );
 }
 
