@@ -12,8 +12,8 @@ type Env = Record<string, string | undefined>;
 
 /**
  * `DATA_UPDATE_ON_START=true` (the Docker image sets it): the data job, run once in the
- * background at the first start with a DATA_DIR it has not filled yet, so Tor, the cloud ranges and
- * fresh throw-away domain lists are there without a schedule. The sources are the job's own
+ * background at the first start with a DATA_DIR it has not filled yet, so Tor, open proxies, VPN
+ * servers, the cloud ranges and fresh throw-away domain lists are there without a schedule. The sources are the job's own
  * (`DATA_UPDATE_*`, docs/data.md). Where nothing could be fetched, a plain notice says so and the
  * service runs on its bundled data; the next start tries again. Never throws: serving does not
  * depend on it. Returns the report, or `null` when it did not run.
