@@ -161,16 +161,26 @@ it('changes a library parameter within its bounds (a bad value refused at its co
     const message = page.getByText('events_1h must be a whole number from 1 to 1000000');
     await message.waitFor();
     expect(await threshold.getAttribute('aria-describedby')).toContain(await message.getAttribute('id'));
-    // Sent anyway, the API refuses it in the same words, and nothing is saved (no draft is started).
-    const refused = page.waitForResponse((r) => r.url().endsWith('/draft/rules/ip_velocity') && r.request().method() === 'PUT');
-    await page.getByRole('button', { name: 'Save ip_velocity' }).click();
-    const refusal = await refused;
-    expect(refusal.status()).toBe(400);
-    expect(JSON.stringify(await refusal.json())).toContain('events_1h must be a whole number from 1 to 1000000');
+    // The one Save refuses it before sending, names it and puts focus on it; nothing is saved (no draft is started).
+    let sent = 0;
+    page.on('request', (r) => { if (r.method() === 'PATCH') sent += 1; });
+    await page.getByRole('button', { name: 'Save the draft' }).click();
+    const refusal = page.getByRole('region', { name: 'Unsaved changes' }).getByRole('alert');
+    await refusal.getByText('Not saved: 1 problem').waitFor();
+    await refusal.getByText('events_1h must be a whole number from 1 to 1000000').waitFor();
+    await expect.poll(() => page.evaluate('document.activeElement?.getAttribute("name")')).toBe('rules.ip_velocity.params.events_1h');
+    expect(sent).toBe(0);
     await expect(writtenRule('account_update', 'ip_velocity')).resolves.toBeUndefined();
+    // Sent anyway (through the API), it is refused in the same words, at the rule's parameter.
+    const direct = await ctx.server.app.inject({
+      method: 'PATCH', url: '/admin/v1/accounts/acme/rule-sets/account_update/draft', headers: ctx.owner.write,
+      payload: { rules: { ip_velocity: { library: 'ip_velocity', params: { events_1h: 0 } } } },
+    });
+    expect(direct.statusCode).toBe(400);
+    expect(direct.json()).toMatchObject({ errors: [{ path: 'rules.ip_velocity.params.events_1h', message: 'events_1h must be a whole number from 1 to 1000000' }] });
     await threshold.fill('2');
     await expect(threshold.getAttribute('aria-invalid')).resolves.toBeNull();
-    await page.getByRole('button', { name: 'Save ip_velocity' }).click();
+    await page.getByRole('button', { name: 'Save the draft' }).click();
     await expect.poll(async () => writtenRule('account_update', 'ip_velocity')).toEqual({ library: 'ip_velocity', params: { events_1h: 2 } });
     await publish(page, 'Velocity from 2 an hour');
 
