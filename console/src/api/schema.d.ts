@@ -2095,6 +2095,8 @@ export interface components {
             window: string;
             /** @description The event types it counts; by default the file's own. */
             event_types?: string[];
+            /** @description Count only events answered with one of these states (e.g. [decline]: declined logins); by default every event. Counted once the rules decided, so the value never includes the event being evaluated. */
+            states?: ("approve" | "review" | "decline")[];
             description?: string;
         };
         rule: {
