@@ -149,7 +149,15 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
   // The edits not saved yet, kept across reloads (a rule added or removed) until saved or discarded.
   const [edits, setEdits] = useState<DraftEdits>(NO_EDITS);
   const [sent, setSent] = useState<DraftEdits>(NO_EDITS);
-  const unsaved = base ? unsavedCount(edits, base) : 0;
+  // Saved as this text: the edits stay on screen until the page shows it (no flash of the old values).
+  const [savedAs, setSavedAs] = useState<string | null>(null);
+  useEffect(() => {
+    if (savedAs === null || base?.yaml_sha256 !== savedAs) return;
+    setEdits(NO_EDITS);
+    setSent(NO_EDITS);
+    setSavedAs(null);
+  }, [base]);
+  const unsaved = base && savedAs === null ? unsavedCount(edits, base) : 0;
   useUnsavedEdits(unsaved > 0);
   const save = useAction(async () => {
     const body = base ? saveBody(base, edits, library.data?.rules) : null;
@@ -157,14 +165,13 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
     setSent(edits);
     if (body.refused.length > 0) throw new ApiProblem(400, 'invalid_request', 'Not saved', 'Fix the marked values first', body.refused);
     try {
-      await ok(api.PATCH('/admin/v1/accounts/{account}/rule-sets/{event_type}/draft', { params: { path }, body: body.patch }));
+      const saved = await ok(api.PATCH('/admin/v1/accounts/{account}/rule-sets/{event_type}/draft', { params: { path }, body: body.patch }));
+      setSavedAs(saved.yaml_sha256);
     } catch (error) {
       // 409: someone changed the draft meanwhile: show what is stored now, the edits still over it.
       if (asProblem(error).status === 409) reload();
       throw error;
     }
-    setEdits(NO_EDITS);
-    setSent(NO_EDITS);
     reload();
   });
   const saveAll = async () => {
@@ -268,7 +275,7 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
       {adding === 'custom' ? <CustomRuleEditor eventType={eventType} onAdded={changed} onClose={close} /> : null}
       {base ? (
         <>
-          <SaveBar unsaved={unsaved} busy={save.busy} problem={save.error} base={base}
+          <SaveBar unsaved={unsaved} busy={save.busy || savedAs !== null} problem={save.error} base={base}
             onSave={() => void saveAll()} onDiscard={() => { setEdits(NO_EDITS); setSent(NO_EDITS); save.clear(); }} />
           <ThresholdsForm version={base} edited={edits.thresholds} sent={sent.thresholds} problem={save.error}
             onEdit={(thresholds) => setEdits({ ...edits, thresholds })} />
