@@ -176,6 +176,8 @@ it('changes a library parameter within its bounds (a bad value refused at its co
     await refusal.getByText('events_1h must be a whole number from 1 to 1000000').waitFor();
     await expect.poll(() => page.evaluate('document.activeElement?.getAttribute("name")')).toBe('rules.ip_velocity.params.events_1h');
     expect(sent).toBe(0);
+    await expectNoAxeViolations(page, 'A save refused, its problem listed');
+    if (process.env.SCREENSHOT_DIR) await page.screenshot({ path: `${process.env.SCREENSHOT_DIR}/rules-save-refused.png`, fullPage: true });
     await expect(writtenRule('account_update', 'ip_velocity')).resolves.toBeUndefined();
     // Sent anyway (through the API), it is refused in the same words, at the rule's parameter.
     const direct = await ctx.server.app.inject({

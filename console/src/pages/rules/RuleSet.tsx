@@ -313,7 +313,7 @@ const changeCount = (n: number) => `${n} change${n === 1 ? '' : 's'}`;
 /** Where a problem the API named is in the page, for the list under Save. */
 function problemLabel(path: string): string {
   const rule = /^rules\.([^.]+)\.(.+)$/.exec(path);
-  if (rule) return `${rule[1]}, ${rule[2]}`;
+  if (rule) return `${rule[1]}, ${rule[2]!.replace(/^params\./, '')}`;
   return path.startsWith('thresholds.') ? `Thresholds, ${path.slice('thresholds.'.length)}` : path;
 }
 
