@@ -2,8 +2,14 @@ import { createHash } from 'node:crypto';
 import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { velocityCounter } from '../../src/history/velocity.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Prior } from '../../src/history/event.js';
+import { keyedHasher } from '../../src/history/identifiers.js';
+import { createHistoryRecorder } from '../../src/history/recorder.js';
+import type { HistoryStore } from '../../src/history/store.js';
+import { velocityCounter, velocityPlan, type VelocityCount } from '../../src/history/velocity.js';
+import { parseEmail } from '../../src/email/address.js';
+import { parseIp } from '../../src/ip/address.js';
 import { parseRuleFile } from '../../src/rules/rule-file.js';
 import { bearer, KEY_A, type TestApp } from '../support/app.js';
 import { ENGINES, freshDatabaseUrl } from '../support/store.js';
@@ -100,5 +106,51 @@ describe('a counter\'s states filter in the rule file', () => {
     const declined = velocityCounter({ name: 'c', key: 'user.user_id', window: '10m', states: ['decline'] }, 'account_login');
     expect(declined).toMatchObject({ states: ['decline'] });
     expect(declined.series).not.toBe(plain.series);
+  });
+});
+
+describe('the post-decision count of a history step that answered late', () => {
+  it('is made once the store\'s read is back (the event is recorded then too), and not at all when the read failed', async () => {
+    vi.useFakeTimers();
+    try {
+      // The store's read under control (a fake only for its timing; the recorder is the real one).
+      const reads: Array<{ resolve: (p: Prior) => void; reject: (e: Error) => void }> = [];
+      const counted: VelocityCount[][] = [];
+      const store = {
+        record: () => new Promise<Prior>((resolve, reject) => reads.push({ resolve, reject })),
+        countAfter: (_account: string, counts: readonly VelocityCount[]) => void counted.push([...counts]),
+      } as unknown as HistoryStore;
+      const errors: Error[] = [];
+      const step = createHistoryRecorder({ store, hash: keyedHasher(Buffer.alloc(32, 7)), available: () => true, timeoutMs: 200, onError: (e) => errors.push(e) });
+      const counter = velocityCounter({ name: 'declined', key: 'user.user_id', window: '10m', states: ['decline'] }, 'account_login');
+      const plan = velocityPlan('account_login', [counter], [counter]);
+      const request = { event_type: 'account_login', parsedEmail: parseEmail('late@example.com'), parsedIp: parseIp('198.51.100.1'), user: { user_id: 'late' } };
+      const ip = { country_code: null, latitude: null, longitude: null, accuracy_radius_km: null, asn: null, is_vpn: false, is_proxy: false, is_tor: false, is_datacenter: false };
+      const prior = { ip: { minutes: 0, hours: 0, accounts: { count: 0, current: null } }, email: { hours: 0, firstSeen: null, devices: { count: 0, current: null } }, device: null, user: null, velocity: [0] } as unknown as Prior;
+
+      const late = step('acme', request as never, ip as never, Date.parse('2026-06-01T12:00:00Z'), plan) as Promise<{ facts: unknown; decided?: (s: 'approve' | 'review' | 'decline') => void }>;
+      await vi.advanceTimersByTimeAsync(200);
+      const answered = await late;
+      expect(answered.facts).toBeNull();
+      answered.decided!('decline');
+      expect(counted).toEqual([]);
+      reads[0]!.resolve(prior);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(counted.map((c) => c.length)).toEqual([1]);
+
+      // Approved: nothing to count; a read that failed: the event was not recorded, nor is its count.
+      const approved = step('acme', request as never, ip as never, Date.parse('2026-06-01T12:01:00Z'), plan) as Promise<{ decided?: (s: 'approve' | 'review' | 'decline') => void }>;
+      reads[1]!.resolve(prior);
+      (await approved).decided!('approve');
+      const failed = step('acme', request as never, ip as never, Date.parse('2026-06-01T12:02:00Z'), plan) as Promise<{ decided?: (s: 'approve' | 'review' | 'decline') => void }>;
+      await vi.advanceTimersByTimeAsync(200);
+      (await failed).decided!('decline');
+      reads[2]!.reject(new Error('connection lost'));
+      await vi.advanceTimersByTimeAsync(0);
+      expect(counted.map((c) => c.length)).toEqual([1]);
+      expect(errors.map((e) => e.message)).toEqual(['connection lost']);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
