@@ -85,7 +85,14 @@ export function createEnricher(deps: Omit<EvaluatorDependencies, 'rules'>) {
     }
   }
 
-  return async function enrich(request: EvaluationRequest, account: string, evaluatedAt: number, record = true): Promise<EvaluationContext> {
+  async function enrich(request: EvaluationRequest, account: string, evaluatedAt: number, record = true): Promise<EvaluationContext> {
+    return (await enrichAndRecord(request, account, evaluatedAt, record)).context;
+  }
+  // Called as before (the dry run, the backtest); the evaluator also takes `andRecord`.
+  return Object.assign(enrich, { andRecord: enrichAndRecord });
+
+  /** The context, and what to call once the rules decided (the history step's post-decision counts). */
+  async function enrichAndRecord(request: EvaluationRequest, account: string, evaluatedAt: number, record = true): Promise<{ context: EvaluationContext; decided: HistoryStep['decided'] }> {
     const emailPromise = inspectEmail(request);
     let ipReport;
     try {
@@ -103,7 +110,7 @@ export function createEnricher(deps: Omit<EvaluatorDependencies, 'rules'>) {
     const unavailable = new Set(emailReport.unavailable);
     for (const name of ipReport.unavailable) unavailable.add(name);
     if (!deps.store.available || (history !== null && history.facts === null)) unavailable.add(STORE_CHECK);
-    return {
+    const context = {
       event_type: request.event_type,
       request,
       email: emailReport.facts,
@@ -114,7 +121,8 @@ export function createEnricher(deps: Omit<EvaluatorDependencies, 'rules'>) {
       lists,
       unavailable,
     };
-  };
+    return { context, decided: history?.decided };
+  }
 }
 
 export type Enricher = ReturnType<typeof createEnricher>;
@@ -125,12 +133,12 @@ export type Enricher = ReturnType<typeof createEnricher>;
  */
 export function createEvaluator(deps: EvaluatorDependencies) {
   const now = deps.now ?? Date.now;
-  const enrich = createEnricher(deps.velocity !== undefined || deps.rules.velocity === undefined ? deps : { ...deps, velocity: (a, e) => deps.rules.velocity!(a, e) });
+  const enrich = createEnricher(deps.velocity !== undefined || deps.rules.velocity === undefined ? deps : { ...deps, velocity: (a, e) => deps.rules.velocity!(a, e) }).andRecord;
 
   return async function evaluate(request: EvaluationRequest, account: Account): Promise<Evaluation | undefined> {
     const started = performance.now();
     const evaluatedAt = now();
-    const context = await enrich(request, account.id, evaluatedAt);
+    const { context, decided } = await enrich(request, account.id, evaluatedAt);
     let outcome: RuleOutcome | undefined;
     try {
       outcome = deps.rules.evaluate(account, context);
@@ -140,6 +148,8 @@ export function createEvaluator(deps: EvaluatorDependencies) {
       outcome = rulesFailed();
     }
     if (!outcome) return undefined;
+    // Counters filtered on the answer's state count this event now that it has one.
+    decided?.(outcome.state);
     // Beside the live set, on the same context (before its `unavailable` takes the live rules' names).
     const shadow = deps.rules.shadow === undefined ? null : shadowOf(account, context);
     // The context's own set: nothing reads it after the rules.

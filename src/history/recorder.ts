@@ -10,7 +10,7 @@ import type { HistoryFacts } from './facts.js';
 import type { Hasher } from './identifiers.js';
 import { placeOf } from './place.js';
 import type { HistoryStore } from './store.js';
-import { velocityStep, type VelocityPlan } from './velocity.js';
+import { countsAfter, velocityStep, type AnswerState, type VelocityPlan, type VelocityStep } from './velocity.js';
 
 /**
  * The evaluation's history step: one read-and-record per evaluation, before the rules run. It is
@@ -31,7 +31,12 @@ export interface HistoryRecorderOptions {
   onError: (error: Error) => void;
 }
 
-export type HistoryStep = { facts: HistoryFacts } | { facts: null; unavailable: true };
+/**
+ * `decided`: to call once the rules decided, with the answer's state: the counts of the velocity
+ * counters filtered on states (velocity.ts) that the state takes are made then. Absent when the
+ * event has none.
+ */
+export type HistoryStep = ({ facts: HistoryFacts } | { facts: null; unavailable: true }) & { decided?: (state: AnswerState) => void };
 
 const UNAVAILABLE: HistoryStep = { facts: null, unavailable: true };
 export const MAX_HISTORY_IN_FLIGHT = 64;
@@ -45,6 +50,20 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
   const fail = (error: unknown): HistoryStep => {
     options.onError(error as Error);
     return UNAVAILABLE;
+  };
+
+  /** The post-decision counts of the step's state-filtered counters; none when it has none. */
+  const afterDecision = (account: string, step: VelocityStep | null, at: number) => {
+    if (step === null || step.after.length === 0) return undefined;
+    return (state: AnswerState) => {
+      const counts = countsAfter(step, state);
+      if (counts.length === 0) return;
+      try {
+        options.store.countAfter(account, counts, at);
+      } catch (error) {
+        options.onError(error as Error);
+      }
+    };
   };
 
   return (account, request, ip, at, velocity) => {
@@ -85,14 +104,17 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
     }
     // Not recorded (the store's write-back is behind): unknown, though the store works.
     if (prior === null) return UNAVAILABLE;
-    if (!(prior instanceof Promise)) return { facts: historyFacts(prior, event) };
+    const decided = afterDecision(account, step, at);
+    if (!(prior instanceof Promise)) return decided === undefined ? { facts: historyFacts(prior, event) } : { facts: historyFacts(prior, event), decided };
 
     inFlight += 1;
     let timer: NodeJS.Timeout | undefined;
+    const answered = prior.then((p): HistoryStep => ({ facts: historyFacts(p, event), ...(decided && { decided }) }), fail);
+    // An event whose read came back too late is still recorded: so are its counts after the decision, once (if) the read does.
+    const late = decided && ((state: AnswerState) => void answered.then((s) => s.facts !== null && decided(state)));
     const timeout = new Promise<HistoryStep>((resolve) => {
-      timer = setTimeout(() => resolve(UNAVAILABLE), options.timeoutMs);
+      timer = setTimeout(() => resolve(late ? { ...UNAVAILABLE, decided: late } : UNAVAILABLE), options.timeoutMs);
     });
-    const answered = prior.then((p): HistoryStep => ({ facts: historyFacts(p, event) }), fail);
     return Promise.race([answered, timeout]).finally(() => {
       clearTimeout(timer);
       // Counted until the store answers, not until the evaluation stops waiting.

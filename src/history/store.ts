@@ -1,4 +1,5 @@
 import type { HistoryEvent, Prior } from './event.js';
+import type { VelocityCount } from './velocity.js';
 
 /**
  * The port behaviour history needs from the store (one adapter per engine): record an event and
@@ -13,6 +14,12 @@ export interface HistoryStore {
    * evaluation goes without history.
    */
   record(event: HistoryEvent): Prior | null | Promise<Prior>;
+  /**
+   * Velocity counts made after the rules decided (counters filtered on the answer's state), for an
+   * event recorded at `at`: added as `record` adds its own, with the same bounds (not counted when
+   * the changes waiting to be written are full). Never waits for the store.
+   */
+  countAfter(account: string, counts: readonly VelocityCount[], at: number): void;
   /** Removes everything kept under these keys, and these keys from every set of the account. */
   erase(account: string, keys: Buffer[]): Promise<ErasedHistory>;
   /** Deletes, in small batches, what is older than HISTORY_DAYS (and counters older than their window). */

@@ -22,6 +22,10 @@ export const VELOCITY_KEYS = [
 ] as const;
 export type VelocityKey = (typeof VELOCITY_KEYS)[number];
 
+/** The states an answer can have (`score.state`): what a counter's `states` filter names. */
+export const ANSWER_STATES = ['approve', 'review', 'decline'] as const;
+export type AnswerState = (typeof ANSWER_STATES)[number];
+
 /** At most this many counters per rule file (one event type): each is one more read per evaluation. */
 export const MAX_COUNTERS = 20;
 /** The longest window: 30 days (its buckets are days: 30 rows per key at most). */
@@ -64,19 +68,30 @@ export interface VelocityCounter {
   /** The event types it counts (its file's own by default). */
   eventTypes: readonly string[];
   /**
-   * Where its buckets are stored: a digest of key, grain and event types, so two counters that count
+   * The answered states it counts (`decline`: "declined logins"), or null for every event. A
+   * filtered counter is read before the rules decide, as any, and counted after they did, when the
+   * answer's state is one of these: its value never includes the event being evaluated.
+   */
+  states: readonly AnswerState[] | null;
+  /**
+   * Where its buckets are stored: a digest of key, grain, event types and states, so two counters that count
    * the same events share rows (whatever their names), and renaming a counter keeps its counts.
    */
   series: string;
 }
 
-export function velocityCounter(input: { name: string; key: VelocityKey; window: string; event_types?: string[] }, fileEventType: string): VelocityCounter {
+export function velocityCounter(input: { name: string; key: VelocityKey; window: string; event_types?: string[]; states?: AnswerState[] }, fileEventType: string): VelocityCounter {
   const window = parseWindow(input.window);
   if ('problem' in window) throw new Error(`unreachable: the schema checks windows (${window.problem})`);
   const grain = grainOf(window.minutes);
   const eventTypes = [...new Set(input.event_types ?? [fileEventType])].sort();
-  const series = createHash('sha256').update(`${input.key}\u0000${grain}\u0000${eventTypes.join(',')}`).digest('hex').slice(0, 16);
-  return { name: input.name, key: input.key, minutes: window.minutes, grain, buckets: window.minutes / grain, eventTypes, series };
+  // In the file's order of the states' severity; all three is no filter (the same rows as none).
+  const states = input.states === undefined ? null : ANSWER_STATES.filter((s) => input.states!.includes(s));
+  const filter = states === null || states.length === ANSWER_STATES.length ? null : states;
+  // Without a filter the digest is what it was before filters existed: those counters keep their rows.
+  const text = `${input.key}\u0000${grain}\u0000${eventTypes.join(',')}${filter === null ? '' : `\u0000${filter.join(',')}`}`;
+  const series = createHash('sha256').update(text).digest('hex').slice(0, 16);
+  return { name: input.name, key: input.key, minutes: window.minutes, grain, buckets: window.minutes / grain, eventTypes, states: filter, series };
 }
 
 /**
@@ -118,11 +133,24 @@ export interface VelocityCount {
   expires: number;
 }
 
+/** A count made once the rules decided: only when the answer's state is one of `states`. */
+export interface VelocityCountAfter {
+  count: VelocityCount;
+  states: readonly AnswerState[];
+}
+
 export interface VelocityStep {
   names: readonly string[];
   reads: VelocityRead[];
+  /** Counted with the event, before the rules run. */
   counts: VelocityCount[];
+  /** Counted after the decision, by state (VelocityStep.counts of filtered counters). */
+  after: VelocityCountAfter[];
 }
+
+/** Of the step's post-decision counts, those the answer's state takes. */
+export const countsAfter = (step: VelocityStep, state: AnswerState): VelocityCount[] =>
+  step.after.filter((a) => a.states.includes(state)).map((a) => a.count);
 
 const KIND: Record<VelocityKey, IdentifierKind> = {
   'email.domain': 'domain',
@@ -175,16 +203,20 @@ export function velocityStep(plan: VelocityPlan, account: string, request: Evalu
   };
   const reads = plan.reads.map((c): VelocityRead => {
     const to = Math.floor(minute / c.grain);
-    return { key: keyOf(c.key), series: c.series, from: to - c.buckets, to, adds: c.eventTypes.includes(request.event_type) };
+    // A state filter: the event's state is not known yet, so it is not in the value.
+    return { key: keyOf(c.key), series: c.series, from: to - c.buckets, to, adds: c.states === null && c.eventTypes.includes(request.event_type) };
   });
   const counts: VelocityCount[] = [];
+  const after: VelocityCountAfter[] = [];
   for (const c of plan.counts) {
     const key = keyOf(c.key);
     if (key === null) continue;
     const bucket = Math.floor(minute / c.grain);
-    counts.push({ key, series: c.series, bucket, expires: (bucket + c.buckets) * c.grain });
+    const count = { key, series: c.series, bucket, expires: (bucket + c.buckets) * c.grain };
+    if (c.states === null) counts.push(count);
+    else after.push({ count, states: c.states });
   }
-  return { names: plan.reads.map((c) => c.name), reads, counts };
+  return { names: plan.reads.map((c) => c.name), reads, counts, after };
 }
 
 /** The counters' values with this event counted; `null` where the request has no such key. */

@@ -35,7 +35,9 @@ export function velocityCatalogue(file: { velocity?: unknown }): FieldInfo[] {
     const counts = c.event_types === undefined ? 'its event type' : c.event_types.join(', ');
     out.push({
       path: `velocity.${c.name}`, type: 'number', value_type: 'number', operators: operatorsFor('number'), check: null,
-      description: c.description ?? `Events of ${counts} per ${c.key} in the last ${c.window}, this one included; unknown without the key.`,
+      description: c.description ?? (c.states === undefined
+        ? `Events of ${counts} per ${c.key} in the last ${c.window}, this one included; unknown without the key.`
+        : `Events of ${counts} answered ${c.states.join(' or ')} per ${c.key} in the last ${c.window}, before this one (counted once decided); unknown without the key.`),
     });
   }
   return out;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseCidrRanges } from './cidr.js';
-import { MAX_COUNTERS, parseWindow, VELOCITY_KEYS } from '../history/velocity.js';
+import { ANSWER_STATES, MAX_COUNTERS, parseWindow, VELOCITY_KEYS } from '../history/velocity.js';
 import { FIELD_PATHS, fieldAt, isRulePath, isVelocityPath, VELOCITY_FIELD, type FieldType, type RulePath, type Scalar } from './fields.js';
 import { LIBRARY_IDS, libraryRule } from './library.js';
 import { compilePattern, MAX_FILE_INSTRUCTIONS } from './pattern.js';
@@ -214,6 +214,8 @@ export const counterSchema = z
     }).meta({ description: 'How far back it counts: 1m to 30d (m, h or d), e.g. 10m, 1h, 7d. Up to 2h by the minute, up to 7d by the hour (whole hours), beyond by the day (whole days).' }),
     event_types: z.array(z.string().min(1).max(64)).min(1).max(20).optional()
       .meta({ description: 'The event types it counts; by default the file\'s own.' }),
+    states: z.array(z.enum(ANSWER_STATES, { error: (issue) => `unknown state ${JSON.stringify(issue.input)} (one of ${ANSWER_STATES.join(', ')})` })).min(1).max(3).optional()
+      .meta({ description: 'Count only events answered with one of these states (e.g. [decline]: declined logins); by default every event. Counted once the rules decided, so the value never includes the event being evaluated.' }),
     description: z.string().max(2000).optional(),
   })
   .meta({ id: 'velocity_counter', description: 'A named count of events per key in a sliding window (docs/rules.md "Velocity counters").' });

@@ -357,6 +357,22 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       const snapshot = visibleIn(String(row.snapshot));
       return withUnwritten(priorOf(row, event), overlays.filter((o) => o.batch.xid === null || !snapshot(o.batch.xid)));
     },
+    countAfter(account, counts) {
+      if (counts.length === 0) return;
+      if (collecting.keys.size >= maxPendingKeys) {
+        refused += 1;
+        return;
+      }
+      // As `add` counts the event's own: into the batch being collected (reads overlay it at once).
+      for (const c of counts) {
+        const p = pendingOf(account, c.key);
+        const id = `${c.series}\u0000${c.bucket}`;
+        const cell = p.velocity.get(id);
+        if (cell === undefined) p.velocity.set(id, { series: c.series, bucket: c.bucket, n: 1, expires: c.expires });
+        else cell.n += 1;
+      }
+      schedule();
+    },
     async erase(account, keys) {
       // What is pending goes first, so the erasure takes it too.
       await flush();

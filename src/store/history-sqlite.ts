@@ -1,5 +1,6 @@
 import Sqlite from 'better-sqlite3';
 import { GRAIN_HOUR, GRAIN_MINUTE, HOURS_IN_WINDOW, MINUTES_IN_WINDOW, SET_ACCOUNTS, SET_COUNTRIES, SET_DEVICES, SET_KEEP } from '../history/caps.js';
+import { HOUR_MS, MINUTE_MS } from '../history/caps.js';
 import type { HistoryEvent, Prior, SetReading } from '../history/event.js';
 import type { Place } from '../history/place.js';
 import type { ErasedHistory, HistoryStore } from '../history/store.js';
@@ -158,7 +159,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
     return state;
   };
 
-  const stateOf = (account: string, key: Buffer, event: HistoryEvent): KeyState => {
+  const stateOf = (account: string, key: Buffer, event: Pick<HistoryEvent, 'minute' | 'hour' | 'at'>): KeyState => {
     const id = `${account}\u0000${key.toString('hex')}`;
     let state = cache.get(id);
     if (state === undefined) {
@@ -482,6 +483,18 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       }
       evict();
       return prior;
+    },
+
+    countAfter(account, counts, at) {
+      if (counts.length === 0) return;
+      if (full()) {
+        refused += 1;
+        return;
+      }
+      const when = { at, minute: Math.floor(at / MINUTE_MS), hour: Math.floor(at / HOUR_MS) };
+      for (const c of counts) velocityCount(stateOf(account, c.key, when), c.series, c.bucket, c.expires, when.minute);
+      schedule();
+      evict();
     },
 
     async erase(account, keys) {

@@ -45,7 +45,7 @@ describe.each(ENGINES)('rule sets on %s', (engine: EngineName) => {
   });
 
   const get = (session: Session, url: string) => t.app.inject({ method: 'GET', url, headers: session.read });
-  const send = (session: Session, method: 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) => t.app.inject({ method, url, headers: session.write, payload });
+  const send = (session: Session, method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, payload?: object) => t.app.inject({ method, url, headers: session.write, payload });
   const evaluate = (overrides: Record<string, unknown> = {}) =>
     t.app.inject({ method: 'POST', url: '/v1/risk/evaluate', headers: bearer(keyA), payload: evaluationBody(overrides) });
   const me = async (session: Session) => `user:${(await get(session, '/admin/v1/session')).json().user.id as string}`;
@@ -290,6 +290,34 @@ describe.each(ENGINES)('rule sets on %s', (engine: EngineName) => {
     const published = await send(adminA, 'POST', `${update}/publish`, { comment: 'thresholds, on top of CI' });
     expect(published.json()).toMatchObject({ version: applied.version + 1, status: 'published', thresholds: { review: 10, decline: 35 } });
     expect(published.json().yaml).toContain('# from CI');
+  });
+
+  it('changes several rules and the thresholds in one edit (the console\'s one Save): all or nothing, refused when the draft changed since it was read', async () => {
+    await send(adminA, 'DELETE', `${register}/draft`);
+    const live = (await get(adminA, register)).json().published;
+    const edit = { rules: { ip_tor: { library: 'ip_tor', score: 45 }, email_disposable: { library: 'email_disposable', score: 35 } }, thresholds: { review: 22, decline: 44 } };
+    expectAdminProblem(await send(analystA, 'PATCH', `${register}/draft`, edit), 403, 'forbidden');
+    // Each problem named at the rule and field it is about; nothing saved.
+    const bad = expectAdminProblem(await send(adminA, 'PATCH', `${register}/draft`, {
+      rules: { ip_tor: { library: 'ip_tor', score: 150 }, ip_velocity: { library: 'ip_velocity', params: { events_1h: 0 } } }, thresholds: { review: 50, decline: 40 },
+    }), 400, 'invalid_request');
+    expect(bad.errors!.map((e: { path: string }) => e.path).sort()).toEqual(['rules.ip_tor.score', 'rules.ip_velocity.params.events_1h', 'thresholds.review']);
+    expectAdminProblem(await send(adminA, 'PATCH', `${register}/draft`, { rules: { ...edit.rules, not_there: { library: 'ip_vpn' } } }), 404, 'resource_not_found');
+    expect((await get(adminA, register)).json().draft).toBeNull();
+
+    const saved = await send(adminA, 'PATCH', `${register}/draft`, { ...edit, yaml_sha256: live.yaml_sha256, comment: 'two scores, tighter bands' });
+    expect(saved.statusCode, saved.body).toBe(200);
+    expect(saved.json()).toMatchObject({ status: 'draft', comment: 'two scores, tighter bands', thresholds: { review: 22, decline: 44 } });
+    const diff = (await get(analystA, `${register}/diff`)).json();
+    expect(diff.rules.changed).toEqual([
+      { id: 'email_disposable', changes: [{ property: 'score', from: expect.any(Number), to: 35 }] },
+      { id: 'ip_tor', changes: [{ property: 'score', from: 40, to: 45 }] },
+    ]);
+    expect(diff.rules.added).toEqual([]);
+    expect(diff.rules.removed).toEqual([]);
+    // Made on the live text, the edit is refused once the draft exists: it changed since.
+    expectAdminProblem(await send(adminA, 'PATCH', `${register}/draft`, { ...edit, yaml_sha256: live.yaml_sha256 }), 409, 'conflict');
+    expect((await send(adminA, 'PATCH', `${register}/draft`, { rules: { ip_tor: { library: 'ip_tor', score: 46 } }, yaml_sha256: saved.json().yaml_sha256 })).statusCode).toBe(200);
   });
 
   it('discards a draft, audited with what it held', async () => {

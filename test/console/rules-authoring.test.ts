@@ -10,7 +10,9 @@ import { expectNoAxeViolations } from '../support/axe.js';
  * console's dry run of the live version (the engine) says, on requests chosen to cover each
  * branch. An invalid value deep in the tree is named at its own control. A library rule's
  * parameter changed in the draft (an out-of-bounds value refused at its control first) and
- * published changes when the rule fires, through the public API.
+ * published changes when the rule fires, through the public API. A velocity counter the draft
+ * defines is offered in the field picker; a rule on it, published, fires where the count the
+ * engine reads says, while the dry run (which reads no history) names it unknown.
  */
 vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS * 2 });
 
@@ -33,10 +35,14 @@ async function publish(page: Page, comment: string) {
   await dialog.waitFor({ state: 'detached' });
 }
 
+let madeKey: string | undefined;
+/** The account's API key, made once for the file (an account holds at most two). */
 async function apiKey(): Promise<string> {
+  if (madeKey !== undefined) return madeKey;
   const made = await ctx.server.app.inject({ method: 'POST', url: '/admin/v1/accounts/acme/keys', headers: ctx.owner.write });
   expect(made.statusCode, made.body).toBe(201);
-  return (made.json() as { key: string }).key;
+  madeKey = (made.json() as { key: string }).key;
+  return madeKey;
 }
 
 /** The ids of the rules that fired, through the public API. */
@@ -161,20 +167,96 @@ it('changes a library parameter within its bounds (a bad value refused at its co
     const message = page.getByText('events_1h must be a whole number from 1 to 1000000');
     await message.waitFor();
     expect(await threshold.getAttribute('aria-describedby')).toContain(await message.getAttribute('id'));
-    // Sent anyway, the API refuses it in the same words, and nothing is saved (no draft is started).
-    const refused = page.waitForResponse((r) => r.url().endsWith('/draft/rules/ip_velocity') && r.request().method() === 'PUT');
-    await page.getByRole('button', { name: 'Save ip_velocity' }).click();
-    const refusal = await refused;
-    expect(refusal.status()).toBe(400);
-    expect(JSON.stringify(await refusal.json())).toContain('events_1h must be a whole number from 1 to 1000000');
+    // The one Save refuses it before sending, names it and puts focus on it; nothing is saved (no draft is started).
+    let sent = 0;
+    page.on('request', (r) => { if (r.method() === 'PATCH') sent += 1; });
+    await page.getByRole('button', { name: 'Save the draft' }).click();
+    const refusal = page.getByRole('region', { name: 'Unsaved changes' }).getByRole('alert');
+    await refusal.getByText('Not saved: 1 problem').waitFor();
+    await refusal.getByText('events_1h must be a whole number from 1 to 1000000').waitFor();
+    await expect.poll(() => page.evaluate('document.activeElement?.getAttribute("name")')).toBe('rules.ip_velocity.params.events_1h');
+    expect(sent).toBe(0);
+    await expectNoAxeViolations(page, 'A save refused, its problem listed');
+    if (process.env.SCREENSHOT_DIR) await page.screenshot({ path: `${process.env.SCREENSHOT_DIR}/rules-save-refused.png`, fullPage: true });
     await expect(writtenRule('account_update', 'ip_velocity')).resolves.toBeUndefined();
+    // Sent anyway (through the API), it is refused in the same words, at the rule's parameter.
+    const direct = await ctx.server.app.inject({
+      method: 'PATCH', url: '/admin/v1/accounts/acme/rule-sets/account_update/draft', headers: ctx.owner.write,
+      payload: { rules: { ip_velocity: { library: 'ip_velocity', params: { events_1h: 0 } } } },
+    });
+    expect(direct.statusCode).toBe(400);
+    expect(direct.json()).toMatchObject({ errors: [{ path: 'rules.ip_velocity.params.events_1h', message: 'events_1h must be a whole number from 1 to 1000000' }] });
     await threshold.fill('2');
     await expect(threshold.getAttribute('aria-invalid')).resolves.toBeNull();
-    await page.getByRole('button', { name: 'Save ip_velocity' }).click();
+    await page.getByRole('button', { name: 'Save the draft' }).click();
     await expect.poll(async () => writtenRule('account_update', 'ip_velocity')).toEqual({ library: 'ip_velocity', params: { events_1h: 2 } });
     await publish(page, 'Velocity from 2 an hour');
 
     expect([await velocityFired('198.51.100.21'), await velocityFired('198.51.100.21')]).toEqual([false, true]);
+    expect(opened.troubles).toEqual([]);
+  } finally {
+    await opened.context.close();
+  }
+});
+
+it('offers a velocity counter of the draft in the field picker; a rule on it, published, fires from the count the engine reads, where the dry run (no history) says unknown', async () => {
+  // The counter, as an analyst's rule file defines it (set up through the admin API).
+  const live = await ctx.server.app.inject({ url: '/admin/v1/accounts/acme/rule-sets/account_login', headers: ctx.owner.read });
+  const yaml = `velocity:\n  - name: logins_per_user_10m\n    key: user.user_id\n    window: 10m\n${(live.json() as { published: { yaml: string } }).published.yaml}`;
+  const saved = await ctx.server.app.inject({ method: 'PUT', url: '/admin/v1/accounts/acme/rule-sets/account_login/draft', headers: ctx.owner.write, payload: { yaml } });
+  expect(saved.statusCode, saved.body).toBe(200);
+
+  const opened = await openConsole(ctx.browser, ctx.server.origin);
+  const { page } = opened;
+  try {
+    await logIn(page, OWNER);
+    await openRuleSet(page, ctx.server.origin, 'account_login');
+    await page.getByRole('tab', { name: 'Draft' }).click();
+    await page.getByRole('button', { name: 'Write a custom rule' }).click();
+    const editor = page.getByRole('region', { name: 'Write a custom rule' });
+    const group = editor.getByRole('group', { name: 'Condition', exact: true });
+    // In a group of its own, typed as a number: only the operators a number takes.
+    const picker = group.getByLabel('Field', { exact: true });
+    await expect.poll(() => picker.evaluate((e) => [...e.querySelectorAll('optgroup[label="velocity"] option')].map((o) => (o as unknown as { value: string }).value))).toEqual(['velocity.logins_per_user_10m']);
+    await picker.selectOption('velocity.logins_per_user_10m');
+    await group.getByText('Events of its event type per user.user_id in the last 10m, this one included; unknown without the key.').waitFor();
+    const operators = await group.getByLabel('Operator', { exact: true }).locator('option').evaluateAll((options) => options.map((o) => (o as unknown as { value: string }).value));
+    expect(operators).toContain('gte');
+    expect(operators).not.toContain('ends_with');
+    await condition(group, 'velocity.logins_per_user_10m', 'gte', '3');
+    await editor.getByLabel('Rule id').fill('login_burst');
+    await editor.getByLabel('Name').fill('Many logins of this user');
+    await editor.getByLabel('Score', { exact: true }).fill('50');
+    await expectNoAxeViolations(page, 'A custom rule on a velocity counter');
+    await editor.getByRole('button', { name: 'Add to the draft' }).click();
+    await page.getByText('when velocity.logins_per_user_10m is at least 3').waitFor();
+    await publish(page, 'Many logins of one user');
+
+    // The dry run reads no history: the rule is unknown there, named as such, never a guess.
+    const request = { ip: '81.2.69.160', email: 'burst@example.com', user: { user_id: 'burst-user' } };
+    await page.getByRole('tab', { name: 'Dry run' }).click();
+    await page.getByLabel('Score with').selectOption('published');
+    await page.getByLabel('Sample request (JSON)').fill(JSON.stringify(request));
+    const answered = page.waitForResponse((r) => r.url().endsWith('/dry-run') && r.request().method() === 'POST');
+    await page.getByRole('button', { name: 'Run' }).click();
+    const dryRun = (await (await answered).json()) as { rules: Array<{ id: string; outcome: string }>; unavailable: string[] };
+    expect(dryRun.rules.find((r) => r.id === 'login_burst')?.outcome).toBe('unknown');
+    expect(dryRun.unavailable).toContain('rule:login_burst');
+    await page.getByRole('region', { name: 'Dry run result' }).getByText(/Could not run: .*rule:login_burst/).waitFor();
+
+    // Evaluated, the counter is read: the rule fires exactly where the value reaches 3.
+    const key = await apiKey();
+    const seen = [];
+    for (let i = 0; i < 4; i++) {
+      const answer = await fetch(`${ctx.server.origin}/v1/risk/evaluate`, {
+        method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(evaluationBody({ ...request, event_type: 'account_login' })),
+      });
+      expect(answer.status).toBe(200);
+      const body = (await answer.json()) as { score: { details: Array<{ rule_id: string }> }; history: { velocity: Record<string, number | null> } };
+      seen.push({ count: body.history.velocity.logins_per_user_10m, fired: body.score.details.some((d) => d.rule_id === 'login_burst') });
+    }
+    expect(seen).toEqual([{ count: 1, fired: false }, { count: 2, fired: false }, { count: 3, fired: true }, { count: 4, fired: true }]);
     expect(opened.troubles).toEqual([]);
   } finally {
     await opened.context.close();

@@ -53,10 +53,24 @@ it('diffs two versions in History: an edited score is the only line that changed
     await logIn(page, OWNER);
     await openRuleSet(page, ctx.server.origin, 'password_reset');
     await page.getByRole('tab', { name: 'Draft' }).click();
+    // Two rules edited, then one Save: each changed row is marked, the bar counts them.
     await page.getByLabel('Score of email_disposable').fill('35');
-    await page.getByRole('button', { name: 'Save email_disposable' }).click();
+    await page.getByLabel('Score of ip_tor').fill('45');
+    const bar = page.getByRole('region', { name: 'Unsaved changes' });
+    await bar.getByText('2 changes not saved').waitFor();
+    await expect(page.locator('tr.row-unsaved').count()).resolves.toBe(2);
+    await expectNoAxeViolations(page, 'The draft with two unsaved changes');
+    if (process.env.SCREENSHOT_DIR) await page.screenshot({ path: `${process.env.SCREENSHOT_DIR}/rules-one-save.png`, fullPage: true });
+    let saves = 0;
+    page.on('request', (r) => { if (/\/rule-sets\/password_reset\/draft/.test(r.url()) && r.method() !== 'GET') saves += 1; });
+    await bar.getByRole('button', { name: 'Save the draft' }).click();
+    await bar.getByText('All changes saved.').waitFor();
+    expect(saves).toBe(1);
+    const draft = await ctx.server.app.inject({ url: '/admin/v1/accounts/acme/rule-sets/password_reset', headers: ctx.owner.read });
+    const scores = (draft.json() as { draft: { rules: Array<{ id: string; score: number }> } }).draft.rules.map((r) => [r.id, r.score]);
+    expect(scores).toEqual([['ip_tor', 45], ['email_disposable', 35], ['sanctioned_country', 50]]);
     await page.getByRole('button', { name: 'Publish…' }).waitFor();
-    await publish(page, 'Disposable to 35');
+    await publish(page, 'Tor to 45, disposable to 35');
 
     await page.getByRole('tab', { name: 'History' }).click();
     await page.getByLabel('Compare version').selectOption(String(v));
@@ -66,10 +80,13 @@ it('diffs two versions in History: an edited score is the only line that changed
     await diff.waitFor();
     const lines = (await diff.innerText()).split('\n');
     expect(lines.filter((l) => /^[-+](?![-+]{2})/.test(l))).toEqual([
+      '-    score: 40                                 # resets over Tor: review',
+      '+    score: 45                                 # resets over Tor: review',
       '-    score: 30                                 # throw-away inboxes',
       '+    score: 35                                 # throw-away inboxes',
     ]);
     await page.getByText('Changed email_disposable: score 30 → 35').waitFor();
+    await page.getByText('Changed ip_tor: score 40 → 45').waitFor();
     await expectNoAxeViolations(page, 'History, two versions compared');
 
     await page.getByRole('button', { name: `Show version ${v}` }).click();
@@ -208,12 +225,31 @@ it('asks before unsaved draft edits are lost: another tab, another page of the c
     expect(troubles[2]).toMatch(/^dialog: beforeunload/);
     expect(page.isClosed()).toBe(false);
 
+    // Discarded, the saved values are back and nothing is asked; edited again, the one Save keeps it.
+    await page.getByRole('button', { name: 'Discard unsaved changes' }).click();
+    await expect(score.inputValue()).resolves.toBe('30');
+    await page.getByText('No changes yet.').waitFor();
+    await score.fill('33');
+
+    // Closing the YAML editor with edits in it asks too (and stays open when the answer is "stay").
+    await page.getByRole('button', { name: 'Edit the YAML' }).click();
+    const yaml = page.getByRole('textbox', { name: 'Rule file of account_login (YAML)' });
+    await yaml.waitFor();
+    await replaceText(page, '# About to be closed.\nrules: []\n');
+    await page.getByRole('button', { name: 'Close the YAML editor' }).click();
+    await expect.poll(asked).toBe(4);
+    expect(troubles[3]).toBe('dialog: confirm Close the YAML editor? Your changes to the YAML that are not saved will be lost.');
+    await yaml.waitFor();
+    await page.getByRole('button', { name: 'Undo all changes' }).click();
+    await page.getByRole('button', { name: 'Close the YAML editor' }).click();
+    await yaml.waitFor({ state: 'detached' });
+
     // Saved, nothing is lost: no question.
-    await page.getByRole('button', { name: 'Save ip_tor' }).click();
+    await page.getByRole('button', { name: 'Save the draft' }).click();
     await page.getByRole('tab', { name: 'Draft (v2)' }).waitFor();
     await page.getByRole('tab', { name: /^Live/ }).click();
     await page.getByRole('region', { name: 'Live version' }).waitFor();
-    expect(troubles.length).toBe(3);
+    expect(troubles.length).toBe(4);
   } finally {
     await opened.context.close();
   }

@@ -166,11 +166,11 @@ describe('as an admin', () => {
       // Thresholds: the API's refusal next to the field, then a change.
       await page.getByLabel('Review from').fill('50');
       await page.getByLabel('Decline from').fill('30');
-      await page.getByRole('button', { name: 'Save thresholds' }).click();
-      await page.getByText('review must not be above decline').waitFor();
+      await page.getByRole('button', { name: 'Save the draft' }).click();
+      await page.locator('.field-error', { hasText: 'review must not be above decline' }).waitFor();
       await page.getByLabel('Review from').fill('25');
       await page.getByLabel('Decline from').fill('45');
-      await page.getByRole('button', { name: 'Save thresholds' }).click();
+      await page.getByRole('button', { name: 'Save the draft' }).click();
       await page.getByRole('listitem').filter({ hasText: 'Thresholds: review 20 → 25, decline 40 → 45' }).waitFor();
       await page.getByRole('listitem').filter({ hasText: 'Added corporate_domain' }).waitFor();
       await page.locator('.diff-add', { hasText: 'id: corporate_domain' }).waitFor();
@@ -178,11 +178,11 @@ describe('as an admin', () => {
 
       // A score change in place (out of range first: the API's message next to it), then the mode.
       await page.getByLabel('Score of corporate_domain').fill('150');
-      await page.getByRole('button', { name: 'Save corporate_domain' }).click();
+      await page.getByRole('button', { name: 'Save the draft' }).click();
       await invalid(page.getByLabel('Score of corporate_domain'));
       await page.getByLabel('Score of corporate_domain').fill('20');
       await page.getByLabel('Mode of corporate_domain').selectOption('dry_run');
-      await page.getByRole('button', { name: 'Save corporate_domain' }).click();
+      await page.getByRole('button', { name: 'Save the draft' }).click();
       await page.getByRole('listitem').filter({ hasText: 'Added corporate_domain' }).filter({ hasText: 'score 20' }).waitFor();
 
       await publish(page, 'Corporate domains, tighter bands');
@@ -304,7 +304,7 @@ describe('as an analyst', () => {
       for (const tab of ['Draft', 'History', 'Live']) {
         await page.getByRole('tab', { name: new RegExp(`^${tab}`) }).click();
         await loaded[tab]!();
-        for (const name of ['Add from the library', 'Write a custom rule', 'Publish…', 'Discard draft…', 'Save thresholds', /shadow/, /^Roll back/, /^Save /, /^Remove /]) {
+        for (const name of ['Add from the library', 'Write a custom rule', 'Publish…', 'Discard draft…', 'Save the draft', /shadow/, /^Roll back/, /^Save /, /^Remove /]) {
           await expect(page.getByRole('button', { name }).count(), `${tab}: ${String(name)}`).resolves.toBe(0);
         }
       }

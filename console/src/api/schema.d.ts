@@ -1001,7 +1001,13 @@ export interface paths {
         delete: operations["discardRuleSetDraft"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change several rules of the draft and its thresholds in one edit (the console's one Save)
+         * @description Each rule in `rules` (by id: a library rule's id, a custom rule's id) replaces the one of that id in its place; `thresholds` replace the thresholds. One draft version, all or nothing: a problem with any of them refuses the whole edit, naming `rules.<rule_id>.<field>`. Unlike saving the whole draft, this does not make a draft that something was published over publishable. Send `yaml_sha256` of the text the edits were made on to be refused with 409 if it changed since.
+         *
+         *     **Who:** The `admin` role in the account (instance owners too). Anyone else who is not a member gets 404, as for an account that does not exist.
+         */
+        patch: operations["editRuleSetDraft"];
         trace?: never;
     };
     "/admin/v1/accounts/{account}/rule-sets/{event_type}/draft/rules": {
@@ -2089,6 +2095,8 @@ export interface components {
             window: string;
             /** @description The event types it counts; by default the file's own. */
             event_types?: string[];
+            /** @description Count only events answered with one of these states (e.g. [decline]: declined logins); by default every event. Counted once the rules decided, so the value never includes the event being evaluated. */
+            states?: ("approve" | "review" | "decline")[];
             description?: string;
         };
         rule: {
@@ -9704,6 +9712,313 @@ export interface operations {
             };
             /** @description No such resource, or one in an account the caller is not a member of (the same answer) */
             404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; no internals are shown */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store cannot be reached (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    editRuleSetDraft: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request, echoed in the response, logged, and in a problem's `instance`. Replaced by a generated UUID unless it is 1–128 characters of letters, digits and `._~:@+=/-`, starting with a letter or digit. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description With the session cookie: the session's CSRF token (`csrf_token` of `GET /admin/v1/session`). Not needed with an admin token. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                account: string;
+                event_type: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "rules": {
+                 *         "ip_tor": {
+                 *           "library": "ip_tor",
+                 *           "score": 50
+                 *         },
+                 *         "email_disposable": {
+                 *           "library": "email_disposable",
+                 *           "score": 35
+                 *         }
+                 *       },
+                 *       "thresholds": {
+                 *         "review": 25,
+                 *         "decline": 50
+                 *       },
+                 *       "yaml_sha256": "e0dfa70eb69d47fe9cb2be8a4fcd53e74cf7fe26fcbb1f06912b57a9c028e4e0"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Rules as they should be written, by id */
+                    rules?: {
+                        [key: string]: components["schemas"]["rule"];
+                    };
+                    thresholds?: {
+                        review: number;
+                        decline: number;
+                    };
+                    /** @description SHA-256 of the draft (or, with no draft, the live version) the edits were made on */
+                    yaml_sha256?: string;
+                    comment?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The draft as it is now */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": 4,
+                     *       "status": "draft",
+                     *       "author": "user:usr_4f1c2a9b0d3e5f67",
+                     *       "comment": "Tor to 50",
+                     *       "created_at": "2026-11-21T12:00:00.000Z",
+                     *       "published_at": null,
+                     *       "event_type": "account_register",
+                     *       "yaml": "description: Risk rules for account_register (new sign-ups).\nrules:\n  - library: email_disposable\n    score: 40\n  - library: ip_tor\n    score: 40\n  - id: sanctioned_country\n    name: Country under sanctions\n    score: 50\n    when: { field: ip.country_code, in: [KP, IR] }\n",
+                     *       "yaml_sha256": "a63fac50a495d0a0625fe7c5e68d85c96bc89714d7248970a765d02874cbc119",
+                     *       "rule_set": {
+                     *         "description": "Risk rules for account_register (new sign-ups).",
+                     *         "rules": [
+                     *           {
+                     *             "library": "email_disposable",
+                     *             "score": 40
+                     *           },
+                     *           {
+                     *             "library": "ip_tor",
+                     *             "score": 40
+                     *           },
+                     *           {
+                     *             "id": "sanctioned_country",
+                     *             "name": "Country under sanctions",
+                     *             "score": 50,
+                     *             "when": {
+                     *               "field": "ip.country_code",
+                     *               "in": [
+                     *                 "KP",
+                     *                 "IR"
+                     *               ]
+                     *             }
+                     *           }
+                     *         ]
+                     *       },
+                     *       "thresholds": {
+                     *         "review": 20,
+                     *         "decline": 40
+                     *       },
+                     *       "rules": [
+                     *         {
+                     *           "id": "email_disposable",
+                     *           "kind": "library",
+                     *           "name": "Email address is disposable",
+                     *           "description": "The domain hands out throw-away addresses, the usual tool for fake and repeat sign-ups.",
+                     *           "score": 40,
+                     *           "default_score": 40,
+                     *           "mode": "live",
+                     *           "reads": [
+                     *             "email.disposable"
+                     *           ],
+                     *           "when": null
+                     *         },
+                     *         {
+                     *           "id": "ip_tor",
+                     *           "kind": "library",
+                     *           "name": "IP address is a Tor exit node",
+                     *           "description": "Traffic leaves the Tor network here: anonymous by design, and common in abuse.",
+                     *           "score": 40,
+                     *           "default_score": 40,
+                     *           "mode": "live",
+                     *           "reads": [
+                     *             "ip.is_tor"
+                     *           ],
+                     *           "when": null
+                     *         },
+                     *         {
+                     *           "id": "sanctioned_country",
+                     *           "kind": "custom",
+                     *           "name": "Country under sanctions",
+                     *           "description": null,
+                     *           "score": 50,
+                     *           "default_score": null,
+                     *           "mode": "live",
+                     *           "reads": [
+                     *             "ip.country_code"
+                     *           ],
+                     *           "when": {
+                     *             "field": "ip.country_code",
+                     *             "in": [
+                     *               "KP",
+                     *               "IR"
+                     *             ]
+                     *           }
+                     *         }
+                     *       ],
+                     *       "problems": []
+                     *     }
+                     */
+                    "application/json": {
+                        version: number;
+                        /** @enum {string} */
+                        status: "draft" | "published" | "archived";
+                        /** @description Who made it: `user:usr_…`, `token:tok_…`, `cli:…`, `system` */
+                        author: string;
+                        comment: string | null;
+                        /**
+                         * Format: date-time
+                         * @description When it was made (for a draft: last changed)
+                         * @example 2026-11-21T12:00:00.000Z
+                         */
+                        created_at: string;
+                        published_at: string | null;
+                        /** @example account_register */
+                        event_type: string;
+                        /** @description The rule file, exactly as stored */
+                        yaml: string;
+                        /** @description SHA-256 of `yaml` (hex): send it back when publishing to publish only what you reviewed */
+                        yaml_sha256: string;
+                        /** @description The file as data, as written (the body `PUT …/draft` takes as `rule_set`); null when it does not parse */
+                        rule_set: {
+                            $schema?: string;
+                            description?: string;
+                            /** @description Band edges, half-open: approve below review, review from review up to decline, decline from decline. Defaults 20 and 40. */
+                            thresholds?: {
+                                /**
+                                 * @description Scores from here (inclusive) are review.
+                                 * @default 20
+                                 */
+                                review: number;
+                                /**
+                                 * @description Scores from here (inclusive) are decline.
+                                 * @default 40
+                                 */
+                                decline: number;
+                            };
+                            /** @description Velocity counters rules read as velocity.<name> (at most 20). */
+                            velocity?: components["schemas"]["velocity_counter"][];
+                            /** @description Evaluated and reported in this order. */
+                            rules: components["schemas"]["rule"][];
+                        } | null;
+                        /** @description As they take effect (defaults filled in); null when the text does not validate */
+                        thresholds: {
+                            review: number;
+                            decline: number;
+                        } | null;
+                        /** @description In the file's order, as they take effect */
+                        rules: {
+                            /** @description The library id or the custom rule's id */
+                            id: string;
+                            /** @enum {string} */
+                            kind: "library" | "custom";
+                            /** @description The name the response shows in score.details */
+                            name: string;
+                            description: string | null;
+                            score: number;
+                            /** @description The library rule's own score; null for a custom rule */
+                            default_score: number | null;
+                            /** @enum {string} */
+                            mode: "live" | "dry_run" | "off";
+                            /** @description The fields its condition reads */
+                            reads: string[];
+                            /** @description A custom rule's condition, as written */
+                            when: components["schemas"]["condition"] | null;
+                        }[];
+                        /** @description Why a stored text no longer validates (after an upgrade that tightened validation); empty otherwise */
+                        problems: {
+                            path: string;
+                            message: string;
+                            line: number | null;
+                            column: number | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description A field is missing or invalid (`errors` names each one) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No session or admin token, or one that is no longer valid (ended, expired, revoked, disabled user) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a write with the session cookie without its `X-CSRF-Token`; a caller without the role; a user who must change their one-time password first */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No rule of one of these ids in the draft */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The draft changed since `yaml_sha256` was read */
+            409: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];

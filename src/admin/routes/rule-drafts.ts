@@ -13,7 +13,7 @@ import { StoreRequestError } from '../../store/errors.js';
 import { ruleFileProblems, type RuleSetVersionWithText } from '../../store/rule-sets.js';
 import { ruleSetLabel } from '../../rules/rule-file.js';
 import { adminRoute, type AdminContext } from '../route.js';
-import { comment, contentOf, eventTypeParams, ruleSetContent, summaryOf, versionExample, versionNumber, versionSummary, versionView, versionViewOf } from '../rule-views.js';
+import { comment, contentOf, eventTypeParams, ruleSetContent, sha256, summaryOf, versionExample, versionNumber, versionSummary, versionView, versionViewOf } from '../rule-views.js';
 import { explanation, scoreDetail } from '../decision-views.js';
 import { published } from './rule-sets.js';
 
@@ -141,6 +141,37 @@ export const setDraftThresholds = adminRoute({
   example: { review: 25, decline: 50 },
   success: { status: 200, description: 'The draft as it is now', schema: versionView, example: draftExample },
   handler: async (ctx) => editDraft(ctx, (data) => ({ ...data, thresholds: { review: ctx.body.review, decline: ctx.body.decline } })),
+});
+
+const ruleId = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'a rule id');
+
+export const editDraftRules = adminRoute({
+  method: 'PATCH', url: '/accounts/:account/rule-sets/:event_type/draft', tag: 'rules', operationId: 'editRuleSetDraft',
+  summary: 'Change several rules of the draft and its thresholds in one edit (the console\'s one Save)',
+  description: 'Each rule in `rules` (by id: a library rule\'s id, a custom rule\'s id) replaces the one of that id in its place; `thresholds` replace the thresholds. One draft version, all or nothing: a problem with any of them refuses the whole edit, naming `rules.<rule_id>.<field>`. Unlike saving the whole draft, this does not make a draft that something was published over publishable. Send `yaml_sha256` of the text the edits were made on to be refused with 409 if it changed since.',
+  access: { role: 'admin', account: true },
+  params: eventTypeParams,
+  body: z.object({
+    rules: z.record(ruleId, ruleSchema).optional().meta({ description: 'Rules as they should be written, by id' }),
+    thresholds: z.object({ review: z.number().int().min(0).max(100), decline: z.number().int().min(0).max(100) })
+      .refine((t) => t.review <= t.decline, { message: 'review must not be above decline', path: ['review'] }).optional(),
+    yaml_sha256: z.string().regex(/^[0-9a-f]{64}$/, '64 lower-case hex digits').optional()
+      .meta({ description: 'SHA-256 of the draft (or, with no draft, the live version) the edits were made on' }),
+    comment: comment.optional(),
+  }),
+  example: { rules: { ip_tor: { library: 'ip_tor', score: 50 }, email_disposable: { library: 'email_disposable', score: 35 } }, thresholds: { review: 25, decline: 50 }, yaml_sha256: sha256('rules: []\n') },
+  success: { status: 200, description: 'The draft as it is now', schema: versionView, example: draftExample },
+  problems: { 404: 'No rule of one of these ids in the draft', 409: 'The draft changed since `yaml_sha256` was read' },
+  handler: async (ctx) => editDraft(ctx, (data, base) => {
+    if (ctx.body.yaml_sha256 !== undefined && sha256(base.yaml) !== ctx.body.yaml_sha256) {
+      throw new StoreRequestError('conflict', `the draft of ${ctx.params.event_type} changed since it was read (its yaml_sha256 differs): review it again`);
+    }
+    const rules = rulesOf(data);
+    // As sent, not as parsed: what the schema fills in is not written into the file.
+    const sent = (ctx.request.body as { rules?: Record<string, unknown> }).rules ?? {};
+    for (const [id, rule] of Object.entries(sent)) rules[indexOfRule(rules, id)] = rule;
+    return { ...data, rules, ...(ctx.body.thresholds ? { thresholds: ctx.body.thresholds } : {}) };
+  }),
 });
 
 function rulesOf(data: RuleFileData): unknown[] {
@@ -295,4 +326,4 @@ export const publishRuleSetDraft = adminRoute({
   },
 });
 
-export const ruleDraftRoutes = [saveRuleSetDraft, discardRuleSetDraft, addDraftRule, replaceDraftRule, removeDraftRule, setDraftThresholds, validateRuleSet, dryRunRuleSet, publishRuleSetDraft];
+export const ruleDraftRoutes = [saveRuleSetDraft, discardRuleSetDraft, addDraftRule, replaceDraftRule, removeDraftRule, setDraftThresholds, editDraftRules, validateRuleSet, dryRunRuleSet, publishRuleSetDraft];

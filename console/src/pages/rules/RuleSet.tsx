@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ok } from '../../api/client';
+import { api, ApiProblem, ok, type FieldError } from '../../api/client';
 import { Confirm, Field, Loading, Page, ProblemMessage, ScrollingText, Time } from '../../components/ui';
 import { asProblem, useAction, useResource } from '../../hooks';
 import { confirmLeave, href, useUnsavedEdits } from '../../router';
@@ -11,9 +11,10 @@ import { DryRun } from './DryRun';
 import { History } from './History';
 import { LibraryPicker } from './LibraryPicker';
 import { unplaced } from './problems';
-import { DraftRulesTable, RulesTable, Thresholds } from './RulesTable';
+import { changedIds, NO_EDITS, parameterProblem, ruleToWrite, savedRow, savedThresholds, unsavedCount, writtenId, type DraftEdits, type RowValues, type ThresholdValues } from './draft-edits';
+import { DraftRulesTable, parametersOf, RulesTable, Thresholds } from './RulesTable';
 import { Shadow } from './Shadow';
-import { typedNumber, type RuleSetDetail, type Version } from './types';
+import { typedNumber, type LibraryRule, type RuleSetDetail, type Version, type WrittenRule } from './types';
 
 type Tab = 'draft' | 'live' | 'dry-run' | 'history';
 const TABS: { id: Tab; label: string }[] = [
@@ -138,9 +139,52 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
   const draft = set.draft;
   const [adding, setAdding] = useState<'library' | 'custom' | undefined>();
   const [yamlOpen, setYamlOpen] = useState(false);
+  const [yamlDirty, setYamlDirty] = useState(false);
   const [confirm, setConfirm] = useState<'publish' | 'discard' | undefined>();
   const [comment, setComment] = useState('');
   const path = { account: account!, event_type: eventType };
+  const library = useResource(() => ok(api.GET('/admin/v1/accounts/{account}/rules/library', { params: { path: { account: account! } } })), [account]);
+  // Editing starts from the draft, or from the live version (the first change makes the draft).
+  const base = draft ?? set.published;
+  // The edits not saved yet, kept across reloads (a rule added or removed) until saved or discarded.
+  const [edits, setEdits] = useState<DraftEdits>(NO_EDITS);
+  const [sent, setSent] = useState<DraftEdits>(NO_EDITS);
+  // Saved as this text: the edits stay on screen until the page shows it (no flash of the old values).
+  const [savedAs, setSavedAs] = useState<string | null>(null);
+  useEffect(() => {
+    if (savedAs === null || base?.yaml_sha256 !== savedAs) return;
+    setEdits(NO_EDITS);
+    setSent(NO_EDITS);
+    setSavedAs(null);
+  }, [base]);
+  const unsaved = base && savedAs === null ? unsavedCount(edits, base) : 0;
+  useUnsavedEdits(unsaved > 0);
+  const save = useAction(async () => {
+    const body = base ? saveBody(base, edits, library.data?.rules) : null;
+    if (!body) return;
+    setSent(edits);
+    if (body.refused.length > 0) throw new ApiProblem(400, 'invalid_request', 'Not saved', 'Fix the marked values first', body.refused);
+    try {
+      const saved = await ok(api.PATCH('/admin/v1/accounts/{account}/rule-sets/{event_type}/draft', { params: { path }, body: body.patch }));
+      setSavedAs(saved.yaml_sha256);
+    } catch (error) {
+      // 409: someone changed the draft meanwhile: show what is stored now, the edits still over it.
+      if (asProblem(error).status === 409) reload();
+      throw error;
+    }
+    reload();
+  });
+  const saveAll = async () => {
+    await save.run();
+    // Refused: to the first control the refusal names.
+    setTimeout(() => (document.querySelector('[aria-invalid="true"][name^="rules."], [aria-invalid="true"][name^="thresholds."]') as HTMLElement | null)?.focus());
+  };
+  const editRow = (id: string, values: RowValues | null) => {
+    const rules = { ...edits.rules };
+    if (values) rules[id] = values;
+    else delete rules[id];
+    setEdits({ ...edits, rules });
+  };
   const publish = useAction(async () => {
     try {
       await ok(api.POST('/admin/v1/accounts/{account}/rule-sets/{event_type}/publish', { params: { path }, body: { comment, yaml_sha256: draft!.yaml_sha256 } }));
@@ -151,6 +195,7 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
     }
     setConfirm(undefined);
     setComment('');
+    setEdits(NO_EDITS);
     onPublished();
   });
   const saveAgain = useAction(async () => {
@@ -163,6 +208,7 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
   const discard = useAction(async () => {
     await ok(api.DELETE('/admin/v1/accounts/{account}/rule-sets/{event_type}/draft', { params: { path } }));
     setConfirm(undefined);
+    setEdits(NO_EDITS);
     reload();
   });
   // The library picker or the custom rule editor, closed (Close, or a rule added), gives focus back
@@ -176,9 +222,13 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
     close();
     reload();
   };
+  // Closing the YAML editor drops what was typed in it: asked first, as leaving the page is.
+  const toggleYaml = () => {
+    if (yamlOpen && yamlDirty && !window.confirm('Close the YAML editor? Your changes to the YAML that are not saved will be lost.')) return;
+    if (yamlOpen) setYamlDirty(false);
+    setYamlOpen(!yamlOpen);
+  };
 
-  // Editing starts from the draft, or from the live version (the first change makes the draft).
-  const base = draft ?? set.published;
   if (!admin) {
     if (!draft) return <p class="muted">No draft. Your role in this account is analyst: the account's admins change rules.</p>;
     return (
@@ -225,13 +275,17 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
       {adding === 'custom' ? <CustomRuleEditor eventType={eventType} onAdded={changed} onClose={close} /> : null}
       {base ? (
         <>
-          <ThresholdsForm key={base.yaml_sha256} eventType={eventType} version={base} onChanged={reload} />
+          <SaveBar unsaved={unsaved} busy={save.busy || savedAs !== null} problem={save.error} base={base}
+            onSave={() => void saveAll()} onDiscard={() => { setEdits(NO_EDITS); setSent(NO_EDITS); save.clear(); }} />
+          <ThresholdsForm version={base} edited={edits.thresholds} sent={sent.thresholds} problem={save.error}
+            onEdit={(thresholds) => setEdits({ ...edits, thresholds })} />
           <h2>Rules</h2>
-          <DraftRulesTable account={account!} eventType={eventType} draft={base} onChanged={reload} />
+          <DraftRulesTable account={account!} eventType={eventType} draft={base} library={library.data?.rules} edits={edits.rules} sent={sent.rules} problem={save.error}
+            onEdit={editRow} onChanged={reload} />
           <div class="yaml-toggle">
-            <button type="button" aria-expanded={yamlOpen} onClick={() => setYamlOpen(!yamlOpen)}>{yamlOpen ? 'Close the YAML editor' : 'Edit the YAML'}</button>
+            <button type="button" aria-expanded={yamlOpen} onClick={toggleYaml}>{yamlOpen ? 'Close the YAML editor' : 'Edit the YAML'}</button>
           </div>
-          {yamlOpen ? <LazyYamlEditor eventType={eventType} version={base} onSaved={reload} /> : <RuleFile version={base} />}
+          {yamlOpen ? <LazyYamlEditor eventType={eventType} version={base} onSaved={reload} onDirty={setYamlDirty} /> : <RuleFile version={base} />}
         </>
       ) : null}
       {draft ? <DraftDiff eventType={eventType} draft={draft} /> : null}
@@ -240,16 +294,55 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
         <Confirm title={`Publish draft version ${draft.version} of ${eventType}?`} action="Publish" busy={publish.busy} problem={unplaced(publish.error, (p) => p === 'comment')}
           onCancel={() => { setConfirm(undefined); publish.clear(); }} onConfirm={() => void publish.run()}>
           <p>It becomes the live version at once: the next evaluation of {eventType} is scored with it, on every replica within a few seconds. The version it replaces stays in the history, to roll back to.</p>
+          {unsaved > 0 ? <p class="problem">{changeCount(unsaved)} not saved: {unsaved === 1 ? 'it is' : 'they are'} not in this version, and {unsaved === 1 ? 'is' : 'are'} lost on publishing. Cancel and save the draft first to include {unsaved === 1 ? 'it' : 'them'}.</p> : null}
           <Field label="Comment (required)" value={comment} onInput={(e) => setComment(e.currentTarget.value)} hint="What changed and why: the history shows it." error={publish.error?.field('comment')} />
         </Confirm>
       ) : null}
       {confirm === 'discard' && draft ? (
         <Confirm title={`Discard draft version ${draft.version}?`} action="Discard draft" busy={discard.busy} problem={discard.error}
           onCancel={() => { setConfirm(undefined); discard.clear(); }} onConfirm={() => void discard.run()}>
-          <p>Every change in it is lost. The live version is untouched.</p>
+          <p>Every change in it is lost{unsaved > 0 ? ', and the changes not saved yet' : ''}. The live version is untouched.</p>
         </Confirm>
       ) : null}
     </section>
+  );
+}
+
+const changeCount = (n: number) => `${n} change${n === 1 ? '' : 's'}`;
+
+/** Where a problem the API named is in the page, for the list under Save. */
+function problemLabel(path: string): string {
+  const rule = /^rules\.([^.]+)\.(.+)$/.exec(path);
+  if (rule) return `${rule[1]}, ${rule[2]!.replace(/^params\./, '')}`;
+  return path.startsWith('thresholds.') ? `Thresholds, ${path.slice('thresholds.'.length)}` : path;
+}
+
+/**
+ * The draft's one Save: how many changes are not saved, Save and Discard. A refused save lists its
+ * problems, each a button to the control it is about (focus goes to the first on its own).
+ */
+function SaveBar({ unsaved, busy, problem, base, onSave, onDiscard }: { unsaved: number; busy: boolean; problem: ApiProblem | undefined; base: Version; onSave: () => void; onDiscard: () => void }) {
+  const control = (path: string) => document.querySelector(`[name="${CSS.escape(path)}"]`) as HTMLElement | null;
+  const placed = problem?.errors.filter((e) => control(e.path)) ?? [];
+  return (
+    <div class="save-bar" role="region" aria-label="Unsaved changes">
+      <p role="status" class={unsaved > 0 ? 'unsaved-count' : 'muted'}>
+        {unsaved > 0 ? `${changeCount(unsaved)} not saved` : base.status === 'draft' ? 'All changes saved.' : 'No changes yet.'}
+      </p>
+      <div class="actions">
+        <button type="button" class="primary" disabled={unsaved === 0 || busy} onClick={onSave}>Save the draft</button>
+        <button type="button" disabled={unsaved === 0 || busy} onClick={onDiscard}>Discard unsaved changes</button>
+      </div>
+      {problem ? (
+        <div class="problem" role="alert">
+          <strong>Not saved: {problem.errors.length > 0 ? `${problem.errors.length} problem${problem.errors.length === 1 ? '' : 's'}` : problem.detail || problem.title}</strong>
+          {placed.length > 0 ? (
+            <ul>{placed.map((e) => <li key={e.path}><button type="button" class="link" onClick={() => control(e.path)?.focus()}>{problemLabel(e.path)}</button>: {e.message}</li>)}</ul>
+          ) : null}
+          {placed.length < problem.errors.length ? <ProblemMessage problem={unplaced(problem, (p) => placed.some((e) => e.path === p))} /> : null}
+        </div>
+      ) : null}
+    </div>
   );
 }
 
@@ -267,26 +360,45 @@ function LazyYamlEditor(props: Parameters<typeof import('./YamlEditor').YamlEdit
   return loaded ? <loaded.YamlEditor {...props} /> : <Loading what="the YAML editor" />;
 }
 
-function ThresholdsForm({ eventType, version, onChanged }: { eventType: string; version: Version; onChanged: () => void }) {
-  const { account } = useSession();
-  const [review, setReview] = useState(String(version.thresholds?.review ?? ''));
-  const [decline, setDecline] = useState(String(version.thresholds?.decline ?? ''));
-  const save = useAction(async () => {
-    await ok(api.PUT('/admin/v1/accounts/{account}/rule-sets/{event_type}/draft/thresholds', {
-      params: { path: { account: account!, event_type: eventType } },
-      body: { review: typedNumber(review), decline: typedNumber(decline) },
-    }));
-    onChanged();
-  });
-  const unchanged = review === String(version.thresholds?.review ?? '') && decline === String(version.thresholds?.decline ?? '');
-  useUnsavedEdits(!unchanged);
+/** The thresholds, edited with the rest of the draft (its one Save sends them). */
+function ThresholdsForm({ version, edited, sent, problem, onEdit }: { version: Version; edited: ThresholdValues | null; sent: ThresholdValues | null; problem: ApiProblem | undefined; onEdit: (values: ThresholdValues | null) => void }) {
+  const saved = savedThresholds(version);
+  const values = edited ?? saved;
+  const set = (change: Partial<ThresholdValues>) => {
+    const next = { ...values, ...change };
+    onEdit(next.review === saved.review && next.decline === saved.decline ? null : next);
+  };
+  // The API's message while the values are those sent (review above decline names review).
+  const error = (field: keyof ThresholdValues) => (sent && values.review === sent.review && values.decline === sent.decline ? problem?.field(`thresholds.${field}`) : undefined);
   return (
-    <form class="inline-form thresholds-form" noValidate onSubmit={(e) => { e.preventDefault(); void save.run(); }}>
-      <h2>Thresholds</h2>
-      <Field label="Review from" type="number" min={0} max={100} step={1} value={review} onInput={(e) => setReview(e.currentTarget.value)} error={save.error?.field('review')} />
-      <Field label="Decline from" type="number" min={0} max={100} step={1} value={decline} onInput={(e) => setDecline(e.currentTarget.value)} error={save.error?.field('decline')} />
-      <button type="submit" disabled={save.busy || unchanged}>Save thresholds</button>
-      <ProblemMessage problem={unplaced(save.error, (p) => p === 'review' || p === 'decline')} />
-    </form>
+    <div class={`inline-form thresholds-form${edited ? ' row-unsaved' : ''}`}>
+      <h2>Thresholds{edited ? <span class="unsaved-mark"> unsaved</span> : null}</h2>
+      <Field label="Review from" name="thresholds.review" type="number" min={0} max={100} step={1} value={values.review} onInput={(e) => set({ review: e.currentTarget.value })} error={error('review')} />
+      <Field label="Decline from" name="thresholds.decline" type="number" min={0} max={100} step={1} value={values.decline} onInput={(e) => set({ decline: e.currentTarget.value })} error={error('decline')} />
+    </div>
   );
+}
+
+/**
+ * The body of the one Save: each changed rule as it will be written, the thresholds if changed, and
+ * the text they were made on (a 409 if it changed since). `refused`: parameters out of their
+ * bounds, refused before sending, at the paths the API would name.
+ */
+function saveBody(base: Version, edits: DraftEdits, library: LibraryRule[] | undefined) {
+  const rules: Record<string, WrittenRule> = {};
+  const refused: FieldError[] = [];
+  for (const id of changedIds(edits, base)) {
+    const rule = base.rules.find((r) => r.id === id)!;
+    const written = base.rule_set?.rules.find((w) => writtenId(w) === id);
+    if (!written) continue;
+    const parameters = parametersOf(library, rule);
+    const values = edits.rules[id]!;
+    for (const p of parameters) {
+      const message = parameterProblem(p, values.params[p.name]!);
+      if (message) refused.push({ path: `rules.${id}.params.${p.name}`, message });
+    }
+    rules[id] = ruleToWrite(rule, written, parameters, values, savedRow(rule, written, parameters));
+  }
+  const thresholds = edits.thresholds ? { review: typedNumber(edits.thresholds.review), decline: typedNumber(edits.thresholds.decline) } : undefined;
+  return { refused, patch: { rules, ...(thresholds ? { thresholds } : {}), yaml_sha256: base.yaml_sha256 } };
 }

@@ -1,10 +1,9 @@
-import { useState } from 'preact/hooks';
-import { api, ok } from '../../api/client';
+import { api, ok, type ApiProblem } from '../../api/client';
 import { ProblemMessage } from '../../components/ui';
-import { useUnsavedEdits } from '../../router';
-import { useAction, useResource } from '../../hooks';
+import { useAction } from '../../hooks';
+import { parameterProblem, sameRow, savedRow, writtenId, type Parameter, type RowValues } from './draft-edits';
 import { unplaced } from './problems';
-import { conditionText, MODES, modeLabel, typedNumber, type EffectiveRule, type HitWindow, type LibraryRule, type Mode, type Version, type WrittenRule } from './types';
+import { conditionText, MODES, modeLabel, type EffectiveRule, type HitWindow, type LibraryRule, type Mode, type Version, type WrittenRule } from './types';
 
 export function Thresholds({ thresholds }: { thresholds: Version['thresholds'] }) {
   if (!thresholds) return <p class="muted">Thresholds: none in effect (the text does not validate).</p>;
@@ -74,17 +73,23 @@ export function RulesTable({ rules, caption, hits }: { rules: EffectiveRule[]; c
   );
 }
 
-const writtenId = (rule: WrittenRule) => rule.library ?? rule.id;
-
-type Parameter = LibraryRule['parameters'][number];
-
 /**
  * The draft's rules with a score, a mode and a remove button each (admins), and a library rule's
- * parameters within their documented bounds. A change is sent as the rule as written with the new
- * values, so what it does not change stays as written.
+ * parameters within their documented bounds. The controls show the unsaved edits (`edits`) over the
+ * saved text, each changed row marked; the draft's one Save sends them (RuleSet.tsx). A problem the
+ * API named at `rules.<id>.<field>` shows next to that control while it holds the value sent.
  */
-export function DraftRulesTable({ account, eventType, draft, onChanged }: { account: string; eventType: string; draft: Version; onChanged: () => void }) {
-  const library = useResource(() => ok(api.GET('/admin/v1/accounts/{account}/rules/library', { params: { path: { account } } })), [account]);
+export function DraftRulesTable({ account, eventType, draft, library, edits, sent, problem, onEdit, onChanged }: {
+  account: string;
+  eventType: string;
+  draft: Version;
+  library: LibraryRule[] | undefined;
+  edits: Record<string, RowValues>;
+  sent: Record<string, RowValues>;
+  problem: ApiProblem | undefined;
+  onEdit: (id: string, values: RowValues | null) => void;
+  onChanged: () => void;
+}) {
   if (draft.rules.length === 0) return <p class="muted">No rules yet: add one from the library or write a custom rule.</p>;
   const written = draft.rule_set?.rules ?? [];
   return (
@@ -92,65 +97,60 @@ export function DraftRulesTable({ account, eventType, draft, onChanged }: { acco
       <caption class="visually-hidden">Rules of the draft of {eventType}</caption>
       <thead><tr><th scope="col">Rule</th><th scope="col">Score</th><th scope="col">Mode</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
       <tbody>
-        {draft.rules.map((rule) => (
-          <DraftRuleRow key={`${draft.yaml_sha256}/${rule.id}`} account={account} eventType={eventType} rule={rule}
-            written={written.find((w) => writtenId(w) === rule.id)} onChanged={onChanged}
-            parameters={library.data?.rules.find((l) => rule.kind === 'library' && l.id === rule.id)?.parameters ?? []} />
-        ))}
+        {draft.rules.map((rule) => {
+          const writtenRule = written.find((w) => writtenId(w) === rule.id);
+          const parameters = parametersOf(library, rule);
+          return (
+            <DraftRuleRow key={`${draft.yaml_sha256}/${rule.id}`} account={account} eventType={eventType} rule={rule} written={writtenRule} parameters={parameters}
+              saved={savedRow(rule, writtenRule, parameters)} edited={edits[rule.id]} sent={sent[rule.id]} problem={problem}
+              onEdit={(values) => onEdit(rule.id, values)} onChanged={onChanged} />
+          );
+        })}
       </tbody>
     </table>
   );
 }
 
-/** The parameters as typed: the file's value, else the default. */
-const paramTexts = (parameters: Parameter[], written: WrittenRule | undefined) =>
-  Object.fromEntries(parameters.map((p) => [p.name, String(written?.params?.[p.name] ?? p.default)]));
+/** A library rule's parameters (none for a custom rule, or while the library loads). */
+export const parametersOf = (library: LibraryRule[] | undefined, rule: EffectiveRule): Parameter[] =>
+  (rule.kind === 'library' ? library?.find((l) => l.id === rule.id)?.parameters : undefined) ?? [];
 
-function DraftRuleRow({ account, eventType, rule, written, parameters, onChanged }: {
+function DraftRuleRow({ account, eventType, rule, written, parameters, saved, edited, sent, problem, onEdit, onChanged }: {
   account: string;
   eventType: string;
   rule: EffectiveRule;
   written: WrittenRule | undefined;
   parameters: Parameter[];
+  saved: RowValues;
+  edited: RowValues | undefined;
+  sent: RowValues | undefined;
+  problem: ApiProblem | undefined;
+  onEdit: (values: RowValues | null) => void;
   onChanged: () => void;
 }) {
-  const [score, setScore] = useState(String(rule.score));
-  const [mode, setMode] = useState<Mode>(rule.mode);
-  const [edited, setParams] = useState<Record<string, string> | null>(null);
-  const params = edited ?? paramTexts(parameters, written);
-  // The parameters last sent: the API's message about one holds until it is edited.
-  const [sent, setSent] = useState<Record<string, string>>({});
+  const values = edited ?? saved;
+  const set = (change: Partial<RowValues>) => {
+    const next = { ...values, ...change };
+    onEdit(sameRow(next, saved) ? null : next);
+  };
   const path = { account, event_type: eventType, rule_id: rule.id };
-  const save = useAction(async () => {
-    // What the file does not say stays unsaid while it is the default: the diff shows only what was edited.
-    const next: WrittenRule = { ...written! };
-    if (written?.score !== undefined || score !== String(rule.default_score ?? '')) next.score = typedNumber(score);
-    if (written?.mode !== undefined || mode !== 'live') next.mode = mode;
-    setSent(params);
-    if (edited !== null) {
-      // Only what differs from the default is written: a default stays a default if the library's changes.
-      const set = parameters.filter((p) => params[p.name] !== String(p.default)).map((p) => [p.name, typedNumber(params[p.name]!)] as const);
-      if (set.length > 0) next.params = Object.fromEntries(set);
-      else delete next.params;
-    }
-    await ok(api.PUT('/admin/v1/accounts/{account}/rule-sets/{event_type}/draft/rules/{rule_id}', { params: { path }, body: { rule: next } }));
-    onChanged();
-  });
   const remove = useAction(async () => {
     await ok(api.DELETE('/admin/v1/accounts/{account}/rule-sets/{event_type}/draft/rules/{rule_id}', { params: { path } }));
     onChanged();
   });
-  const initial = paramTexts(parameters, written);
-  const changed = score !== String(rule.score) || mode !== rule.mode || parameters.some((p) => params[p.name] !== initial[p.name]);
-  useUnsavedEdits(changed);
-  const scoreError = save.error?.field('rule.score');
-  const modeError = save.error?.field('rule.mode');
-  const placed = (p: string) => p === 'rule.score' || p === 'rule.mode' || parameters.some((q) => p === `rule.params.${q.name}`);
-  const problem = unplaced(save.error, placed) ?? remove.error;
+  const changed = edited !== undefined;
+  // The API's message about a control, while it still holds the value that was sent.
+  const apiError = (field: string, current: string, wasSent: string | undefined) => (current === wasSent ? problem?.field(`rules.${rule.id}.${field}`) : undefined);
+  const scoreError = apiError('score', values.score, sent?.score);
+  const modeError = apiError('mode', values.mode, sent?.mode);
+  const placed = (p: string) => p === `rules.${rule.id}.score` || p === `rules.${rule.id}.mode` || parameters.some((q) => p === `rules.${rule.id}.params.${q.name}`);
+  // Problems about this rule that no control shows (a 404 when it was removed meanwhile): in the row.
+  const own = problem?.errors.some((e) => e.path.startsWith(`rules.${rule.id}.`) && !placed(e.path)) ? unplaced(problem, placed) : undefined;
   return (
-    <tr class={rule.mode === 'off' ? 'rule-off' : undefined}>
+    <tr class={[rule.mode === 'off' ? 'rule-off' : '', changed ? 'row-unsaved' : ''].join(' ').trim() || undefined}>
       <td>
         {rule.name}
+        {changed ? <span class="unsaved-mark"> unsaved</span> : null}
         <small class="block">
           <code>{rule.id}</code> <span class="muted">{ruleKind(rule)}{rule.default_score !== null && rule.default_score !== rule.score ? `, ${rule.default_score} by default` : ''}</span>
         </small>
@@ -159,16 +159,14 @@ function DraftRuleRow({ account, eventType, rule, written, parameters, onChanged
           <div class="rule-params">
             {parameters.map((p) => {
               const id = `param-${rule.id}-${p.name}`;
-              // Out of bounds is said at once, in the API's words; the API refuses it too.
-              const value = Number(params[p.name]);
-              const outOfBounds = params[p.name]!.trim() === '' || !Number.isInteger(value) || value < p.min || value > p.max;
-              const error = (outOfBounds ? `${p.name} must be a whole number from ${p.min} to ${p.max}` : undefined) ?? (params[p.name] === sent[p.name] ? save.error?.field(`rule.params.${p.name}`) : undefined);
+              const text = values.params[p.name]!;
+              const error = parameterProblem(p, text) ?? apiError(`params.${p.name}`, text, sent?.params[p.name]);
               return (
                 <div key={p.name} class="field">
                   <label for={id}>{p.name} <span class="visually-hidden">of {rule.id}</span></label>
-                  <input id={id} class="score-input" type="number" min={p.min} max={p.max} step={1} value={params[p.name]} disabled={!written}
+                  <input id={id} name={`rules.${rule.id}.params.${p.name}`} class="score-input" type="number" min={p.min} max={p.max} step={1} value={text} disabled={!written}
                     aria-invalid={error ? true : undefined} aria-describedby={`${id}-hint${error ? ` ${id}-error` : ''}`}
-                    onInput={(e) => setParams({ ...params, [p.name]: e.currentTarget.value })} />
+                    onInput={(e) => set({ params: { ...values.params, [p.name]: e.currentTarget.value } })} />
                   <small id={`${id}-hint`}>{p.description} {p.min} to {p.max.toLocaleString('en')}; default {p.default}.</small>
                   {error ? <small id={`${id}-error`} class="field-error">{error}</small> : null}
                 </div>
@@ -176,25 +174,24 @@ function DraftRuleRow({ account, eventType, rule, written, parameters, onChanged
             })}
           </div>
         ) : null}
-        <ProblemMessage problem={problem} />
+        <ProblemMessage problem={own ?? remove.error} />
       </td>
       <td>
         <label class="visually-hidden" for={`score-${rule.id}`}>Score of {rule.id}</label>
-        <input id={`score-${rule.id}`} class="score-input" type="number" min={-100} max={100} step={1} value={score} disabled={!written}
+        <input id={`score-${rule.id}`} name={`rules.${rule.id}.score`} class="score-input" type="number" min={-100} max={100} step={1} value={values.score} disabled={!written}
           aria-invalid={scoreError ? true : undefined} aria-describedby={scoreError ? `score-${rule.id}-error` : undefined}
-          onInput={(e) => setScore(e.currentTarget.value)} />
+          onInput={(e) => set({ score: e.currentTarget.value })} />
         {scoreError ? <small id={`score-${rule.id}-error`} class="field-error block">{scoreError}</small> : null}
       </td>
       <td>
         <label class="visually-hidden" for={`mode-${rule.id}`}>Mode of {rule.id}</label>
-        <select id={`mode-${rule.id}`} value={mode} disabled={!written} onChange={(e) => setMode(e.currentTarget.value as Mode)}
+        <select id={`mode-${rule.id}`} name={`rules.${rule.id}.mode`} value={values.mode} disabled={!written} onChange={(e) => set({ mode: e.currentTarget.value as Mode })}
           aria-invalid={modeError ? true : undefined} aria-describedby={modeError ? `mode-${rule.id}-error` : undefined}>
           {MODES.map((m) => <option key={m.value} value={m.value}>{m.label}</option>)}
         </select>
         {modeError ? <small id={`mode-${rule.id}-error`} class="field-error block">{modeError}</small> : null}
       </td>
       <td class="row-actions">
-        <button type="button" onClick={() => void save.run()} disabled={!changed || save.busy} aria-label={`Save ${rule.id}`}>Save</button>
         <button type="button" class="danger" onClick={() => void remove.run()} disabled={remove.busy} aria-label={`Remove ${rule.id}`}>Remove</button>
       </td>
     </tr>

@@ -34,7 +34,7 @@ const problemText = (p: FieldError) => (p.path === '(file)' ? p.message : `${p.p
  * its messages shown at their line in the gutter and listed below the editor, and the text is saved
  * as the draft exactly as typed. Tab is left to move focus, so the editor is no keyboard trap.
  */
-export function YamlEditor({ eventType, version, onSaved }: { eventType: string; version: Version; onSaved: () => void }) {
+export function YamlEditor({ eventType, version, onSaved, onDirty }: { eventType: string; version: Version; onSaved: () => void; onDirty?: (dirty: boolean) => void }) {
   const { account } = useSession();
   const path = { account: account!, event_type: eventType };
   const host = useRef<HTMLDivElement>(null);
@@ -48,6 +48,7 @@ export function YamlEditor({ eventType, version, onSaved }: { eventType: string;
   });
   const dirty = text !== version.yaml;
   useUnsavedEdits(dirty);
+  useEffect(() => onDirty?.(dirty), [dirty]);
 
   useEffect(() => {
     const check = linter(async (v) => {
