@@ -13,10 +13,11 @@ import type { HistoryFacts } from './facts.js';
  * facts need the store: they are null. Velocity counters (`velocity.*`, the rule file's own keys
  * and windows) are not counted here: a partial answer gives each `null` (unknown).
  *
- * Bounded: at most `maxKeys` identifiers (default 20,000). Each holds one Uint32Array of 87 cells
- * (60 minute buckets, 24 hour buckets, the last minute and hour counted, a "seen again" mark):
- * 348 bytes of counts, ~600 bytes with the Map entry, its 16-character key and the array's object,
- * so ~12 MiB at the bound. Past it, the least recently counted identifiers go first (near enough:
+ * Bounded: at most `maxKeys` identifiers (default 20,000). Each holds 87 cells of a shared
+ * Uint32Array chunk (60 minute buckets, 24 hour buckets, the last minute and hour counted, a "seen
+ * again" mark: 348 bytes), allocated 1,024 identifiers at a time as the map grows and reused after
+ * an eviction (no allocation per identifier); with the Map entry and its 16-character key, ~450
+ * bytes an identifier, so ~9 MiB at the bound (measured: see the commit). Past it, the least recently counted identifiers go first (near enough:
  * a hit only marks its array, and the eviction pass, down to 90 % of the bound, gives a marked one a
  * second chance, as src/store/history-sqlite.ts does: a delete and a set per hit slows a Map).
  * An evicted identifier starts again from 0 when it comes back: still a lower bound.
@@ -45,36 +46,67 @@ const LAST_HOUR = LAST_MINUTE + 1;
 const RECENT = LAST_HOUR + 1;
 const CELLS = RECENT + 1;
 
+/** Identifiers' cells are allocated this many at a time (one Uint32Array each), as the map grows. */
+const SLOTS_PER_CHUNK = 1_024;
+
 export function createLocalCounts(maxKeys = LOCAL_COUNT_KEYS): LocalCounts {
-  const counts = new Map<string, Uint32Array>();
+  /** Identifier → its slot: cells `[slot % SLOTS_PER_CHUNK * CELLS, +CELLS)` of chunk `slot / SLOTS_PER_CHUNK`. */
+  const slots = new Map<string, number>();
+  const chunks: Uint32Array[] = [];
+  /** Slots of evicted identifiers, reused before a new one is made. */
+  const free: number[] = [];
+  let made = 0;
+
+  const chunkOf = (slot: number) => chunks[Math.floor(slot / SLOTS_PER_CHUNK)]!;
+  const baseOf = (slot: number) => (slot % SLOTS_PER_CHUNK) * CELLS;
 
   const evict = () => {
     const keep = Math.floor(maxKeys * EVICT_TO);
-    for (const [id, cells] of counts) {
-      if (counts.size <= keep) return;
-      counts.delete(id);
-      if (cells[RECENT] === 1) {
+    for (const [id, slot] of slots) {
+      if (slots.size <= keep) return;
+      slots.delete(id);
+      const cells = chunkOf(slot);
+      const base = baseOf(slot);
+      if (cells[base + RECENT] === 1) {
         // Counted again since the last pass: a second chance, at the newest end.
-        cells[RECENT] = 0;
-        counts.set(id, cells);
+        cells[base + RECENT] = 0;
+        slots.set(id, slot);
+      } else {
+        free.push(slot);
       }
     }
   };
 
-  const cellsOf = (key: Buffer): Uint32Array => {
-    const id = key.toString('latin1');
-    let cells = counts.get(id);
-    if (cells === undefined) {
-      if (counts.size >= maxKeys) evict();
-      cells = new Uint32Array(CELLS);
-      counts.set(id, cells);
-    } else {
-      cells[RECENT] = 1;
+  /** A new identifier's slot: a freed one, else the next one (a new chunk every SLOTS_PER_CHUNK). */
+  const newSlot = (): number => {
+    const reused = free.pop();
+    if (reused !== undefined) {
+      // Its buckets start again from 0 at its first count (add() clears a ring whose last bucket is 0).
+      const cells = chunkOf(reused);
+      const base = baseOf(reused);
+      cells[base + LAST_MINUTE] = 0;
+      cells[base + LAST_HOUR] = 0;
+      cells[base + RECENT] = 0;
+      return reused;
     }
-    return cells;
+    if (made % SLOTS_PER_CHUNK === 0) chunks.push(new Uint32Array(SLOTS_PER_CHUNK * CELLS));
+    return made++;
   };
 
-  /** Adds one to the bucket of `at` in a ring of `size` buckets starting at `offset`, and returns the window's sum. */
+  const slotOf = (key: Buffer): number => {
+    const id = key.toString('latin1');
+    let slot = slots.get(id);
+    if (slot === undefined) {
+      if (slots.size >= maxKeys) evict();
+      slot = newSlot();
+      slots.set(id, slot);
+    } else {
+      chunkOf(slot)[baseOf(slot) + RECENT] = 1;
+    }
+    return slot;
+  };
+
+  /** Adds one to the bucket of `at` in a ring of `size` buckets at `offset`, and returns the window's sum. */
   const add = (cells: Uint32Array, offset: number, size: number, lastAt: number, at: number): number => {
     const last = cells[lastAt]!;
     if (at > last) {
@@ -91,10 +123,12 @@ export function createLocalCounts(maxKeys = LOCAL_COUNT_KEYS): LocalCounts {
   };
 
   const countKey = (key: Buffer, minute: number, hour: number, minutes: boolean, hours: boolean) => {
-    const cells = cellsOf(key);
+    const slot = slotOf(key);
+    const cells = chunkOf(slot);
+    const base = baseOf(slot);
     return {
-      minutes: minutes ? add(cells, 0, MINUTES_IN_WINDOW, LAST_MINUTE, minute) : 0,
-      hours: hours ? add(cells, HOUR_CELLS, HOURS_IN_WINDOW, LAST_HOUR, hour) : 0,
+      minutes: minutes ? add(cells, base, MINUTES_IN_WINDOW, base + LAST_MINUTE, minute) : 0,
+      hours: hours ? add(cells, base + HOUR_CELLS, HOURS_IN_WINDOW, base + LAST_HOUR, hour) : 0,
     };
   };
 
@@ -109,7 +143,7 @@ export function createLocalCounts(maxKeys = LOCAL_COUNT_KEYS): LocalCounts {
         device: device === null ? null : { events_1h: device.minutes },
       };
     },
-    size: () => counts.size,
+    size: () => slots.size,
   };
 }
 

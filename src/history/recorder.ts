@@ -101,12 +101,13 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
     });
     // Counted on every evaluation, so the counts hold the burst before the store fell behind.
     const reading = local.count(event);
-    const partial: HistoryStep = { facts: partialFacts(reading, step?.names ?? null) };
+    // Built only when needed: most evaluations have the store's answer.
+    const partial = (): HistoryStep => ({ facts: partialFacts(reading, step?.names ?? null) });
     const fail = (error: unknown): HistoryStep => {
       options.onError(error as Error);
-      return partial;
+      return partial();
     };
-    if (!options.available()) return partial;
+    if (!options.available()) return partial();
     const ipId = ipKey.toString('latin1');
     const deviceId = device === null ? null : device.toString('latin1');
     if (inFlight >= maxInFlight || (keyInFlight.get(ipId) ?? 0) >= maxKeyInFlight || (deviceId !== null && (keyInFlight.get(deviceId) ?? 0) >= maxKeyInFlight)) {
@@ -115,7 +116,7 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
       } catch (error) {
         return fail(error);
       }
-      return partial;
+      return partial();
     }
     let prior;
     try {
@@ -124,7 +125,7 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
       return fail(error);
     }
     // Not recorded (the store's write-back is behind): this replica's counts, though the store works.
-    if (prior === null) return partial;
+    if (prior === null) return partial();
     if (!(prior instanceof Promise)) return { facts: historyFacts(prior, event) };
 
     inFlight += 1;
@@ -132,7 +133,7 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
     if (deviceId !== null) enter(deviceId);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<HistoryStep>((resolve) => {
-      timer = setTimeout(() => resolve(partial), options.timeoutMs);
+      timer = setTimeout(() => resolve(partial()), options.timeoutMs);
     });
     const answered = prior.then((p): HistoryStep => ({ facts: historyFacts(p, event) }), fail);
     return Promise.race([answered, timeout]).finally(() => {
