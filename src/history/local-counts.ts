@@ -25,6 +25,8 @@ import type { HistoryFacts } from './facts.js';
 export interface LocalCounts {
   /** Counts the event (its ip, e-mail and device) and returns what the counts say, this event included. */
   count(event: HistoryEvent): LocalReading;
+  /** Forgets these identifiers (an erasure): their counts start again from 0. */
+  forget(keys: readonly Buffer[]): void;
   /** Identifiers held now. */
   size(): number;
 }
@@ -142,6 +144,15 @@ export function createLocalCounts(maxKeys = LOCAL_COUNT_KEYS): LocalCounts {
         email: { events_24h: email.hours },
         device: device === null ? null : { events_1h: device.minutes },
       };
+    },
+    forget(keys) {
+      for (const key of keys) {
+        const id = key.toString('latin1');
+        const slot = slots.get(id);
+        if (slot === undefined) continue;
+        slots.delete(id);
+        free.push(slot);
+      }
     },
     size: () => slots.size,
   };

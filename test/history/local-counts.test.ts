@@ -46,3 +46,13 @@ describe('local counts', () => {
     expect(counts.count(event(START, '203.0.113.9', 'hot', false)).ip.events_1h).toBe(1_001);
   });
 });
+
+describe('local counts, erased', () => {
+  it('forget an identifier: its counts start again from 0, the others\' stay', () => {
+    const counts = createLocalCounts();
+    counts.count(event(START));
+    counts.count(event(START));
+    counts.forget([hash('acme', 'email', 'a@example.com')]);
+    expect(counts.count(event(START))).toEqual({ ip: { events_1h: 3, events_24h: 3 }, email: { events_24h: 1 }, device: { events_1h: 3 } });
+  });
+});

@@ -2,7 +2,7 @@ import { CompiledQuery } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_KEY_IN_FLIGHT } from '../../src/history/recorder.js';
-import type { TestApp } from '../support/app.js';
+import { bearer, KEY_A, type TestApp } from '../support/app.js';
 import { freshDatabaseUrl } from '../support/store.js';
 import { behaviourApp, device, evaluate, MINUTE, PLACES, testClock, type Evaluated } from './fixtures.js';
 
@@ -15,6 +15,7 @@ import { behaviourApp, device, evaluate, MINUTE, PLACES, testClock, type Evaluat
  * recorded once the store is back.
  */
 const TIMEOUT_MS = 1_500;
+const ERASE_TEST_MINUTES = 3;
 
 let t: TestApp;
 let url: string;
@@ -91,6 +92,18 @@ describe('partial history: the store cannot answer', () => {
       .toMatchObject({ partial: false, ip: { accounts_24h: expect.any(Number) }, email: { first_seen: expect.any(String) } });
   });
 
+  it('forgets an erased person\'s e-mail in the local counts too', async () => {
+    clock.advance(MINUTE);
+    const person = { event_type: 'account_register', ip: PLACES.manchester, email: 'erase.me@example.com' };
+    await evaluate(t, person);
+    expect((await evaluate(t, person)).history).toMatchObject({ partial: false, email: { events_24h: 2 } });
+    const erased = await t.app.inject({ method: 'POST', url: '/v1/risk/erase', headers: bearer(KEY_A), payload: { email: 'erase.me@example.com' } });
+    expect(erased.statusCode, erased.body).toBe(200);
+    const held = await withHistoryLocked(() => evaluate(t, person));
+    // The address is not the person's: its count stays; the e-mail's starts again.
+    expect(held.history).toMatchObject({ partial: true, ip: { events_1h: 3 }, email: { events_24h: 1 } });
+  });
+
   it(`past ${MAX_KEY_IN_FLIGHT} reads in flight for one address, answers from local counts at once and leaves the pool to others`, async () => {
     clock.advance(MINUTE);
     const farm = 12;
@@ -125,8 +138,9 @@ describe('partial history: the store cannot answer', () => {
       expect(a.rules).toContain('Many events from this IP address');
     }
     // Every evaluation of the file recorded, those answered locally included (the IP's and the
-    // device's minute each; every one sent a device): the farm's and the ordinary sign-up.
-    await expect.poll(minuteCounts, { timeout: 5_000, interval: 50 }).toBe(2 * (n + 1));
+    // device's minute each): the farm's and the ordinary sign-up; and the erasure test's three
+    // (no device: the address's minute each).
+    await expect.poll(minuteCounts, { timeout: 5_000, interval: 50 }).toBe(2 * (n + 1) + ERASE_TEST_MINUTES);
     console.log(`per-key limit: ${farm - MAX_KEY_IN_FLIGHT} of ${farm} farm evaluations answered from local counts in ${Math.round(Math.max(...local.map((a) => a.ms)))} ms at most, the store locked`);
   });
 });
