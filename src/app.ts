@@ -258,6 +258,7 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
   const history = store.history === null ? null : createHistoryRecorder({
     store: store.history,
     hash: store.hashIdentifier,
+    local: store.localCounts,
     available: () => store.health.available,
     timeoutMs: config.historyTimeoutMs,
     onError: (error) => store.health.down(error),

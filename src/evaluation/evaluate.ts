@@ -109,7 +109,8 @@ export function createEnricher(deps: Omit<EvaluatorDependencies, 'rules'>) {
 
     const unavailable = new Set(emailReport.unavailable);
     for (const name of ipReport.unavailable) unavailable.add(name);
-    if (!deps.store.available || (history !== null && history.facts === null)) unavailable.add(STORE_CHECK);
+    // A partial history (this replica's own counts: the store did not answer) is not the store's.
+    if (!deps.store.available || (history !== null && history.facts.partial)) unavailable.add(STORE_CHECK);
     const context = {
       event_type: request.event_type,
       request,

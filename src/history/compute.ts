@@ -51,7 +51,7 @@ export function historyFacts(prior: Prior, event: HistoryEvent): HistoryFacts {
       previous: known && u.place !== null ? previousEvent(u.lastSeen!, u.place, event) : null,
     };
   }
-  const facts: HistoryFacts = { ip, email, device, user, at_least: atLeast };
+  const facts: HistoryFacts = { ip, email, device, user, at_least: atLeast, partial: false };
   if (event.velocity !== null && event.velocity.reads.length > 0) facts.velocity = velocityValues(event.velocity, prior.velocity);
   return facts;
 }

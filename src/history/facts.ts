@@ -25,17 +25,17 @@ export const historyFactsSchema = z.object({
   ip: z.object({
     events_1h: count('Evaluations from this IP address in the last hour (60 one-minute buckets).'),
     events_24h: count('In the last 24 hours (24 one-hour buckets).'),
-    accounts_24h: count('Distinct accounts (user ids, else canonical e-mail addresses) from this address in the last 24 hours.'),
+    accounts_24h: count('Distinct accounts (user ids, else canonical e-mail addresses) from this address in the last 24 hours; `null` when `partial`.').nullable(),
   }),
   email: z.object({
     events_24h: count('Evaluations of this canonical e-mail address in the last 24 hours.'),
-    devices_30d: count('Distinct devices seen with it in the last 30 days.'),
-    first_seen: iso('Its first evaluation within HISTORY_DAYS.'),
+    devices_30d: count('Distinct devices seen with it in the last 30 days; `null` when `partial`.').nullable(),
+    first_seen: iso('Its first evaluation within HISTORY_DAYS; `null` when `partial`.').nullable(),
   }),
   device: z.object({
     events_1h: count('Evaluations from this device in the last hour.'),
-    accounts_30d: count('Distinct accounts behind this device in the last 30 days.'),
-    first_seen: iso('Its first evaluation within HISTORY_DAYS.'),
+    accounts_30d: count('Distinct accounts behind this device in the last 30 days; `null` when `partial`.').nullable(),
+    first_seen: iso('Its first evaluation within HISTORY_DAYS; `null` when `partial`.').nullable(),
   }).nullable().meta({ description: '`null` when `device_intelligence.device_hash` was not sent.' }),
   user: z.object({
     first_seen: iso('The user\'s first evaluation within HISTORY_DAYS.'),
@@ -44,15 +44,18 @@ export const historyFactsSchema = z.object({
     devices_30d: count('Distinct devices of this user in the last 30 days.'),
     countries_24h: count('Distinct countries of this user in the last 24 hours.'),
     previous: previousSchema.nullable().meta({ description: 'The user\'s previous event; `null` on the first.' }),
-  }).nullable().meta({ description: '`null` when `user.user_id` was not sent.' }),
+  }).nullable().meta({ description: '`null` when `user.user_id` was not sent, or when `partial` (the user\'s facts are then unknown).' }),
   velocity: z.record(z.string(), z.number().int().min(0).nullable()).optional().meta({
-    description: 'The velocity counters the event type\'s rule file defines (docs/rules.md "Velocity counters"), by name, this event counted when the counter counts its event type; `null` when the request does not carry the counter\'s key. Absent when the file defines none.',
+    description: 'The velocity counters the event type\'s rule file defines (docs/rules.md "Velocity counters"), by name, this event counted when the counter counts its event type; `null` when the request does not carry the counter\'s key, and every one `null` (unknown) when `partial`. Absent when the file defines none.',
     example: { signups_per_domain_1h: 3 },
   }),
   at_least: z.array(z.string()).meta({
-    description: 'Counts that reached the cap of a distinct set (100): their value is a lower bound, e.g. `["ip.accounts_24h"]`. Rules read them so: `gte`/`gt` the bound already meets is true, any other comparison unknown.',
+    description: 'Counts that reached the cap of a distinct set (100): their value is a lower bound, e.g. `["ip.accounts_24h"]`. When `partial`, every event count is named here too. Rules read them so: `gte`/`gt` the bound already meets is true, any other comparison unknown.',
   }),
-}).meta({ description: 'What the service remembers of earlier events (this one counted). `null` when the store did not answer in time (`store` is then in `unavailable`) or history is off (HISTORY_DAYS=0).' });
+  partial: z.boolean().meta({
+    description: '`true` when the store could not answer (`store` is then in `unavailable`: too slow, down, refusing, or this key past its statements in flight) and the event counts are this replica\'s own (README "Behaviour history"): lower bounds, each named in `at_least`; what only the store knows (distinct counts, first seen, the user\'s facts, velocity counters) is `null`.',
+  }),
+}).meta({ description: 'What the service remembers of earlier events (this one counted). `partial` when the store did not answer (`store` is then in `unavailable`); `null` when history is off (HISTORY_DAYS=0).' });
 
 export type HistoryFacts = z.infer<typeof historyFactsSchema>;
 export type PreviousEvent = z.infer<typeof previousSchema>;

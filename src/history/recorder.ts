@@ -9,16 +9,20 @@ import { historyEvent } from './event.js';
 import type { HistoryFacts } from './facts.js';
 import type { Hasher } from './identifiers.js';
 import { placeOf } from './place.js';
+import { createLocalCounts, partialFacts, type LocalCounts } from './local-counts.js';
 import type { HistoryStore } from './store.js';
 import { countsAfter, velocityStep, type AnswerState, type VelocityPlan, type VelocityStep } from './velocity.js';
 
 /**
  * The evaluation's history step: one read-and-record per evaluation, before the rules run. It is
  * never what fails or delays an answer: a store that is down is not asked; one that does not answer
- * within `timeoutMs`, or throws, leaves the answer with `history: null` and `store` unavailable; and
- * at most `maxInFlight` round trips wait at once (past that, the answer goes without). The event of
- * a timed-out step is still remembered (PostgreSQL records it in the replica's pending batch when
- * its read comes back, however late), though its answer said not.
+ * within `timeoutMs`, or throws, or refuses the event, leaves the answer with a partial history
+ * (local-counts.ts: this replica's own event counts, lower bounds; `partial: true`) and `store`
+ * unavailable; at most `maxInFlight` round trips wait at once, and at most `maxKeyInFlight` for one
+ * IP address or one device (past either, the answer is partial without asking, and the event goes
+ * to the store's write-back without its read: `remember`). The event of a timed-out step is still
+ * remembered (PostgreSQL records it in the replica's pending batch when its read comes back,
+ * however late), though its answer said not.
  */
 export interface HistoryRecorderOptions {
   store: HistoryStore;
@@ -27,29 +31,48 @@ export interface HistoryRecorderOptions {
   available: () => boolean;
   timeoutMs: number;
   maxInFlight?: number;
+  /** Round trips in flight for one IP address or one device, at most (MAX_KEY_IN_FLIGHT). */
+  maxKeyInFlight?: number;
+  /** This replica's own counts; a bounded one of its own when not given. */
+  local?: LocalCounts;
   /** A step that failed: the store is not working. */
   onError: (error: Error) => void;
 }
 
 /**
- * `decided`: to call once the rules decided, with the answer's state: the counts of the velocity
- * counters filtered on states (velocity.ts) that the state takes are made then. Absent when the
- * event has none.
+ * `facts.partial`: the store did not answer (`store` goes in `unavailable`). `decided`: to call once
+ * the rules decided, with the answer's state: the counts of the velocity counters filtered on states
+ * (velocity.ts) that the state takes are made then. Absent when the event has none, or was not recorded.
  */
-export type HistoryStep = ({ facts: HistoryFacts } | { facts: null; unavailable: true }) & { decided?: (state: AnswerState) => void };
+export interface HistoryStep {
+  facts: HistoryFacts;
+  decided?: (state: AnswerState) => void;
+}
 
-const UNAVAILABLE: HistoryStep = { facts: null, unavailable: true };
 export const MAX_HISTORY_IN_FLIGHT = 64;
+/**
+ * Round trips in flight for one IP address or one device (README "Behaviour history"): an account
+ * farm from one address then holds at most this many of the pool's 10 connections, and its
+ * evaluations past it answer from this replica's counts at once instead of queueing in front of
+ * everyone else's. A constant like MAX_HISTORY_IN_FLIGHT: both are about the pool, not the traffic.
+ */
+export const MAX_KEY_IN_FLIGHT = 4;
 
 /** `velocity`: the counters the event type's rule files read and count (velocity.ts); none when null or absent. */
 export type HistoryRecorder = (account: string, request: EvaluationRequest, ip: IpFacts, at: number, velocity?: VelocityPlan | null) => HistoryStep | Promise<HistoryStep>;
 
 export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryRecorder {
   const maxInFlight = options.maxInFlight ?? MAX_HISTORY_IN_FLIGHT;
+  const maxKeyInFlight = options.maxKeyInFlight ?? MAX_KEY_IN_FLIGHT;
+  const local = options.local ?? createLocalCounts();
   let inFlight = 0;
-  const fail = (error: unknown): HistoryStep => {
-    options.onError(error as Error);
-    return UNAVAILABLE;
+  /** Round trips in flight per IP address and device (at most maxInFlight × 2 entries). */
+  const keyInFlight = new Map<string, number>();
+  const enter = (id: string) => keyInFlight.set(id, (keyInFlight.get(id) ?? 0) + 1);
+  const leave = (id: string) => {
+    const n = keyInFlight.get(id)! - 1;
+    if (n === 0) keyInFlight.delete(id);
+    else keyInFlight.set(id, n);
   };
 
   /** The post-decision counts of the step's state-filtered counters; none when it has none. */
@@ -67,7 +90,6 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
   };
 
   return (account, request, ip, at, velocity) => {
-    if (!options.available() || inFlight >= maxInFlight) return UNAVAILABLE;
     const { hash } = options;
     const canonical = canonicalAddress(request.parsedEmail);
     const email = hash(account, 'email', canonical);
@@ -96,30 +118,55 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
       place: placeOf(ip),
       velocity: step,
     });
+    // Counted on every evaluation, so the counts hold the burst before the store fell behind.
+    const reading = local.count(event);
+    // Built only when needed: most evaluations have the store's answer.
+    const partial = (): HistoryStep => ({ facts: partialFacts(reading, step?.names ?? null) });
+    const fail = (error: unknown): HistoryStep => {
+      options.onError(error as Error);
+      return partial();
+    };
+    if (!options.available()) return partial();
+    const ipId = ipKey.toString('latin1');
+    const deviceId = device === null ? null : device.toString('latin1');
+    if (inFlight >= maxInFlight || (keyInFlight.get(ipId) ?? 0) >= maxKeyInFlight || (deviceId !== null && (keyInFlight.get(deviceId) ?? 0) >= maxKeyInFlight)) {
+      try {
+        options.store.remember?.(event);
+      } catch (error) {
+        return fail(error);
+      }
+      // Recorded all the same (PostgreSQL): so are its counts after the decision.
+      const decided = options.store.remember === undefined ? undefined : afterDecision(account, step, at);
+      return decided === undefined ? partial() : { ...partial(), decided };
+    }
     let prior;
     try {
       prior = options.store.record(event);
     } catch (error) {
       return fail(error);
     }
-    // Not recorded (the store's write-back is behind): unknown, though the store works.
-    if (prior === null) return UNAVAILABLE;
+    // Not recorded (the store's write-back is behind): this replica's counts, though the store works.
+    if (prior === null) return partial();
     const decided = afterDecision(account, step, at);
     if (!(prior instanceof Promise)) return decided === undefined ? { facts: historyFacts(prior, event) } : { facts: historyFacts(prior, event), decided };
 
     inFlight += 1;
+    enter(ipId);
+    if (deviceId !== null) enter(deviceId);
     let timer: NodeJS.Timeout | undefined;
     const answered = prior.then((p): HistoryStep => ({ facts: historyFacts(p, event), ...(decided && { decided }) }), fail);
     // An event whose read came back too late is still recorded: so are its counts after the decision, once (if) the read does.
-    const late = decided && ((state: AnswerState) => void answered.then((s) => s.facts !== null && decided(state)));
+    const late = decided && ((state: AnswerState) => void answered.then((s) => !s.facts.partial && decided(state)));
     const timeout = new Promise<HistoryStep>((resolve) => {
-      timer = setTimeout(() => resolve(late ? { ...UNAVAILABLE, decided: late } : UNAVAILABLE), options.timeoutMs);
+      timer = setTimeout(() => resolve(late ? { ...partial(), decided: late } : partial()), options.timeoutMs);
     });
     return Promise.race([answered, timeout]).finally(() => {
       clearTimeout(timer);
       // Counted until the store answers, not until the evaluation stops waiting.
       void answered.finally(() => {
         inFlight -= 1;
+        leave(ipId);
+        if (deviceId !== null) leave(deviceId);
       });
     });
   };

@@ -20,6 +20,12 @@ export interface HistoryStore {
    * the changes waiting to be written are full). Never waits for the store.
    */
   countAfter(account: string, counts: readonly VelocityCount[], at: number): void;
+  /**
+   * Records the event without reading (PostgreSQL: into the pending batch, written with the next
+   * flush), for an evaluation the recorder answers from this replica's counts without asking (its IP
+   * address or device past its round trips in flight). Absent where `record` never waits (SQLite).
+   */
+  remember?(event: HistoryEvent): void;
   /** Removes everything kept under these keys, and these keys from every set of the account. */
   erase(account: string, keys: Buffer[]): Promise<ErasedHistory>;
   /** Deletes, in small batches, what is older than HISTORY_DAYS (and counters older than their window). */

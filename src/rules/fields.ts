@@ -89,6 +89,8 @@ function HISTORY_FIELDS() {
   type H = NonNullable<EvaluationContext['history']>;
   /** A distinct count, capped: a lower bound when its path (`ip.accounts_24h`) is in `history.at_least`. */
   const capped = (path: string) => (c: EvaluationContext) => c.history !== null && c.history.at_least.includes(path);
+  /** An event count: a lower bound when the history is partial (this replica's own counts: the store did not answer). */
+  const counted = (c: EvaluationContext) => c.history !== null && c.history.partial === true;
   const h = (type: FieldType, description: string, read: (history: H, c: EvaluationContext) => Scalar | null | undefined, atLeast: Field['atLeast'] = null): Field =>
     field(type, description, (c) => (c.history === null ? null : read(c.history, c)), null, false, atLeast);
   const withDevice = (c: EvaluationContext) => c.device_intelligence?.device_hash !== undefined;
@@ -100,12 +102,12 @@ function HISTORY_FIELDS() {
   const previous = (type: FieldType, key: 'country_code' | 'distance_km' | 'speed_kmh' | 'same_network' | 'anonymous', description: string): Field =>
     userField(type, description, (user) => (user.previous === null ? undefined : user.previous[key]));
   return {
-    'history.ip.events_1h': h('number', 'Evaluations from this IP address (an IPv6 address: its /64) in the last hour, this one included.', (x) => x.ip.events_1h),
-    'history.ip.events_24h': h('number', 'The same in the last 24 hours.', (x) => x.ip.events_24h),
+    'history.ip.events_1h': h('number', 'Evaluations from this IP address (an IPv6 address: its /64) in the last hour, this one included.', (x) => x.ip.events_1h, counted),
+    'history.ip.events_24h': h('number', 'The same in the last 24 hours.', (x) => x.ip.events_24h, counted),
     'history.ip.accounts_24h': h('number', 'Distinct accounts (user ids, else canonical e-mails) from this address in the last 24 hours (at most 100: then at least).', (x) => x.ip.accounts_24h, capped('ip.accounts_24h')),
-    'history.email.events_24h': h('number', 'Evaluations of this canonical e-mail address in the last 24 hours.', (x) => x.email.events_24h),
+    'history.email.events_24h': h('number', 'Evaluations of this canonical e-mail address in the last 24 hours.', (x) => x.email.events_24h, counted),
     'history.email.devices_30d': h('number', 'Distinct devices seen with this e-mail address in the last 30 days.', (x) => x.email.devices_30d, capped('email.devices_30d')),
-    'history.device.events_1h': deviceField('events_1h', 'Evaluations from this device in the last hour; absent without a device hash.'),
+    'history.device.events_1h': deviceField('events_1h', 'Evaluations from this device in the last hour; absent without a device hash.', counted),
     'history.device.accounts_30d': deviceField('accounts_30d', 'Distinct accounts behind this device in the last 30 days; absent without a device hash.', capped('device.accounts_30d')),
     'history.user.new_device': userField('boolean', 'A device this user was never seen with; absent without a user id or a device hash; unknown while the user has no device on record (the first event, or earlier ones sent none).',
       (user, c) => (withDevice(c) ? user.new_device : undefined)),

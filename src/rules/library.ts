@@ -135,7 +135,8 @@ export const LIBRARY: readonly LibraryRule[] = [
     reads: 'device_intelligence.cookie_enabled',
     when: false,
   },
-  // Behaviour (history.*): unknown, so never fired, when the store did not answer.
+  // Behaviour (history.*): unknown, so never fired, when the store did not answer; but a partial
+  // history's event counts are lower bounds, so ip_velocity still fires on what this replica counted.
   {
     id: 'ip_velocity',
     name: 'Many events from this IP address',

@@ -2,6 +2,7 @@ import type { ExpressionBuilder } from 'kysely';
 import { parseEmail } from '../email/address.js';
 import { canonicalAddress } from '../email/canonical.js';
 import type { Hasher } from '../history/identifiers.js';
+import type { LocalCounts } from '../history/local-counts.js';
 import { NO_ERASURE, type ErasedHistory, type HistoryStore } from '../history/store.js';
 import { appendAudit } from './audit.js';
 import type { Engine } from './engine.js';
@@ -38,6 +39,8 @@ export interface ErasureDependencies {
   history: HistoryStore | null;
   hash: Hasher;
   now: () => number;
+  /** This replica's own event counts (src/history/local-counts.ts): the person's e-mail is forgotten there too. */
+  local?: LocalCounts;
 }
 
 export async function erasePerson(deps: ErasureDependencies, account: string, subject: ErasureSubject, by: { actor: string }): Promise<ErasureResult> {
@@ -58,6 +61,8 @@ export async function erasePerson(deps: ErasureDependencies, account: string, su
     return { history, ...log };
   };
   const result = await once();
+  // Other replicas' local counts of the e-mail age out within 24 hours (README "Behaviour history").
+  deps.local?.forget(keys);
   await deps.engine.db.transaction().execute((trx) => appendAudit(trx, deps.now(), {
     // Who and what was removed, never whom: the audit log outlives the erasure.
     actor: by.actor, account_id: account, action: 'person.erase', target: null, before: null,

@@ -373,6 +373,16 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       }
       schedule();
     },
+    // An evaluation answered from the recorder's local counts (its key past its reads in flight):
+    // recorded all the same, without a read of its own to wait for.
+    remember(event: HistoryEvent) {
+      if (collecting.keys.size < maxPendingKeys) {
+        add(event);
+        schedule();
+      } else {
+        refused += 1;
+      }
+    },
     async erase(account, keys) {
       // What is pending goes first, so the erasure takes it too.
       await flush();

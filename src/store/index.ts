@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { SourceStatus } from '../core/ports.js';
 import { keyedHasher, type Hasher } from '../history/identifiers.js';
+import { createLocalCounts, type LocalCounts } from '../history/local-counts.js';
 import type { HistoryStore } from '../history/store.js';
 import { Accounts } from './accounts.js';
 import { AdminTokens } from './admin-tokens.js';
@@ -68,6 +69,8 @@ export interface Store {
   readonly history: HistoryStore | null;
   /** Keys history identifiers with the store's secret (src/history/identifiers.ts). */
   readonly hashIdentifier: Hasher;
+  /** This replica's own event counts, for answers the history store cannot give (src/history/local-counts.ts); erasure forgets a person's there too. */
+  readonly localCounts: LocalCounts;
   readonly health: StoreHealth;
   readonly migration: MigrationReport;
   snapshot(compiled?: ReadonlySet<number>): Promise<ConfigSnapshot>;
@@ -130,6 +133,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   const accounts = new Accounts(engine, ruleSets, now);
   const historyDays = options.historyDays ?? 0;
   const hashIdentifier = keyedHasher(await historySecret(engine.db));
+  const localCounts = createLocalCounts();
   const writers = await engine.openWriters({
     log: options.writeLog && options.retentionDays > 0,
     history: options.writeLog && historyDays > 0 ? { historyDays, now, onWriteError: (error) => health.down(error), stepTimeoutMs: options.historyTimeoutMs ?? 200 } : null,
@@ -178,10 +182,11 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     log,
     history,
     hashIdentifier,
+    localCounts,
     health,
     migration,
     snapshot: (compiled = new Set()) => readSnapshot(engine, compiled),
-    erase: (account, subject, by) => erasePerson({ engine, log, history, hash: hashIdentifier, now }, account, subject, by),
+    erase: (account, subject, by) => erasePerson({ engine, log, history, hash: hashIdentifier, now, local: localCounts }, account, subject, by),
     audit: (query) => listAudit(engine.db, query),
     status: () => ({
       name: 'store',

@@ -108,16 +108,21 @@ async function farm(engine: (typeof ENGINES)[number], gathered: number) {
   const farmAnswers = attack.results.slice(warm);
   const withoutHistory = farmAnswers.filter((a) => a.history === null).length;
   expect(withoutHistory / farmAnswers.length, `${withoutHistory} of ${farmAnswers.length} farm answers without history`).toBeLessThanOrEqual(0.01);
+  // Past 4 reads in flight for the address (PostgreSQL), the farm answers from this replica's own
+  // counts (partial): lower bounds, which still fire ip_velocity. Reported, not bounded: by design.
+  const partial = farmAnswers.filter((a) => a.history?.partial === true).length;
   // From its threshold on, every remembered farm answer counts the address's sign-ups, and the rule fires.
   const counted = farmAnswers.filter((a) => a.history !== null && a.history.ip.events_1h >= IP_VELOCITY_1H);
   expect(counted.length).toBeGreaterThan(farmAnswers.length * 0.9);
   expect(counted.every((a) => a.rules.includes(IP_VELOCITY))).toBe(true);
   expect(Math.max(...farmAnswers.map((a) => a.history?.ip.events_1h ?? 0))).toBeGreaterThanOrEqual(gathered + farmAnswers.length * 0.9);
 
-  const forgotten = people.filter((p) => p.seen.history === null).length;
+  // Ordinary sign-ups keep the store's whole history (not a partial one) beside the farm: the farm
+  // cannot take the pool from them.
+  const forgotten = people.filter((p) => p.seen.history === null || p.seen.history.partial).length;
   expect(forgotten, `${forgotten} of ${people.length} ordinary sign-ups without history`).toBe(0);
   expect(people.every((p) => !p.seen.rules.includes(IP_VELOCITY))).toBe(true);
-  console.info(`account farm (${engine}, ${gathered} events before): ${farmAnswers.length} farm answers measured, ${withoutHistory} without history; ` +
+  console.info(`account farm (${engine}, ${gathered} events before): ${farmAnswers.length} farm answers measured, ${withoutHistory} without history, ${partial} partial (local counts); ` +
     `${people.length} ordinary sign-ups, ${forgotten} without history, p99 ${Math.round(p99(people.map((p) => p.ms)))} ms`);
   // Not stalled by the farm. The issue's p99 target (250 ms) is a speed: reported on the line above,
   // not asserted, since on a 2-core runner that also runs the load, the client and PostgreSQL a

@@ -14,7 +14,7 @@ import { database, freshDatabaseUrl, openTestStore } from '../support/store.js';
 /**
  * SQLite's history memory while the writer thread is stalled (another connection holds the write
  * lock: a backup, a CLI): identifiers waiting to be written cannot be evicted, so past the bound an
- * event is not recorded and the evaluation goes without history, until the writer catches up.
+ * event is not recorded and the evaluation answers from this replica's own counts (partial), until the writer catches up.
  */
 const NOWHERE: Place = { country: null, latitude: null, longitude: null, radiusKm: null, asn: null, anonymous: false };
 const MAX_ENTRIES = 8;
@@ -29,7 +29,7 @@ afterEach(async () => {
 });
 
 describe('SQLite history with its writer stalled', () => {
-  it('stops recording past its bound instead of growing, answers without history, and records again once written', async () => {
+  it('stops recording past its bound instead of growing, answers from local counts, and records again once written', async () => {
     const url = await freshDatabaseUrl('sqlite');
     await (await openTestStore({ url })).close(); // migrated
     const db = database(url) as ReturnType<typeof database> & { engine: 'sqlite'; path: string };
@@ -61,12 +61,23 @@ describe('SQLite history with its writer stalled', () => {
     expect(store.record(event(99))).toBeNull();
     expect(store.stats().cached).toBe(MAX_ENTRIES + 2);
 
-    // Through the evaluation's step: unknown, and the store is not reported down for it.
+    // Through the evaluation's step: this replica's own counts, partial (lower bounds, what only the
+    // store knows null), and the store is not reported down for it.
     const errors: Error[] = [];
     const step = createHistoryRecorder({ store, hash, available: () => true, timeoutMs: 1_000, onError: (e) => errors.push(e) });
     const request = { parsedEmail: parseEmail('someone@example.com'), parsedIp: parseIp('198.51.100.1') };
     const ip = { country_code: null, latitude: null, longitude: null, accuracy_radius_km: null, asn: null, is_vpn: false, is_proxy: false, is_tor: false, is_datacenter: false };
-    expect(step('acme', request as never, ip as never, now)).toEqual({ facts: null, unavailable: true });
+    step('acme', request as never, ip as never, now);
+    expect(step('acme', request as never, ip as never, now)).toEqual({
+      facts: {
+        ip: { events_1h: 2, events_24h: 2, accounts_24h: null },
+        email: { events_24h: 2, devices_30d: null, first_seen: null },
+        device: null,
+        user: null,
+        at_least: ['ip.events_1h', 'ip.events_24h', 'email.events_24h'],
+        partial: true,
+      },
+    });
     expect(errors).toEqual([]);
 
     locker.prepare('rollback').run();

@@ -10,6 +10,7 @@ const history = (over: Partial<HistoryFacts> = {}): HistoryFacts => ({
   device: null,
   user: null,
   at_least: [],
+  partial: false,
   ...over,
 });
 const fired = (file: object, context: ReturnType<typeof contextOf>) => evaluateRuleSet(context, ruleSetOf(file)).details.map((d) => d.rule_name);
@@ -75,5 +76,39 @@ describe('a distinct count past its cap (history.at_least) is a lower bound', ()
   it('is compared as an exact count when not capped', () => {
     expect(verdict({ field: 'history.ip.accounts_24h', lt: 150 }, false)).toBe('fires');
     expect(verdict({ field: 'history.ip.accounts_24h', equals: 100 }, false)).toBe('fires');
+  });
+});
+
+describe('a partial history (this replica\'s own counts: the store did not answer) has lower bounds only', () => {
+  const partial = history({
+    ip: { events_1h: 30, events_24h: 40, accounts_24h: null },
+    email: { events_24h: 2, devices_30d: null, first_seen: null },
+    device: { events_1h: 30, accounts_30d: null, first_seen: null },
+    at_least: ['ip.events_1h', 'ip.events_24h', 'email.events_24h', 'device.events_1h'],
+    partial: true,
+  });
+  const verdict = (when: object) => {
+    const context = contextOf({ history: partial, body: { device_intelligence: { device_hash: 'e'.repeat(64) } } });
+    const outcome = evaluateRuleSet(context, ruleSetOf({ rules: [{ id: 'r', name: 'R', score: 10, when }] }));
+    return outcome.unavailable.includes('rule:r') ? 'unknown' : outcome.details.length === 1 ? 'fires' : 'silent';
+  };
+
+  it.each([
+    ['an event count whose bound meets gte fires', { field: 'history.ip.events_1h', gte: 5 }, 'fires'],
+    ['gt met by the bound alone fires (a device\'s too)', { field: 'history.device.events_1h', gt: 29 }, 'fires'],
+    ['gte above the bound is unknown: other replicas may have counted the rest', { field: 'history.ip.events_24h', gte: 100 }, 'unknown'],
+    ['lt is unknown, never true on a guess', { field: 'history.email.events_24h', lt: 3 }, 'unknown'],
+    ['lte and equals are unknown', { any: [{ field: 'history.ip.events_1h', lte: 30 }, { field: 'history.ip.events_1h', equals: 30 }] }, 'unknown'],
+    ['a distinct count (null: the store\'s) is unknown', { field: 'history.ip.accounts_24h', gte: 1 }, 'unknown'],
+    ['the device\'s accounts too', { field: 'history.device.accounts_30d', lt: 100 }, 'unknown'],
+  ])('%s', (_name, when, expected) => {
+    expect(verdict(when)).toBe(expected);
+  });
+
+  it('the library\'s ip_velocity fires from its threshold; the device\'s and user\'s rules stay unknown', () => {
+    const file = { rules: [{ library: 'ip_velocity' }, { library: 'device_multi_account' }, { library: 'user_new_device' }] };
+    const outcome = evaluateRuleSet(contextOf({ history: partial, body: { user: { user_id: 'u' }, device_intelligence: { device_hash: 'e'.repeat(64) } } }), ruleSetOf(file));
+    expect(outcome.details.map((d) => d.rule_name)).toEqual(['Many events from this IP address']);
+    expect(outcome.unavailable).toEqual(['rule:device_multi_account', 'rule:user_new_device']);
   });
 });

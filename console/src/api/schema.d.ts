@@ -1909,33 +1909,22 @@ export interface components {
                     events_1h: number;
                     /** @description In the last 24 hours (24 one-hour buckets). */
                     events_24h: number;
-                    /** @description Distinct accounts (user ids, else canonical e-mail addresses) from this address in the last 24 hours. */
-                    accounts_24h: number;
+                    accounts_24h: number | null;
                 };
                 email: {
                     /** @description Evaluations of this canonical e-mail address in the last 24 hours. */
                     events_24h: number;
-                    /** @description Distinct devices seen with it in the last 30 days. */
-                    devices_30d: number;
-                    /**
-                     * Format: date-time
-                     * @description Its first evaluation within HISTORY_DAYS.
-                     */
-                    first_seen: string;
+                    devices_30d: number | null;
+                    first_seen: string | null;
                 };
                 /** @description `null` when `device_intelligence.device_hash` was not sent. */
                 device: {
                     /** @description Evaluations from this device in the last hour. */
                     events_1h: number;
-                    /** @description Distinct accounts behind this device in the last 30 days. */
-                    accounts_30d: number;
-                    /**
-                     * Format: date-time
-                     * @description Its first evaluation within HISTORY_DAYS.
-                     */
-                    first_seen: string;
+                    accounts_30d: number | null;
+                    first_seen: string | null;
                 } | null;
-                /** @description `null` when `user.user_id` was not sent. */
+                /** @description `null` when `user.user_id` was not sent, or when `partial` (the user's facts are then unknown). */
                 user: {
                     /**
                      * Format: date-time
@@ -1970,7 +1959,7 @@ export interface components {
                     } | null;
                 } | null;
                 /**
-                 * @description The velocity counters the event type's rule file defines (docs/rules.md "Velocity counters"), by name, this event counted when the counter counts its event type; `null` when the request does not carry the counter's key. Absent when the file defines none.
+                 * @description The velocity counters the event type's rule file defines (docs/rules.md "Velocity counters"), by name, this event counted when the counter counts its event type; `null` when the request does not carry the counter's key, and every one `null` (unknown) when `partial`. Absent when the file defines none.
                  * @example {
                  *       "signups_per_domain_1h": 3
                  *     }
@@ -1978,8 +1967,10 @@ export interface components {
                 velocity?: {
                     [key: string]: number | null;
                 };
-                /** @description Counts that reached the cap of a distinct set (100): their value is a lower bound, e.g. `["ip.accounts_24h"]`. Rules read them so: `gte`/`gt` the bound already meets is true, any other comparison unknown. */
+                /** @description Counts that reached the cap of a distinct set (100): their value is a lower bound, e.g. `["ip.accounts_24h"]`. When `partial`, every event count is named here too. Rules read them so: `gte`/`gt` the bound already meets is true, any other comparison unknown. */
                 at_least: string[];
+                /** @description `true` when the store could not answer (`store` is then in `unavailable`: too slow, down, refusing, or this key past its statements in flight) and the event counts are this replica's own (README "Behaviour history"): lower bounds, each named in `at_least`; what only the store knows (distinct counts, first seen, the user's facts, velocity counters) is `null`. */
+                partial: boolean;
             } | null;
             /** @description The account's lists, as they stood in memory (refreshed within RELOAD_INTERVAL_MS of a change). Expired entries never match. */
             lists: {
