@@ -18,11 +18,13 @@ import { countsAfter, velocityStep, type AnswerState, type VelocityPlan, type Ve
  * never what fails or delays an answer: a store that is down is not asked; one that does not answer
  * within `timeoutMs`, or throws, or refuses the event, leaves the answer with a partial history
  * (local-counts.ts: this replica's own event counts, lower bounds; `partial: true`) and `store`
- * unavailable; at most `maxInFlight` round trips wait at once, and at most `maxKeyInFlight` for one
- * IP address or one device (past either, the answer is partial without asking, and the event goes
- * to the store's write-back without its read: `remember`). The event of a timed-out step is still
- * remembered (PostgreSQL records it in the replica's pending batch when its read comes back,
- * however late), though its answer said not.
+ * unavailable; at most `maxInFlight` round trips wait at once (past it, the answer is partial without
+ * asking, and the event goes to the store's write-back without its read: `remember`), and at most
+ * `maxKeyInFlight` for one IP address or one device: the key's next evaluations wait for one of its
+ * round trips to end (in the recorder, not in the pool's queue, at most MAX_KEY_WAITING of them), and
+ * one still waiting when `timeoutMs` has passed answers partial and is remembered. The event of a
+ * timed-out step is still remembered (PostgreSQL records it in the replica's pending batch when its
+ * read comes back, however late), though its answer said not.
  */
 export interface HistoryRecorderOptions {
   store: HistoryStore;
@@ -52,11 +54,19 @@ export interface HistoryStep {
 export const MAX_HISTORY_IN_FLIGHT = 64;
 /**
  * Round trips in flight for one IP address or one device (README "Behaviour history"): an account
- * farm from one address then holds at most this many of the pool's 10 connections, and its
- * evaluations past it answer from this replica's counts at once instead of queueing in front of
- * everyone else's. A constant like MAX_HISTORY_IN_FLIGHT: both are about the pool, not the traffic.
+ * farm from one address then holds at most this many of the pool's 10 connections; its evaluations
+ * past it wait their turn behind its own, not in front of everyone else's. A constant like
+ * MAX_HISTORY_IN_FLIGHT: both are about the pool, not the traffic.
  */
 export const MAX_KEY_IN_FLIGHT = 4;
+/** Evaluations waiting for one key's round trips, at most; past it the answer is partial at once. */
+export const MAX_KEY_WAITING = 256;
+
+/** One key's round trips in flight, and the evaluations waiting for one of them (FIFO). */
+interface KeySlots {
+  n: number;
+  waiting: Array<() => void>;
+}
 
 /** `velocity`: the counters the event type's rule files read and count (velocity.ts); none when null or absent. */
 export type HistoryRecorder = (account: string, request: EvaluationRequest, ip: IpFacts, at: number, velocity?: VelocityPlan | null) => HistoryStep | Promise<HistoryStep>;
@@ -66,13 +76,39 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
   const maxKeyInFlight = options.maxKeyInFlight ?? MAX_KEY_IN_FLIGHT;
   const local = options.local ?? createLocalCounts();
   let inFlight = 0;
-  /** Round trips in flight per IP address and device (at most maxInFlight × 2 entries). */
-  const keyInFlight = new Map<string, number>();
-  const enter = (id: string) => keyInFlight.set(id, (keyInFlight.get(id) ?? 0) + 1);
-  const leave = (id: string) => {
-    const n = keyInFlight.get(id)! - 1;
-    if (n === 0) keyInFlight.delete(id);
-    else keyInFlight.set(id, n);
+  /** Round trips in flight per IP address and device, with their waiting evaluations (an entry only while one is). */
+  const keys = new Map<string, KeySlots>();
+  /** Takes one of the key's round trips when it has one free. */
+  const take = (id: string): boolean => {
+    const slots = keys.get(id);
+    if (slots === undefined) keys.set(id, { n: 1, waiting: [] });
+    else if (slots.n < maxKeyInFlight) slots.n += 1;
+    else return false;
+    return true;
+  };
+  /** Gives one back: to the key's first waiting evaluation, if one is. */
+  const give = (id: string) => {
+    const slots = keys.get(id)!;
+    const next = slots.waiting.shift();
+    if (next !== undefined) return next();
+    slots.n -= 1;
+    if (slots.n === 0) keys.delete(id);
+  };
+  /** Takes the key's round trip now, or once one is given back (false: none before `expired` resolves, or too many wait). */
+  const takeOrWait = (id: string, expired: Promise<void>): boolean | Promise<boolean> => {
+    if (take(id)) return true;
+    const slots = keys.get(id)!;
+    if (slots.waiting.length >= MAX_KEY_WAITING) return false;
+    return new Promise<boolean>((resolve) => {
+      const turn = () => resolve(true);
+      slots.waiting.push(turn);
+      void expired.then(() => {
+        const i = slots.waiting.indexOf(turn);
+        if (i === -1) return; // its turn came first: it holds the round trip
+        slots.waiting.splice(i, 1);
+        resolve(false);
+      });
+    });
   };
 
   /** The post-decision counts of the step's state-filtered counters; none when it has none. */
@@ -129,46 +165,90 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
     if (!options.available()) return partial();
     const ipId = ipKey.toString('latin1');
     const deviceId = device === null ? null : device.toString('latin1');
-    if (inFlight >= maxInFlight || (keyInFlight.get(ipId) ?? 0) >= maxKeyInFlight || (deviceId !== null && (keyInFlight.get(deviceId) ?? 0) >= maxKeyInFlight)) {
+    // Recorded all the same, without a read (PostgreSQL: into the pending batch); so are its counts after the decision.
+    const remembered = (): HistoryStep => {
       try {
         options.store.remember?.(event);
       } catch (error) {
         return fail(error);
       }
-      // Recorded all the same (PostgreSQL): so are its counts after the decision.
       const decided = options.store.remember === undefined ? undefined : afterDecision(account, step, at);
       return decided === undefined ? partial() : { ...partial(), decided };
-    }
-    let prior;
-    try {
-      prior = options.store.record(event);
-    } catch (error) {
-      return fail(error);
-    }
-    // Not recorded (the store's write-back is behind): this replica's counts, though the store works.
-    if (prior === null) return partial();
-    const decided = afterDecision(account, step, at);
-    if (!(prior instanceof Promise)) return decided === undefined ? { facts: historyFacts(prior, event) } : { facts: historyFacts(prior, event), decided };
+    };
+    if (inFlight >= maxInFlight) return remembered();
 
-    inFlight += 1;
-    enter(ipId);
-    if (deviceId !== null) enter(deviceId);
-    let timer: NodeJS.Timeout | undefined;
-    const answered = prior.then((p): HistoryStep => ({ facts: historyFacts(p, event), ...(decided && { decided }) }), fail);
-    // An event whose read came back too late is still recorded: so are its counts after the decision, once (if) the read does.
-    const late = decided && ((state: AnswerState) => void answered.then((s) => !s.facts.partial && decided(state)));
-    const timeout = new Promise<HistoryStep>((resolve) => {
-      timer = setTimeout(() => resolve(late ? { ...partial(), decided: late } : partial()), options.timeoutMs);
-    });
-    return Promise.race([answered, timeout]).finally(() => {
-      clearTimeout(timer);
-      // Counted until the store answers, not until the evaluation stops waiting.
-      void answered.finally(() => {
-        inFlight -= 1;
-        leave(ipId);
-        if (deviceId !== null) leave(deviceId);
+    /** The read and record, the key's round trips taken; `expired` resolves when the step's time is up. */
+    const ask = (expired: Promise<void>, stop: () => void): HistoryStep | Promise<HistoryStep> => {
+      const release = () => {
+        give(ipId);
+        if (deviceId !== null) give(deviceId);
+      };
+      let prior;
+      try {
+        prior = options.store.record(event);
+      } catch (error) {
+        release();
+        stop();
+        return fail(error);
+      }
+      if (!(prior instanceof Promise)) {
+        release();
+        stop();
+        // Not recorded (the store's write-back is behind): this replica's counts, though the store works.
+        if (prior === null) return partial();
+        const decided = afterDecision(account, step, at);
+        return decided === undefined ? { facts: historyFacts(prior, event) } : { facts: historyFacts(prior, event), decided };
+      }
+      const decided = afterDecision(account, step, at);
+      inFlight += 1;
+      const answered = prior.then((p): HistoryStep => ({ facts: historyFacts(p, event), ...(decided && { decided }) }), fail);
+      // An event whose read came back too late is still recorded: so are its counts after the decision, once (if) the read does.
+      const late = decided && ((state: AnswerState) => void answered.then((s) => !s.facts.partial && decided(state)));
+      const timeout = expired.then((): HistoryStep => (late ? { ...partial(), decided: late } : partial()));
+      return Promise.race([answered, timeout]).finally(() => {
+        stop();
+        // Counted until the store answers, not until the evaluation stops waiting.
+        void answered.finally(() => {
+          inFlight -= 1;
+          release();
+        });
       });
-    });
+    };
+
+    // The step's time, from here: waiting for the key's turn and the read share it.
+    let timer: NodeJS.Timeout | undefined;
+    let expire!: () => void;
+    const expired = new Promise<void>((resolve) => (expire = resolve));
+    const stop = () => clearTimeout(timer);
+    const start = () => (timer = setTimeout(expire, options.timeoutMs));
+
+    if (take(ipId)) {
+      if (deviceId === null || take(deviceId)) {
+        start();
+        return ask(expired, stop);
+      }
+      give(ipId);
+    }
+    // The address or the device has its round trips in flight: wait behind them, not in front of everyone else.
+    start();
+    return (async (): Promise<HistoryStep> => {
+      if (!(await takeOrWait(ipId, expired))) {
+        stop();
+        return remembered();
+      }
+      if (deviceId !== null && !(await takeOrWait(deviceId, expired))) {
+        give(ipId);
+        stop();
+        return remembered();
+      }
+      if (inFlight >= maxInFlight) {
+        give(ipId);
+        if (deviceId !== null) give(deviceId);
+        stop();
+        return remembered();
+      }
+      return ask(expired, stop);
+    })();
   };
 }
 
