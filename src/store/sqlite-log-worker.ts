@@ -3,7 +3,7 @@ import Sqlite from 'better-sqlite3';
 import { ERASE_STATEMENTS, PRUNE_STATEMENTS } from './history-sql.js';
 import { hourlyCounts, hourOf, LOG_COLUMNS, logColumns, timeOfId } from './log-record.js';
 import { type LogRecord } from '../core/log-record.js';
-import { evaluationEvent, SQLITE_QUEUE_EVENT } from './webhook-events.js';
+import { evaluationEvent, SQLITE_QUEUE_EVENT, subscriptions } from './webhook-events.js';
 
 /**
  * The SQLite writer thread: its own connection, statements prepared once, one transaction per
@@ -50,14 +50,19 @@ const addRuleHour = sqlite.prepare(`insert into rule_hours (account_id, event_ty
   on conflict (account_id, event_type, hour, rule_id) do update set fired = fired + excluded.fired, unknown = unknown + excluded.unknown`);
 // And its webhook events (review.opened, evaluation.declined) are queued in it too (src/store/webhook-events.ts).
 const queueEvent = sqlite.prepare(SQLITE_QUEUE_EVENT);
+// Read once per batch, in its transaction: an event is built and queued only when some endpoint
+// takes it (bench: building and joining it cost ~20 CPU µs per evaluation with no endpoint at all).
+const subscribers = sqlite.prepare('select account_id, events from webhook_endpoints where enabled = 1');
 const insertAll = sqlite.transaction((records: LogRecord[]) => {
+  const subscribed = subscriptions(subscribers.all() as Array<{ account_id: string; events: string }>);
   for (const record of records) {
     const columns = logColumns(record);
     insert.run(columns);
     for (const rule of record.fired) insertRule.run(record.account_id, rule, record.id);
     if (record.state === 'review') insertReview.run(record.account_id, record.id, record.event_type, record.user_id, columns[4], columns[2]);
+    if (subscribed.size === 0 || !subscribed.has(record.account_id)) continue;
     const event = evaluationEvent(record, columns[2] as number);
-    if (event !== null) queueEvent.run(event.type, event.payload, columns[2], columns[2], record.account_id, event.type);
+    if (event !== null && subscribed.get(record.account_id)!.has(event.type)) queueEvent.run(event.type, event.payload, columns[2], columns[2], record.account_id, event.type);
   }
   const hours = hourlyCounts(records);
   for (const row of hours.evaluations) addHour.run(row);

@@ -17,6 +17,17 @@ export function evaluationEvent(record: LogRecord, at: number): { type: WebhookE
   return { type, payload: JSON.stringify({ type, timestamp, data }) };
 }
 
+/** The events each account's endpoints that are on take (`events` is comma-separated), by account. */
+export function subscriptions(rows: ReadonlyArray<{ account_id: string; events: string }>): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const row of rows) {
+    let events = out.get(row.account_id);
+    if (events === undefined) out.set(row.account_id, (events = new Set()));
+    for (const event of row.events.split(',')) events.add(event);
+  }
+  return out;
+}
+
 /** The SQLite statement (a join: one delivery per endpoint that is on and takes the event). */
 export const SQLITE_QUEUE_EVENT = `insert into webhook_deliveries (id, account_id, endpoint_id, type, payload, status, attempts, next_attempt_at, created_at)
   select 'msg_' || lower(hex(randomblob(16))), account_id, id, ?, ?, 'pending', 0, ?, ? from webhook_endpoints

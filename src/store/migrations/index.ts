@@ -13,6 +13,7 @@ import { velocityCounters } from './0012-velocity.js';
 import { ruleHits } from './0013-rule-hits.js';
 import { webhookAttempts } from './0014-webhook-attempts.js';
 import { twoFactorPerUser } from './0015-two-factor-per-user.js';
+import { slimmerWrites } from './0016-slimmer-writes.js';
 import type { Migration } from './types.js';
 
 /**
@@ -20,7 +21,8 @@ import type { Migration } from './types.js';
  * never reused or renumbered once released.
  */
 export const MIGRATIONS: readonly Migration[] = [configTables, evaluationLog, behaviourHistory, listsAndLabels, consoleUsers, firedRules, labelsByLabel, backtests, shadowRuleSets, secondFactor, reviewItems,
-  velocityCounters, ruleHits, webhookAttempts, twoFactorPerUser];
+  velocityCounters, ruleHits, webhookAttempts, twoFactorPerUser,
+  slimmerWrites];
 
 /** The version a fully migrated store is at. */
 export const LATEST_VERSION = MIGRATIONS.at(-1)!.version;

@@ -1,0 +1,131 @@
+/**
+ * `npx tsx bench/writer.ts`: CPU time the SQLite writer thread spends per evaluation of the
+ * new-person mix (issue 24), in one process on a fresh store: the evaluation log's rows (log row,
+ * fired rule, review item, webhook events, hourly roll-ups) and, apart, the history write-back of a
+ * person never seen (three new identifiers, their counters and set members, the shared IP's set
+ * trimmed). Measured as the CPU of every thread but the main one (/proc), so it holds on a busy
+ * machine far better than req/s. The real writer thread (src/store/sqlite-log-worker.ts) and the
+ * real migrations; `--schema 15` stops before migration 16, for a before/after of the schema.
+ *
+ *   npx tsx bench/writer.ts                       # 20,000 rows after 20,000 to warm, batches of 500
+ *   npx tsx bench/writer.ts --schema 15 --endpoint  # version 15's schema; an endpoint takes review.opened
+ */
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { openSqlite } from '../src/store/sqlite.js';
+import { migrate } from '../src/store/migrate.js';
+import { MIGRATIONS } from '../src/store/migrations/index.js';
+import { openSqliteWriterThread } from '../src/store/sqlite-log-writer.js';
+import { parseDatabaseUrl, type DatabaseUrl } from '../src/config/store-url.js';
+import type { LogRecord } from '../src/core/log-record.js';
+import type { HistoryWrite } from '../src/store/sqlite-log-worker.js';
+
+const { values: options } = parseArgs({
+  options: {
+    rows: { type: 'string', default: '20000' },
+    warm: { type: 'string', default: '20000' },
+    schema: { type: 'string', default: String(MIGRATIONS.at(-1)!.version) },
+    endpoint: { type: 'boolean', default: false },
+    repeat: { type: 'string', default: '3' },
+  },
+});
+const BATCH = 500;
+const ROWS = Number(options.rows);
+
+/** CPU seconds of every thread of this process but the main one (the writer, and V8's helpers). */
+function otherThreadsCpu(): number {
+  let total = 0;
+  for (const tid of readdirSync('/proc/self/task')) {
+    if (Number(tid) === process.pid) continue;
+    try {
+      const fields = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      // the thread ended
+    }
+  }
+  return total;
+}
+
+let ms = Date.now() - 3_600_000;
+let seq = 0;
+/** UUIDv7-shaped, in time order, as the request path makes them. */
+function nextId(): string {
+  ms += 1;
+  const t = ms.toString(16).padStart(12, '0');
+  const r = (seq++).toString(16).padStart(15, '0');
+  return `${t.slice(0, 8)}-${t.slice(8)}-7${r.slice(0, 3)}-a${r.slice(3, 6)}-${r.slice(3, 15)}`;
+}
+
+/** A new person's evaluation as the service logs it (answered review: the one IP's velocity fired). */
+function logRecord(i: number): LogRecord {
+  const id = nextId();
+  const email = `user${i}@mail-bench.example`;
+  const at = new Date(ms).toISOString();
+  return {
+    id, account_id: 'default', event_type: 'account_register', email, email_domain: 'mail-bench.example', ip: '81.2.69.160', user_id: `u-${i}`,
+    device_hash: (i + 1).toString(16).padStart(64, '0'), state: 'review', fraud_score: 25, rule_set_version: 1, fired: ['ip_velocity'], unknown: [],
+    request: JSON.stringify({ ip: '81.2.69.160', email, event_type: 'account_register', user: { user_id: `u-${i}`, first_name: 'Jane', last_name: 'Doe' }, device_intelligence: { device_hash: (i + 1).toString(16).padStart(64, '0') } }),
+    response: `{"id":"${id}","event_type":"account_register","score":{"details":[{"rule_id":"ip_velocity","rule_name":"Many events from this IP address","rule_type":"static","score":25}],"fraud_score":25,"state":"review"},"dry_run":[],"signals":["ip_velocity"],"email":{"address":"${email}","normalized":"${email}","domain":"mail-bench.example","canonical":"${email}","deliverable":true,"deliverability":"deliverable","mx_records":[{"exchange":"mx1.mail-bench.example","priority":10}],"disposable":false,"free_provider":false,"role_account":false,"relay":false,"suggested_domain":null},"ip":{"address":"81.2.69.160","version":4,"embedded_ipv4":null,"transition":null,"country_code":"GB","country":"United Kingdom","region":null,"city":null,"postal_code":null,"latitude":null,"longitude":null,"accuracy_radius_km":null,"time_zone":null,"asn":20712,"as_organization":"Andrews & Arnold Ltd","is_tor":false,"is_proxy":false,"is_datacenter":false,"is_vpn":null,"is_bogon":false},"history":{"ip":{"events_1h":52071,"events_24h":52071,"accounts_24h":100},"email":{"events_24h":1,"devices_30d":1,"first_seen":"${at}"},"device":{"events_1h":1,"accounts_30d":1,"first_seen":"${at}"},"user":{"first_seen":"${at}","new_device":null,"new_country":null,"devices_30d":1,"countries_24h":1,"previous":null},"at_least":["ip.accounts_24h"]},"lists":{"block":[],"allow":[]},"unavailable":["ip.vpn"],"evaluated_at":"${at}","took_ms":0.151}`,
+    shadow: null,
+  };
+}
+
+const key = (s: string) => createHash('sha256').update(s).digest().subarray(0, 16);
+const IP = key('ip');
+/** A batch of new people's history write-back, as the SQLite history hands it to the writer. */
+function historyWrite(from: number): HistoryWrite {
+  const write: HistoryWrite = { keys: [], counts: [], members: [], evicted: [], velocity: [] };
+  const minute = Math.floor(ms / 60_000);
+  const hour = Math.floor(ms / 3_600_000);
+  for (let i = from; i < from + BATCH; i++) {
+    const email = key(`e${i}`), user = key(`u${i}`), device = key(`d${i}`), at = ms + i;
+    write.keys.push(['default', email, at, at, null, null, null, null, null, null], ['default', user, at, at, 'GB', null, null, null, 20712, 0], ['default', device, at, at, null, null, null, null, null, null]);
+    write.counts.push(['default', email, 2, hour, 1], ['default', device, 1, minute, 1]);
+    write.members.push(['default', IP, 'a', user, at], ['default', device, 'a', user, at], ['default', email, 'd', device, at], ['default', user, 'd', device, at], ['default', user, 'c', Buffer.from('GB'), at]);
+    // The IP's set of accounts keeps its newest 101: one member out for each one in.
+    if (i >= 101) write.evicted.push(['default', IP, 'a', key(`u${i - 101}`)]);
+  }
+  write.keys.push(['default', IP, ms - 3_600_000, ms, 'GB', null, null, null, 20712, 0]);
+  write.counts.push(['default', IP, 1, minute, from + BATCH], ['default', IP, 2, hour, from + BATCH]);
+  return write;
+}
+
+function database(url: string): DatabaseUrl {
+  const parsed = parseDatabaseUrl(url);
+  if ('error' in parsed) throw new Error(parsed.error);
+  return parsed;
+}
+
+for (let run = 1; run <= Number(options.repeat); run++) {
+  const db = database(`sqlite:${join(mkdtempSync(join(tmpdir(), 'risk-writer-')), 'risk.sqlite')}`) as DatabaseUrl & { engine: 'sqlite' };
+  const engine = openSqlite(db);
+  await migrate(engine, MIGRATIONS.filter((m) => m.version <= Number(options.schema)));
+  await engine.db.insertInto('accounts').values({ id: 'default', name: 'Default', status: 'active', env_keys: 0, created_at: 1 }).execute();
+  if (options.endpoint) {
+    await engine.db.insertInto('webhook_endpoints').values({ id: 'we_bench', account_id: 'default', url: 'http://127.0.0.1:9/', events: 'review.opened', secret: 'x', previous_secret: null, previous_until: null, created_by: 'bench', created_at: 1, enabled: 1 }).execute();
+  }
+  await engine.close();
+  const thread = await openSqliteWriterThread(db, 1);
+  let person = 0;
+  const measure = async (what: 'write' | 'history', rows: number) => {
+    const batches = [];
+    for (let b = 0; b < rows; b += BATCH) {
+      if (what === 'write') batches.push(Array.from({ length: BATCH }, () => logRecord(person++)));
+      else batches.push(historyWrite((person += BATCH) - BATCH));
+    }
+    const before = otherThreadsCpu();
+    for (const batch of batches) await thread.send(what === 'write' ? { type: 'write', records: batch as LogRecord[] } : { type: 'history', write: batch as HistoryWrite });
+    return ((otherThreadsCpu() - before) * 1e6) / rows;
+  };
+  await measure('write', Number(options.warm));
+  const log = await measure('write', ROWS);
+  person = 0;
+  await measure('history', Number(options.warm));
+  const history = await measure('history', ROWS);
+  await thread.release();
+  console.log(`run ${run} (schema ${options.schema}${options.endpoint ? ', an endpoint takes review.opened' : ''}): log ${log.toFixed(1)} CPU µs per evaluation; history write-back ${history.toFixed(1)} CPU µs per new person`);
+}
