@@ -279,6 +279,7 @@ describe('DATA_DIR lists', () => {
       'email.disposable.additions',
       'email.disposable.allowlist',
       'email.disposable.mx_hosts.additions',
+      'email.disposable.agreed.fetched',
       'email.disposable.mx_hosts',
       'email.relay',
       'email.free_provider',
