@@ -99,7 +99,6 @@ export function createLocalCounts(maxKeys = LOCAL_COUNT_KEYS): LocalCounts {
     const id = key.toString('latin1');
     let slot = slots.get(id);
     if (slot === undefined) {
-      if (slots.size >= maxKeys) evict();
       slot = newSlot();
       slots.set(id, slot);
     } else {
@@ -136,6 +135,9 @@ export function createLocalCounts(maxKeys = LOCAL_COUNT_KEYS): LocalCounts {
 
   return {
     count(event) {
+      // Room for the event's three identifiers made first: an eviction pass between them could
+      // take the one this event has just counted.
+      if (slots.size + 3 > maxKeys) evict();
       const ip = countKey(event.ip, event.minute, event.hour, true, true);
       const email = countKey(event.email, event.minute, event.hour, false, true);
       const device = event.device === null ? null : countKey(event.device, event.minute, event.hour, true, false);

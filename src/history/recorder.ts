@@ -167,12 +167,14 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
     const deviceId = device === null ? null : device.toString('latin1');
     // Recorded all the same, without a read (PostgreSQL: into the pending batch); so are its counts after the decision.
     const remembered = (): HistoryStep => {
+      let kept;
       try {
-        options.store.remember?.(event);
+        kept = options.store.remember?.(event) ?? false;
       } catch (error) {
         return fail(error);
       }
-      const decided = options.store.remember === undefined ? undefined : afterDecision(account, step, at);
+      // Not recorded (the changes waiting to be written are full): nor are its counts after the decision.
+      const decided = kept ? afterDecision(account, step, at) : undefined;
       return decided === undefined ? partial() : { ...partial(), decided };
     };
     if (inFlight >= maxInFlight) return remembered();
@@ -201,7 +203,8 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
       }
       const decided = afterDecision(account, step, at);
       inFlight += 1;
-      const answered = prior.then((p): HistoryStep => ({ facts: historyFacts(p, event), ...(decided && { decided }) }), fail);
+      // A throw while the facts are computed is the step's failure too, not an unhandled rejection.
+      const answered = prior.then((p): HistoryStep => ({ facts: historyFacts(p, event), ...(decided && { decided }) })).catch(fail);
       // An event whose read came back too late is still recorded: so are its counts after the decision, once (if) the read does.
       const late = decided && ((state: AnswerState) => void answered.then((s) => !s.facts.partial && decided(state)));
       const timeout = expired.then((): HistoryStep => (late ? { ...partial(), decided: late } : partial()));

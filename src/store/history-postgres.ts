@@ -379,9 +379,10 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       if (collecting.keys.size < maxPendingKeys) {
         add(event);
         schedule();
-      } else {
-        refused += 1;
+        return true;
       }
+      refused += 1;
+      return false;
     },
     async erase(account, keys) {
       // What is pending goes first, so the erasure takes it too.

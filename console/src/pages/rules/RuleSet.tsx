@@ -151,8 +151,11 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
   const [sent, setSent] = useState<DraftEdits>(NO_EDITS);
   // Saved as this text: the edits stay on screen until the page shows it (no flash of the old values).
   const [savedAs, setSavedAs] = useState<string | null>(null);
+  // The text the save was made on: a page still showing it has not reloaded yet.
+  const [savedFrom, setSavedFrom] = useState<string | null>(null);
   useEffect(() => {
-    if (savedAs === null || base?.yaml_sha256 !== savedAs) return;
+    // Shows the saved text, or a newer one (someone saved over it meanwhile: what is stored now).
+    if (savedAs === null || base === undefined || base === null || base.yaml_sha256 === savedFrom) return;
     setEdits(NO_EDITS);
     setSent(NO_EDITS);
     setSavedAs(null);
@@ -163,6 +166,7 @@ function Draft({ eventType, set, admin, reload, onPublished }: { eventType: stri
     const body = base ? saveBody(base, edits, library.data?.rules) : null;
     if (!body) return;
     setSent(edits);
+    setSavedFrom(base!.yaml_sha256);
     if (body.refused.length > 0) throw new ApiProblem(400, 'invalid_request', 'Not saved', 'Fix the marked values first', body.refused);
     try {
       const saved = await ok(api.PATCH('/admin/v1/accounts/{account}/rule-sets/{event_type}/draft', { params: { path }, body: body.patch }));
