@@ -14,6 +14,7 @@ import { parseNetwork, type IpKey, type IpRange } from '../ip/numeric.js';
 import { azureJsonLink, readRanges } from './cloud-ranges.js';
 import type { Download } from './fetch.js';
 import type { CloudSource, MaxMindSource, UpdateSettings } from './settings.js';
+import { redactUrls } from './redact.js';
 import { mergeStatus, readStatusFile, writeStatusFile } from './status.js';
 import { extractFromTarGz } from './tar.js';
 import { replaceAtomically } from './write.js';
@@ -27,7 +28,7 @@ export interface SourceResult {
   file: string;
   outcome: Outcome;
   detail: string;
-  /** Where it was fetched from (no credentials), for the status the service shows. */
+  /** Where it was fetched from, for the status the service shows: no userinfo, no query (redact.ts). */
   url?: string;
   /** Entries in the copy that passed validation. */
   entries?: number;
@@ -56,7 +57,7 @@ export interface UpdateContext {
 /** Fetches every configured source, validates each, and renames what passed into `DATA_DIR`. */
 export async function runDataUpdate(settings: UpdateSettings, context: UpdateContext): Promise<UpdateReport> {
   const { download, now = () => new Date() } = context;
-  const results = (
+  const fetched = (
     await Promise.all([
       settings.tor === null ? [skipped('tor', TOR_FILE, 'DATA_UPDATE_TOR_URL is off')] : [await updateTor(settings.dataDir, settings.tor, download)],
       updateDatacenterRanges(settings, download, now),
@@ -78,9 +79,26 @@ export async function runDataUpdate(settings: UpdateSettings, context: UpdateCon
       updateMaxMind(settings, download),
     ])
   ).flat();
+  const results = redacted(fetched);
   // What the service shows per source (status.ts); a status that cannot be written fails no source.
   await writeStatusFile(settings.dataDir, mergeStatus(readStatusFile(settings.dataDir), results, now())).catch(() => undefined);
   return { results, exitCode: results.some((r) => r.outcome === 'failed') ? 1 : 0 };
+}
+
+/**
+ * The results as they are printed, logged and recorded: every URL in a source name, URL or error
+ * without its userinfo and query (an operator's mirror may take `user:pass@` or `?token=`), and a
+ * `#2` on a name that two URLs differing only there would share.
+ */
+function redacted(results: SourceResult[]): SourceResult[] {
+  const taken = new Set<string>();
+  return results.map((r) => {
+    const name = redactUrls(r.source);
+    let source = name;
+    for (let n = 2; taken.has(source); n++) source = `${name}#${n}`;
+    taken.add(source);
+    return { ...r, source, detail: redactUrls(r.detail), ...(r.url === undefined ? {} : { url: redactUrls(r.url) }) };
+  });
 }
 
 const skipped = (source: string, file: string, detail: string): SourceResult => ({ source, file, outcome: 'skipped', detail });
