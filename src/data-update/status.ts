@@ -1,7 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SourceStatus } from '../core/ports.js';
-import { redactUrls } from './redact.js';
+import { redactUrls, shownUrl } from './redact.js';
 import type { SourceResult } from './run.js';
 import { replaceAtomically } from './write.js';
 
@@ -77,15 +77,22 @@ const EMAIL_KINDS = /^(disposable|agree|mx-hosts):/;
 /**
  * A short, stable row name: `ip.fetched.tor`, `ip.fetched.cloud:aws`, and for the lists named by
  * URL the kind and the URL's file name (`ip.fetched.proxy:all.txt`; `#2` on a second of the same
- * name). The whole URL, redacted, is the row's source.
+ * name). The whole URL, redacted, is the row's source. A URL `new URL()` cannot parse (the job's
+ * settings accept any `http(s)://` text, `https://[x` included) names the row as it is, redacted.
  */
 function rowName(source: string, taken: Set<string>): string {
   const domain = EMAIL_KINDS.test(source) ? 'email' : 'ip';
   const url = /^([a-z-]+):(https?:\/\/.+)$/.exec(source);
   let name = `${domain}.fetched.${source}`;
   if (url) {
-    const path = new URL(url[2]!).pathname.split('/').filter((p) => p !== '');
-    name = `${domain}.fetched.${url[1]}:${path.at(-1) ?? new URL(url[2]!).host}`;
+    let parsed: URL | null;
+    try {
+      parsed = new URL(url[2]!);
+    } catch {
+      parsed = null;
+    }
+    const last = parsed?.pathname.split('/').filter((p) => p !== '').at(-1) ?? parsed?.host;
+    name = `${domain}.fetched.${url[1]}:${last ?? shownUrl(url[2]!)}`;
   }
   let unique = name;
   for (let n = 2; taken.has(unique); n++) unique = `${name}#${n}`;

@@ -76,4 +76,17 @@ describe('the data job\'s status, as recorded and shown', () => {
     expect(sources.find((s) => s.name === 'ip.fetched.tor')).toMatchObject({ source: `${origin.base}/no-such-list?…`, error: expect.stringContaining(`${origin.base}/no-such-list?…`) });
     expect(metrics).toContain('risk_data_source_entries{source="ip.fetched.proxy:proxy-list"} 6');
   });
+
+  it('shows a source URL that new URL() cannot parse by its redacted text, instead of answering 500', async () => {
+    // The settings take any http(s):// text; this one is not a URL (an unclosed IPv6 bracket).
+    const report = await update({ DATA_UPDATE_PROXY_URLS: 'https://user:pass@[x/list?token=SECRET', DATA_UPDATE_VPN_URLS: 'off' });
+    expect(report.results.find((r) => r.source === 'proxy:https://[x/list?…')).toMatchObject({ outcome: 'failed', url: 'https://[x/list?…' });
+    expect(await readFile(join(dataDir, STATUS_FILE), 'utf8')).not.toMatch(/SECRET|user:pass|pass@/);
+
+    const { sources, metrics } = await shown();
+    expect(sources.find((s) => s.name === 'ip.fetched.proxy:https://[x/list?…')).toMatchObject({ source: 'https://[x/list?…', error: expect.any(String) });
+    expect(metrics).toContain('risk_data_source_loaded{source="ip.fetched.proxy:https://[x/list?…"} 0');
+    expect(JSON.stringify(sources)).not.toMatch(/SECRET|user:pass|pass@/);
+    expect(metrics).not.toMatch(/SECRET|user:pass|pass@/);
+  });
 });
