@@ -403,9 +403,12 @@ const NEVER_AGREED = DomainList.of(NOT_DISPOSABLE, RELAY_DOMAINS, MAJOR_MAIL_HOS
 /**
  * The broad throw-away lists of the "agree" tier (each carries a few real providers, so none counts
  * alone), fetched and validated like the lists that count alone; the domains at least two of them
- * list are written to `disposable-agreed.txt`, which the service reads beside its bundled agreed
- * set. With fewer than two lists fetched this time there is nothing to agree on: the previous file
- * stays. The file is the job's own (no operator lines); its `# source:` lines say what it came from.
+ * list are written to `disposable-agreed.txt`. Only independent lists make agreement mean anything:
+ * an aggregate of the others would agree with each of them on all it copied, so the default is two
+ * lists compiled apart (settings.ts); the job cannot tell an aggregate from a list, that is the
+ * operator's choice of URLs. The service reads the file beside its bundled agreed set. With fewer
+ * than two lists fetched this time there is nothing to agree on: the previous file stays. The file
+ * is the job's own (no operator lines); its `# source:` lines say what it came from.
  */
 async function updateAgreed(dataDir: string, urls: string[], download: Download, now: () => Date): Promise<SourceResult[]> {
   const stamp = now().toISOString();

@@ -176,6 +176,16 @@ describe('npm run data:update', () => {
       ['failed', expect.stringMatching(/not a domain list/)],
     ]);
     expect(await readFile(join(dir, 'disposable-agreed.txt'), 'utf8')).toBe(text);
+
+    // The default: two independent lists, no aggregate of them. A domain counts only where both list
+    // it; with the aggregate, 0-00.usa.cc and agreed-fixture-4821.net (mailchecker's alone) counted.
+    expect(settingsFrom({}).agreeLists).toEqual([
+      'https://raw.githubusercontent.com/FGRibreau/mailchecker/master/list.txt',
+      'https://raw.githubusercontent.com/wesbos/burner-email-providers/master/emails.txt',
+    ]);
+    await update(settingsFrom(env({ DATA_UPDATE_AGREE_URLS: `${base}/broad-mailchecker,${base}/broad-burner`, MAXMIND_ACCOUNT_ID: '' })));
+    const both = await readFile(join(dir, 'disposable-agreed.txt'), 'utf8');
+    expect(both.split('\n').filter((l) => l !== '' && !l.startsWith('#'))).toEqual(['0-30-24.com']);
   });
 
   it('fetches the temp-mail services\' mail hosts, refuses a list naming a big provider\'s, and the service never takes one', async () => {
