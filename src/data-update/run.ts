@@ -9,8 +9,8 @@ import { isPublicSuffix } from '../email/public-suffix.js';
 import { FILE_CAPS } from '../files/caps.js';
 import { parseAddressList } from '../ip/lists.js';
 import { openMmdb, type MmdbKind } from '../ip/maxmind.js';
-import { isBogon } from '../ip/bogon.js';
-import { parseNetwork, type IpKey, type IpRange } from '../ip/numeric.js';
+import { overlapsBogon } from '../ip/bogon.js';
+import { parseNetwork, type IpRange } from '../ip/numeric.js';
 import { azureJsonLink, readRanges } from './cloud-ranges.js';
 import type { Download } from './fetch.js';
 import type { CloudSource, MaxMindSource, UpdateSettings } from './settings.js';
@@ -282,8 +282,25 @@ function readMxHosts(url: string, body: string): ReadList {
   return { lines, detail: `${lines.length} mail hosts${suffixes.length ? ` (${suffixes.length} public suffixes left out)` : ''}` };
 }
 
-/** Broader than this is not a list of proxies or VPN servers but a mistake upstream: the whole list is refused. */
-const WIDEST_PREFIX = { 4: 8, 6: 16 } as const;
+/**
+ * Broader than this is not a list of proxies or VPN servers but a mistake upstream (or a poisoned
+ * copy): the whole list is refused. These lists name servers (the default VPN lists' networks are
+ * /26–/32), and a /16 is already 65,536 addresses. A wider entry (`3.0.0.0/8`) would call millions of
+ * people's addresses proxies.
+ */
+const WIDEST_PREFIX = { 4: 16, 6: 32 } as const;
+
+/** The prefix length of a CIDR range, by the range itself (so `::ffff:0.0.0.0/96` is an IPv4 /0). */
+function prefixOf(range: IpRange): number {
+  if (range.version === 4) return Math.clz32((range.start ^ range.end) >>> 0);
+  let bits = 0;
+  for (let w = 0; w < 4; w++) {
+    const differ = (range.start[w]! ^ range.end[w]!) >>> 0;
+    bits += Math.clz32(differ);
+    if (differ !== 0) break;
+  }
+  return bits;
+}
 
 /**
  * One entry of an address list as open proxy and VPN lists write them: an address or CIDR, or a
@@ -299,24 +316,16 @@ export function addressOfEntry(line: string): { network: string; range: IpRange;
   else if (/^\d{1,3}(\.\d{1,3}){3}:\d{1,5}$/.test(text)) text = text.slice(0, text.indexOf(':'));
   const range = parseNetwork(text);
   if (range === null) return null;
-  const slash = text.indexOf('/');
-  return { network: text, range, bits: slash === -1 ? (range.version === 4 ? 32 : 128) : Number(text.slice(slash + 1)) };
-}
-
-/** Whether any of a range lies in space no client on the Internet has (private, loopback, documentation...). */
-function touchesBogon(range: IpRange): boolean {
-  const keys: IpKey[] = range.version === 4
-    ? [range.start, range.end].map((v4) => ({ version: 4, v4, v6: new Uint32Array(4) }))
-    : [range.start, range.end].map((v6) => ({ version: 6, v4: 0, v6 }));
-  return keys.some(isBogon);
+  return { network: text, range, bits: prefixOf(range) };
 }
 
 /**
  * An open proxy or VPN server list: addresses, CIDRs or `host:port` lines, `#` comments. Refused
  * whole when it is not a list (an HTML error page: more than 1 % of lines are not addresses), when
- * it is empty, when any entry is absurdly broad (a /0–/7, or an IPv6 network wider than /16: that
- * would list a continent), or when more than 1 % of it is private or documentation space (the
- * publisher listed its own test data). The few such entries of a good list are left out.
+ * it is empty, when any entry is wider than an IPv4 /16 or an IPv6 /32 (WIDEST_PREFIX: not a list of
+ * servers), or when more than 1 % of its entries overlap private, documentation or other reserved
+ * space (the publisher listed its own test data; `198.51.0.0/16` counts, for the TEST-NET-2 it
+ * holds, though it begins and ends in public space). The few such entries of a good list are left out.
  */
 function readRangeList(url: string, body: string): ReadList {
   const lines: string[] = [];
@@ -331,7 +340,7 @@ function readRangeList(url: string, body: string): ReadList {
       continue;
     }
     if (entry.bits < WIDEST_PREFIX[entry.range.version]) throw new Error(`${url}: "${entry.network}" is broader than /${WIDEST_PREFIX[entry.range.version]}: not a list of servers`);
-    if (touchesBogon(entry.range)) {
+    if (overlapsBogon(entry.range)) {
       bogons++;
       continue;
     }

@@ -220,8 +220,12 @@ describe('npm run data:update', () => {
   it.each([
     ['an HTML error page', '/proxy-html', /0 addresses and 2 malformed lines: not a range list/],
     ['an empty file', '/proxy-empty', /0 addresses and 0 malformed lines/],
-    ['a list with an absurd range', '/proxy-absurd', /"0\.0\.0\.0\/0" is broader than \/8/],
+    ['a list with an absurd range', '/proxy-absurd', /"0\.0\.0\.0\/0" is broader than \/16/],
+    ['a list with a poisoned IPv4 /8', '/proxy-broad', /"3\.0\.0\.0\/8" is broader than \/16/],
+    ['a list with an IPv6 network wider than /32', '/proxy-broad-v6', /"2a01:4f8::\/29" is broader than \/32/],
+    ['a list with an IPv4 /0 written as IPv6', '/proxy-mapped', /"::ffff:0\.0\.0\.0\/96" is broader than \/16/],
     ['a list mostly of private space', '/proxy-private', /2 of 3 entries are private or reserved space/],
+    ['a list with a range holding documentation space inside it', '/proxy-bogon-inside', /1 of 3 entries are private or reserved space/],
   ])('refuses %s from a proxy list source, and its last good copy keeps serving', async (_what, path, reason) => {
     const previous = `# source: ${base}${path} fetched 2026-11-01T00:00:00.000Z\n45.95.1.1`;
     await writeFile(join(dir, 'proxy-list.txt'), `${previous}\n`);
@@ -233,7 +237,12 @@ describe('npm run data:update', () => {
     const text = await readFile(join(dir, 'proxy-list.txt'), 'utf8');
     expect(text).toContain(`${previous}\n`);
     expect(text).toContain('\n85.8.47.198\n');
-    expect(text).not.toMatch(/0\.0\.0\.0\/0|192\.168|<html/);
+    expect(text).not.toMatch(/0\.0\.0\.0\/0|192\.168|<html|3\.0\.0\.0\/8|2a01:4f8::\/29|::ffff|198\.51\.0\.0/);
+  });
+
+  it('takes proxy and VPN list entries up to an IPv4 /16 and an IPv6 /32', async () => {
+    const report = await update(settingsFrom(env({ DATA_UPDATE_PROXY_URLS: `${base}/proxy-at-bounds`, MAXMIND_ACCOUNT_ID: '' })));
+    expect(report.results.find((r) => r.source === `proxy:${base}/proxy-at-bounds`)).toMatchObject({ outcome: 'updated', detail: '2 ranges' });
   });
 
   it('records per source the URL, the last good fetch and its entries, and the last error, keeping the last good fetch through a failure', async () => {
