@@ -247,8 +247,8 @@ const HOSTNAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]
  * `providers` of every domain it has seen live: the services whose mail hosts sit under their own
  * domain), or a plain list, one host domain a line. Refused whole when it is neither (an error
  * page), when it names nothing, when most entries are public suffixes, or when any entry is a big
- * provider's or a mail gateway's host (gmail.com, outlook.com, pphosted.com...: every domain they
- * serve would become throw-away; such a list is wrong, not a little noisy). The few public
+ * provider's, a mail gateway's or a shared host's mail host (gmail.com, outlook.com, pphosted.com,
+ * ovh.net...: every domain they serve would become throw-away; such a list is wrong, not a little noisy). The few public
  * suffixes of a good list are left out.
  */
 function readMxHosts(url: string, body: string): ReadList {

@@ -196,7 +196,11 @@ describe('npm run data:update', () => {
     expect(good).toContain(`# mine\nmx.my-temp-service.example\n# source: ${base}/mx-hosts fetched 2026-11-21T12:00:00.000Z\nmohmal.com\ngecicimail.com.tr\nedumail.icu\nmuellmail.com\n`);
 
     // The poisoned list and an error page are refused; the last good copy stays.
-    for (const [path, reason] of [['/mx-hosts-poisoned', /"google\.com" is a big provider's mail host/], ['/mx-hosts-html', /not a host name/]] as const) {
+    for (const [path, reason] of [
+      ['/mx-hosts-poisoned', /"google\.com" is a big provider's mail host/],
+      ['/mx-hosts-shared', /"mx1\.mail\.ovh\.net" is a big provider's mail host \(ovh\.net\)/],
+      ['/mx-hosts-html', /not a host name/],
+    ] as const) {
       const report = await update(settingsFrom(env({ DATA_UPDATE_MX_HOST_URLS: `${base}${path}`, MAXMIND_ACCOUNT_ID: '' })));
       expect(report.results.find((r) => r.source === `mx-hosts:${base}${path}`)).toMatchObject({ outcome: 'failed', detail: expect.stringMatching(reason) });
       expect(await readFile(join(dir, 'disposable-mx-hosts.txt'), 'utf8')).toBe(good);

@@ -104,6 +104,8 @@ export async function startOrigin(): Promise<Origin> {
       'webxio.pro': { providers: ['mohmal.com'] },
       'evil.example': { providers: ['muellmail.com', 'google.com'] },
     } })),
+    // A plain list of mail hosts with a shared host's in it: OVHcloud's MX serves its customers' domains.
+    '/mx-hosts-shared': (_q, res) => res.end('mohmal.com\nmx1.mail.ovh.net\n'),
     '/mx-hosts-html': (_q, res) => res.end('<!DOCTYPE html>\n<html><body>rate limited</body></html>\n'),
     // VPN services' server lists as X4BNet/lists_vpn keeps them (input/vpn/ips/*.txt, recorded, trimmed).
     '/vpn-mullvad': (_q, res) => res.end('23.144.160.67/32\n23.144.160.86/32\n23.159.216.3/32\n'),
