@@ -14,7 +14,7 @@ import { parseNetwork, type IpRange } from '../ip/numeric.js';
 import { azureJsonLink, readRanges } from './cloud-ranges.js';
 import type { Download } from './fetch.js';
 import type { CloudSource, MaxMindSource, UpdateSettings } from './settings.js';
-import { redactUrls } from './redact.js';
+import { redactUrls, shownUrl } from './redact.js';
 import { mergeStatus, readStatusFile, writeStatusFile } from './status.js';
 import { extractFromTarGz } from './tar.js';
 import { replaceAtomically } from './write.js';
@@ -190,11 +190,11 @@ async function updateDatacenterRanges(settings: UpdateSettings, download: Downlo
   for (const { cloud, cidrs, error } of fetched) {
     const source = `cloud:${cloud.name}`;
     if (cidrs) {
-      sections.push([`# source: ${cloud.name} ${cloud.urls.join(' ')} fetched ${stamp}`, ...cidrs].join('\n'));
+      sections.push([`# source: ${cloud.name} ${cloud.urls.map(shownUrl).join(' ')} fetched ${stamp}`, ...cidrs].join('\n'));
       results.push({ source, file: DATACENTER_FILE, outcome: 'updated', detail: `${cidrs.length} ranges`, url: cloud.urls.join(' '), entries: cidrs.length });
     } else {
       const kept = previous.sections.get(cloud.name);
-      if (kept) sections.push(kept.join('\n'));
+      if (kept) sections.push([redactUrls(kept[0]!), ...kept.slice(1)].join('\n'));
       const detail = `${(error as Error).message}${kept ? ' (previous ranges kept)' : ''}`;
       results.push({ source, file: DATACENTER_FILE, outcome: 'failed', detail, url: cloud.urls.join(' ') });
     }
@@ -387,11 +387,13 @@ async function updateSectioned(
   for (const { url, list, error } of fetched) {
     const source = `${kind}:${url}`;
     if (list) {
-      sections.push([`# source: ${url} fetched ${stamp}`, ...list.lines].join('\n'));
+      sections.push([`# source: ${shownUrl(url)} fetched ${stamp}`, ...list.lines].join('\n'));
       results.push({ source, file, outcome: 'updated', detail: list.detail, url, entries: list.lines.length });
     } else {
-      const kept = previous.sections.get(url);
-      if (kept) sections.push(kept.join('\n'));
+      // Sections are named by the URL as shown (no credentials in DATA_DIR either); a file written
+      // before that names it as written, and its marker is redacted as it is kept.
+      const kept = previous.sections.get(shownUrl(url)) ?? previous.sections.get(url);
+      if (kept) sections.push([redactUrls(kept[0]!), ...kept.slice(1)].join('\n'));
       results.push({ source, file, outcome: 'failed', detail: `${(error as Error).message}${kept ? ' (last good copy kept)' : ''}`, url });
     }
   }
@@ -448,7 +450,7 @@ async function updateAgreed(dataDir: string, urls: string[], download: Download,
   const domains = [...agreed].filter((d) => NEVER_AGREED.match(d) === null).sort();
   const text = [
     `${OWN_HEADER} domains on at least two of ${good.length} broad throw-away lists, written ${stamp}. Rewritten whole by each run.`,
-    ...good.map((f) => `# source: ${f.url} fetched ${stamp} (${f.list!.detail})`),
+    ...good.map((f) => `# source: ${shownUrl(f.url)} fetched ${stamp} (${f.list!.detail})`),
     ...domains,
     '',
   ].join('\n');

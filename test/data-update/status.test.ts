@@ -68,6 +68,8 @@ describe('the data job\'s status, as recorded and shown', () => {
     const file = await readFile(join(dataDir, STATUS_FILE), 'utf8');
     expect(file).not.toMatch(/SECRET|user:pass|pass@/);
     expect(file).toContain(`"url": "${origin.base}/proxy-list?…"`);
+    // Nor the list's own `# source:` line in DATA_DIR.
+    expect(await readFile(join(dataDir, 'proxy-list.txt'), 'utf8')).toContain(`# source: ${origin.base}/proxy-list?… fetched 2026-11-21T12:00:00.000Z\n`);
 
     const { sources, metrics } = await shown();
     expect(JSON.stringify(sources)).not.toMatch(/SECRET|user:pass|pass@/);
