@@ -1,4 +1,5 @@
 import { createDownload, proxyAgent } from '../data-update/fetch.js';
+import { redactUrls } from '../data-update/redact.js';
 import { runDataUpdate } from '../data-update/run.js';
 import { describeProxy, settingsFrom, SettingsError } from '../data-update/settings.js';
 
@@ -28,7 +29,7 @@ async function main(): Promise<number> {
     attempts: settings.attempts,
     retryDelayMs: settings.retryDelayMs,
     dispatcher,
-    onRetry: (message) => console.log(`  retry    ${message}`),
+    onRetry: (message) => console.log(`  retry    ${redactUrls(message)}`),
   });
   let report;
   try {

@@ -9,11 +9,12 @@ import { isPublicSuffix } from '../email/public-suffix.js';
 import { FILE_CAPS } from '../files/caps.js';
 import { parseAddressList } from '../ip/lists.js';
 import { openMmdb, type MmdbKind } from '../ip/maxmind.js';
-import { isBogon } from '../ip/bogon.js';
-import { parseNetwork, type IpKey, type IpRange } from '../ip/numeric.js';
+import { overlapsBogon } from '../ip/bogon.js';
+import { parseNetwork, type IpRange } from '../ip/numeric.js';
 import { azureJsonLink, readRanges } from './cloud-ranges.js';
 import type { Download } from './fetch.js';
 import type { CloudSource, MaxMindSource, UpdateSettings } from './settings.js';
+import { redactUrls, shownUrl } from './redact.js';
 import { mergeStatus, readStatusFile, writeStatusFile } from './status.js';
 import { extractFromTarGz } from './tar.js';
 import { replaceAtomically } from './write.js';
@@ -27,7 +28,7 @@ export interface SourceResult {
   file: string;
   outcome: Outcome;
   detail: string;
-  /** Where it was fetched from (no credentials), for the status the service shows. */
+  /** Where it was fetched from, for the status the service shows: no userinfo, no query (redact.ts). */
   url?: string;
   /** Entries in the copy that passed validation. */
   entries?: number;
@@ -56,7 +57,7 @@ export interface UpdateContext {
 /** Fetches every configured source, validates each, and renames what passed into `DATA_DIR`. */
 export async function runDataUpdate(settings: UpdateSettings, context: UpdateContext): Promise<UpdateReport> {
   const { download, now = () => new Date() } = context;
-  const results = (
+  const fetched = (
     await Promise.all([
       settings.tor === null ? [skipped('tor', TOR_FILE, 'DATA_UPDATE_TOR_URL is off')] : [await updateTor(settings.dataDir, settings.tor, download)],
       updateDatacenterRanges(settings, download, now),
@@ -78,9 +79,26 @@ export async function runDataUpdate(settings: UpdateSettings, context: UpdateCon
       updateMaxMind(settings, download),
     ])
   ).flat();
+  const results = redacted(fetched);
   // What the service shows per source (status.ts); a status that cannot be written fails no source.
   await writeStatusFile(settings.dataDir, mergeStatus(readStatusFile(settings.dataDir), results, now())).catch(() => undefined);
   return { results, exitCode: results.some((r) => r.outcome === 'failed') ? 1 : 0 };
+}
+
+/**
+ * The results as they are printed, logged and recorded: every URL in a source name, URL or error
+ * without its userinfo and query (an operator's mirror may take `user:pass@` or `?token=`), and a
+ * `#2` on a name that two URLs differing only there would share.
+ */
+function redacted(results: SourceResult[]): SourceResult[] {
+  const taken = new Set<string>();
+  return results.map((r) => {
+    const name = redactUrls(r.source);
+    let source = name;
+    for (let n = 2; taken.has(source); n++) source = `${name}#${n}`;
+    taken.add(source);
+    return { ...r, source, detail: redactUrls(r.detail), ...(r.url === undefined ? {} : { url: redactUrls(r.url) }) };
+  });
 }
 
 const skipped = (source: string, file: string, detail: string): SourceResult => ({ source, file, outcome: 'skipped', detail });
@@ -172,11 +190,11 @@ async function updateDatacenterRanges(settings: UpdateSettings, download: Downlo
   for (const { cloud, cidrs, error } of fetched) {
     const source = `cloud:${cloud.name}`;
     if (cidrs) {
-      sections.push([`# source: ${cloud.name} ${cloud.urls.join(' ')} fetched ${stamp}`, ...cidrs].join('\n'));
+      sections.push([`# source: ${cloud.name} ${cloud.urls.map(shownUrl).join(' ')} fetched ${stamp}`, ...cidrs].join('\n'));
       results.push({ source, file: DATACENTER_FILE, outcome: 'updated', detail: `${cidrs.length} ranges`, url: cloud.urls.join(' '), entries: cidrs.length });
     } else {
       const kept = previous.sections.get(cloud.name);
-      if (kept) sections.push(kept.join('\n'));
+      if (kept) sections.push([redactUrls(kept[0]!), ...kept.slice(1)].join('\n'));
       const detail = `${(error as Error).message}${kept ? ' (previous ranges kept)' : ''}`;
       results.push({ source, file: DATACENTER_FILE, outcome: 'failed', detail, url: cloud.urls.join(' ') });
     }
@@ -229,8 +247,8 @@ const HOSTNAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]
  * `providers` of every domain it has seen live: the services whose mail hosts sit under their own
  * domain), or a plain list, one host domain a line. Refused whole when it is neither (an error
  * page), when it names nothing, when most entries are public suffixes, or when any entry is a big
- * provider's or a mail gateway's host (gmail.com, outlook.com, pphosted.com...: every domain they
- * serve would become throw-away; such a list is wrong, not a little noisy). The few public
+ * provider's, a mail gateway's or a shared host's mail host (gmail.com, outlook.com, pphosted.com,
+ * ovh.net...: every domain they serve would become throw-away; such a list is wrong, not a little noisy). The few public
  * suffixes of a good list are left out.
  */
 function readMxHosts(url: string, body: string): ReadList {
@@ -264,8 +282,25 @@ function readMxHosts(url: string, body: string): ReadList {
   return { lines, detail: `${lines.length} mail hosts${suffixes.length ? ` (${suffixes.length} public suffixes left out)` : ''}` };
 }
 
-/** Broader than this is not a list of proxies or VPN servers but a mistake upstream: the whole list is refused. */
-const WIDEST_PREFIX = { 4: 8, 6: 16 } as const;
+/**
+ * Broader than this is not a list of proxies or VPN servers but a mistake upstream (or a poisoned
+ * copy): the whole list is refused. These lists name servers (the default VPN lists' networks are
+ * /26–/32), and a /16 is already 65,536 addresses. A wider entry (`3.0.0.0/8`) would call millions of
+ * people's addresses proxies.
+ */
+const WIDEST_PREFIX = { 4: 16, 6: 32 } as const;
+
+/** The prefix length of a CIDR range, by the range itself (so `::ffff:0.0.0.0/96` is an IPv4 /0). */
+function prefixOf(range: IpRange): number {
+  if (range.version === 4) return Math.clz32((range.start ^ range.end) >>> 0);
+  let bits = 0;
+  for (let w = 0; w < 4; w++) {
+    const differ = (range.start[w]! ^ range.end[w]!) >>> 0;
+    bits += Math.clz32(differ);
+    if (differ !== 0) break;
+  }
+  return bits;
+}
 
 /**
  * One entry of an address list as open proxy and VPN lists write them: an address or CIDR, or a
@@ -281,24 +316,16 @@ export function addressOfEntry(line: string): { network: string; range: IpRange;
   else if (/^\d{1,3}(\.\d{1,3}){3}:\d{1,5}$/.test(text)) text = text.slice(0, text.indexOf(':'));
   const range = parseNetwork(text);
   if (range === null) return null;
-  const slash = text.indexOf('/');
-  return { network: text, range, bits: slash === -1 ? (range.version === 4 ? 32 : 128) : Number(text.slice(slash + 1)) };
-}
-
-/** Whether any of a range lies in space no client on the Internet has (private, loopback, documentation...). */
-function touchesBogon(range: IpRange): boolean {
-  const keys: IpKey[] = range.version === 4
-    ? [range.start, range.end].map((v4) => ({ version: 4, v4, v6: new Uint32Array(4) }))
-    : [range.start, range.end].map((v6) => ({ version: 6, v4: 0, v6 }));
-  return keys.some(isBogon);
+  return { network: text, range, bits: prefixOf(range) };
 }
 
 /**
  * An open proxy or VPN server list: addresses, CIDRs or `host:port` lines, `#` comments. Refused
  * whole when it is not a list (an HTML error page: more than 1 % of lines are not addresses), when
- * it is empty, when any entry is absurdly broad (a /0–/7, or an IPv6 network wider than /16: that
- * would list a continent), or when more than 1 % of it is private or documentation space (the
- * publisher listed its own test data). The few such entries of a good list are left out.
+ * it is empty, when any entry is wider than an IPv4 /16 or an IPv6 /32 (WIDEST_PREFIX: not a list of
+ * servers), or when more than 1 % of its entries overlap private, documentation or other reserved
+ * space (the publisher listed its own test data; `198.51.0.0/16` counts, for the TEST-NET-2 it
+ * holds, though it begins and ends in public space). The few such entries of a good list are left out.
  */
 function readRangeList(url: string, body: string): ReadList {
   const lines: string[] = [];
@@ -313,7 +340,7 @@ function readRangeList(url: string, body: string): ReadList {
       continue;
     }
     if (entry.bits < WIDEST_PREFIX[entry.range.version]) throw new Error(`${url}: "${entry.network}" is broader than /${WIDEST_PREFIX[entry.range.version]}: not a list of servers`);
-    if (touchesBogon(entry.range)) {
+    if (overlapsBogon(entry.range)) {
       bogons++;
       continue;
     }
@@ -360,11 +387,13 @@ async function updateSectioned(
   for (const { url, list, error } of fetched) {
     const source = `${kind}:${url}`;
     if (list) {
-      sections.push([`# source: ${url} fetched ${stamp}`, ...list.lines].join('\n'));
+      sections.push([`# source: ${shownUrl(url)} fetched ${stamp}`, ...list.lines].join('\n'));
       results.push({ source, file, outcome: 'updated', detail: list.detail, url, entries: list.lines.length });
     } else {
-      const kept = previous.sections.get(url);
-      if (kept) sections.push(kept.join('\n'));
+      // Sections are named by the URL as shown (no credentials in DATA_DIR either); a file written
+      // before that names it as written, and its marker is redacted as it is kept.
+      const kept = previous.sections.get(shownUrl(url)) ?? previous.sections.get(url);
+      if (kept) sections.push([redactUrls(kept[0]!), ...kept.slice(1)].join('\n'));
       results.push({ source, file, outcome: 'failed', detail: `${(error as Error).message}${kept ? ' (last good copy kept)' : ''}`, url });
     }
   }
@@ -385,9 +414,12 @@ const NEVER_AGREED = DomainList.of(NOT_DISPOSABLE, RELAY_DOMAINS, MAJOR_MAIL_HOS
 /**
  * The broad throw-away lists of the "agree" tier (each carries a few real providers, so none counts
  * alone), fetched and validated like the lists that count alone; the domains at least two of them
- * list are written to `disposable-agreed.txt`, which the service reads beside its bundled agreed
- * set. With fewer than two lists fetched this time there is nothing to agree on: the previous file
- * stays. The file is the job's own (no operator lines); its `# source:` lines say what it came from.
+ * list are written to `disposable-agreed.txt`. Only independent lists make agreement mean anything:
+ * an aggregate of the others would agree with each of them on all it copied, so the default is two
+ * lists compiled apart (settings.ts); the job cannot tell an aggregate from a list, that is the
+ * operator's choice of URLs. The service reads the file beside its bundled agreed set. With fewer
+ * than two lists fetched this time there is nothing to agree on: the previous file stays. The file
+ * is the job's own (no operator lines); its `# source:` lines say what it came from.
  */
 async function updateAgreed(dataDir: string, urls: string[], download: Download, now: () => Date): Promise<SourceResult[]> {
   const stamp = now().toISOString();
@@ -418,7 +450,7 @@ async function updateAgreed(dataDir: string, urls: string[], download: Download,
   const domains = [...agreed].filter((d) => NEVER_AGREED.match(d) === null).sort();
   const text = [
     `${OWN_HEADER} domains on at least two of ${good.length} broad throw-away lists, written ${stamp}. Rewritten whole by each run.`,
-    ...good.map((f) => `# source: ${f.url} fetched ${stamp} (${f.list!.detail})`),
+    ...good.map((f) => `# source: ${shownUrl(f.url)} fetched ${stamp} (${f.list!.detail})`),
     ...domains,
     '',
   ].join('\n');

@@ -38,7 +38,10 @@ export interface UpdateSettings {
   disposable: string[];
   /** Open proxy lists (addresses, CIDRs or `host:port`), merged into `proxy-list.txt`: `is_proxy`. */
   proxyLists: string[];
-  /** The broad lists of the "agree" tier: the domains two of them list go to `disposable-agreed.txt`. */
+  /**
+   * The broad lists of the "agree" tier: the domains two of them list go to `disposable-agreed.txt`.
+   * They must be independent of each other (no aggregate of another), or agreement means nothing.
+   */
   agreeLists: string[];
   /** Temp-mail services' mail-host domains, merged into `disposable-mx-hosts.txt`. */
   mxHosts: string[];
@@ -56,8 +59,9 @@ export const DEFAULT_URLS = {
   DATA_UPDATE_TOR_URL: 'https://check.torproject.org/torbulkexitlist',
   // The two lists that count alone in the bundled data (docs/data.md, "E-mail lists"), from upstream.
   DATA_UPDATE_DISPOSABLE_URLS: 'https://raw.githubusercontent.com/disposable-email-domains/disposable-email-domains/main/disposable_email_blocklist.conf,https://raw.githubusercontent.com/7c/fakefilter/main/txt/data.txt',
-  // The maintained upstreams of the bundled "agree" tier (docs/data.md): mailchecker, burner-email-providers, disposable/disposable.
-  DATA_UPDATE_AGREE_URLS: 'https://raw.githubusercontent.com/FGRibreau/mailchecker/master/list.txt,https://raw.githubusercontent.com/wesbos/burner-email-providers/master/emails.txt,https://disposable.github.io/disposable-email-domains/domains.txt',
+  // Two independent broad lists (docs/data.md): agreement needs both. Not disposable/disposable: it is
+  // built from these two and others, so its "agreement" with either is mostly the other's copy.
+  DATA_UPDATE_AGREE_URLS: 'https://raw.githubusercontent.com/FGRibreau/mailchecker/master/list.txt,https://raw.githubusercontent.com/wesbos/burner-email-providers/master/emails.txt',
   // The temp-mail services fakefilter watches (BSD-3-Clause), as the mail hosts of the domains they rotate through.
   DATA_UPDATE_MX_HOST_URLS: 'https://raw.githubusercontent.com/7c/fakefilter/main/json/data_version2.json',
   // Open proxies re-checked every hour (MIT, monosans/proxy-list): docs/data.md "Open proxy and VPN lists".

@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SourceStatus } from '../core/ports.js';
+import { redactUrls, shownUrl } from './redact.js';
 import type { SourceResult } from './run.js';
 import { replaceAtomically } from './write.js';
 
@@ -8,7 +9,9 @@ import { replaceAtomically } from './write.js';
  * What the data job last did with each source it fetches, kept in `DATA_DIR` so the service can show
  * it: the URL, when it last fetched a copy that passed validation and how many entries that copy
  * had, and the last error (cleared by the next good fetch). A failed run keeps the last good fetch's
- * time and count: that copy is what serves. A source turned off (`skipped`) is dropped.
+ * time and count: that copy is what serves. A source turned off (`skipped`) is dropped. No URL is
+ * kept with its userinfo or query string, in a name, a URL or an error (redact.ts): they are where
+ * a private mirror's credentials go.
  */
 export const STATUS_FILE = '.data-update-status.json';
 
@@ -33,10 +36,12 @@ export function mergeStatus(previous: FetchedSource[], results: SourceResult[], 
   const next: FetchedSource[] = [];
   for (const r of results) {
     if (r.outcome === 'skipped') continue;
-    const before = byName.get(r.source);
+    const source = redactUrls(r.source);
+    const before = byName.get(source);
+    const url = r.url ?? before?.url ?? null;
     next.push(r.outcome === 'updated'
-      ? { source: r.source, file: r.file, url: r.url ?? null, last_good_at: stamp, entries: r.entries ?? null, last_attempt_at: stamp, last_error: null }
-      : { source: r.source, file: r.file, url: r.url ?? before?.url ?? null, last_good_at: before?.last_good_at ?? null, entries: before?.entries ?? null, last_attempt_at: stamp, last_error: r.detail });
+      ? { source, file: r.file, url: r.url === undefined ? null : redactUrls(r.url), last_good_at: stamp, entries: r.entries ?? null, last_attempt_at: stamp, last_error: null }
+      : { source, file: r.file, url: url === null ? null : redactUrls(url), last_good_at: before?.last_good_at ?? null, entries: before?.entries ?? null, last_attempt_at: stamp, last_error: redactUrls(r.detail) });
   }
   return next.slice(0, MAX_SOURCES);
 }
@@ -44,7 +49,20 @@ export function mergeStatus(previous: FetchedSource[], results: SourceResult[], 
 export function readStatusFile(dataDir: string): FetchedSource[] {
   try {
     const parsed = JSON.parse(readFileSync(join(dataDir, STATUS_FILE), 'utf8')) as { sources?: unknown };
-    return Array.isArray(parsed.sources) ? (parsed.sources as FetchedSource[]).slice(0, MAX_SOURCES) : [];
+    if (!Array.isArray(parsed.sources)) return [];
+    // A file written by hand, or by a version that kept URLs as written: no row is taken on trust.
+    return (parsed.sources as Partial<FetchedSource>[])
+      .filter((s) => typeof s?.source === 'string' && typeof s.file === 'string')
+      .slice(0, MAX_SOURCES)
+      .map((s) => ({
+        source: redactUrls(s.source!),
+        file: s.file!,
+        url: typeof s.url === 'string' ? redactUrls(s.url) : null,
+        last_good_at: typeof s.last_good_at === 'string' ? s.last_good_at : null,
+        entries: typeof s.entries === 'number' ? s.entries : null,
+        last_attempt_at: typeof s.last_attempt_at === 'string' ? s.last_attempt_at : '',
+        last_error: typeof s.last_error === 'string' ? redactUrls(s.last_error) : null,
+      }));
   } catch {
     return [];
   }
@@ -59,15 +77,22 @@ const EMAIL_KINDS = /^(disposable|agree|mx-hosts):/;
 /**
  * A short, stable row name: `ip.fetched.tor`, `ip.fetched.cloud:aws`, and for the lists named by
  * URL the kind and the URL's file name (`ip.fetched.proxy:all.txt`; `#2` on a second of the same
- * name). The whole URL is the row's source.
+ * name). The whole URL, redacted, is the row's source. A URL `new URL()` cannot parse (the job's
+ * settings accept any `http(s)://` text, `https://[x` included) names the row as it is, redacted.
  */
 function rowName(source: string, taken: Set<string>): string {
   const domain = EMAIL_KINDS.test(source) ? 'email' : 'ip';
   const url = /^([a-z-]+):(https?:\/\/.+)$/.exec(source);
   let name = `${domain}.fetched.${source}`;
   if (url) {
-    const path = new URL(url[2]!).pathname.split('/').filter((p) => p !== '');
-    name = `${domain}.fetched.${url[1]}:${path.at(-1) ?? new URL(url[2]!).host}`;
+    let parsed: URL | null;
+    try {
+      parsed = new URL(url[2]!);
+    } catch {
+      parsed = null;
+    }
+    const last = parsed?.pathname.split('/').filter((p) => p !== '').at(-1) ?? parsed?.host;
+    name = `${domain}.fetched.${url[1]}:${last ?? shownUrl(url[2]!)}`;
   }
   let unique = name;
   for (let n = 2; taken.has(unique); n++) unique = `${name}#${n}`;

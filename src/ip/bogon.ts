@@ -1,5 +1,5 @@
 import type { ParsedIp } from './address.js';
-import { keyOf, parseNetwork, type IpKey } from './numeric.js';
+import { compareWords, keyOf, parseNetwork, type IpKey, type IpRange } from './numeric.js';
 import { IpRangeTable } from './ranges.js';
 
 /**
@@ -36,18 +36,33 @@ const BOGON_NETWORKS = [
   '3fff::/20', // documentation, RFC 9637
 ];
 
+const ranges: IpRange[] = BOGON_NETWORKS.map((network) => {
+  const range = parseNetwork(network);
+  if (range === null) throw new Error(`bogon table: "${network}" is not a network`);
+  return range;
+});
+
 const table = (() => {
   const builder = IpRangeTable.builder<true>();
-  for (const network of BOGON_NETWORKS) {
-    const range = parseNetwork(network);
-    if (range === null) throw new Error(`bogon table: "${network}" is not a network`);
-    builder.add(range, true);
-  }
+  for (const range of ranges) builder.add(range, true);
   return builder.build('merge');
 })();
 
 export function isBogon(ip: IpKey): boolean {
   return table.has(ip);
+}
+
+/**
+ * Whether any address of `range` is a bogon: the range and a bogon block overlap. Not the same as
+ * testing its first and last address: `172.0.0.0/8` begins and ends in public space but holds
+ * 172.16.0.0/12. A list of Internet servers has no business covering any of it.
+ */
+export function overlapsBogon(range: IpRange): boolean {
+  return ranges.some((b) => {
+    if (b.version === 4 && range.version === 4) return range.start <= b.end && b.start <= range.end;
+    if (b.version === 6 && range.version === 6) return compareWords(range.start, 0, b.end, 0) <= 0 && compareWords(b.start, 0, range.end, 0) <= 0;
+    return false;
+  });
 }
 
 /**

@@ -176,6 +176,16 @@ describe('npm run data:update', () => {
       ['failed', expect.stringMatching(/not a domain list/)],
     ]);
     expect(await readFile(join(dir, 'disposable-agreed.txt'), 'utf8')).toBe(text);
+
+    // The default: two independent lists, no aggregate of them. A domain counts only where both list
+    // it; with the aggregate, 0-00.usa.cc and agreed-fixture-4821.net (mailchecker's alone) counted.
+    expect(settingsFrom({}).agreeLists).toEqual([
+      'https://raw.githubusercontent.com/FGRibreau/mailchecker/master/list.txt',
+      'https://raw.githubusercontent.com/wesbos/burner-email-providers/master/emails.txt',
+    ]);
+    await update(settingsFrom(env({ DATA_UPDATE_AGREE_URLS: `${base}/broad-mailchecker,${base}/broad-burner`, MAXMIND_ACCOUNT_ID: '' })));
+    const both = await readFile(join(dir, 'disposable-agreed.txt'), 'utf8');
+    expect(both.split('\n').filter((l) => l !== '' && !l.startsWith('#'))).toEqual(['0-30-24.com']);
   });
 
   it('fetches the temp-mail services\' mail hosts, refuses a list naming a big provider\'s, and the service never takes one', async () => {
@@ -186,7 +196,11 @@ describe('npm run data:update', () => {
     expect(good).toContain(`# mine\nmx.my-temp-service.example\n# source: ${base}/mx-hosts fetched 2026-11-21T12:00:00.000Z\nmohmal.com\ngecicimail.com.tr\nedumail.icu\nmuellmail.com\n`);
 
     // The poisoned list and an error page are refused; the last good copy stays.
-    for (const [path, reason] of [['/mx-hosts-poisoned', /"google\.com" is a big provider's mail host/], ['/mx-hosts-html', /not a host name/]] as const) {
+    for (const [path, reason] of [
+      ['/mx-hosts-poisoned', /"google\.com" is a big provider's mail host/],
+      ['/mx-hosts-shared', /"mx1\.mail\.ovh\.net" is a big provider's mail host \(ovh\.net\)/],
+      ['/mx-hosts-html', /not a host name/],
+    ] as const) {
       const report = await update(settingsFrom(env({ DATA_UPDATE_MX_HOST_URLS: `${base}${path}`, MAXMIND_ACCOUNT_ID: '' })));
       expect(report.results.find((r) => r.source === `mx-hosts:${base}${path}`)).toMatchObject({ outcome: 'failed', detail: expect.stringMatching(reason) });
       expect(await readFile(join(dir, 'disposable-mx-hosts.txt'), 'utf8')).toBe(good);
@@ -210,8 +224,12 @@ describe('npm run data:update', () => {
   it.each([
     ['an HTML error page', '/proxy-html', /0 addresses and 2 malformed lines: not a range list/],
     ['an empty file', '/proxy-empty', /0 addresses and 0 malformed lines/],
-    ['a list with an absurd range', '/proxy-absurd', /"0\.0\.0\.0\/0" is broader than \/8/],
+    ['a list with an absurd range', '/proxy-absurd', /"0\.0\.0\.0\/0" is broader than \/16/],
+    ['a list with a poisoned IPv4 /8', '/proxy-broad', /"3\.0\.0\.0\/8" is broader than \/16/],
+    ['a list with an IPv6 network wider than /32', '/proxy-broad-v6', /"2a01:4f8::\/29" is broader than \/32/],
+    ['a list with an IPv4 /0 written as IPv6', '/proxy-mapped', /"::ffff:0\.0\.0\.0\/96" is broader than \/16/],
     ['a list mostly of private space', '/proxy-private', /2 of 3 entries are private or reserved space/],
+    ['a list with a range holding documentation space inside it', '/proxy-bogon-inside', /1 of 3 entries are private or reserved space/],
   ])('refuses %s from a proxy list source, and its last good copy keeps serving', async (_what, path, reason) => {
     const previous = `# source: ${base}${path} fetched 2026-11-01T00:00:00.000Z\n45.95.1.1`;
     await writeFile(join(dir, 'proxy-list.txt'), `${previous}\n`);
@@ -223,7 +241,12 @@ describe('npm run data:update', () => {
     const text = await readFile(join(dir, 'proxy-list.txt'), 'utf8');
     expect(text).toContain(`${previous}\n`);
     expect(text).toContain('\n85.8.47.198\n');
-    expect(text).not.toMatch(/0\.0\.0\.0\/0|192\.168|<html/);
+    expect(text).not.toMatch(/0\.0\.0\.0\/0|192\.168|<html|3\.0\.0\.0\/8|2a01:4f8::\/29|::ffff|198\.51\.0\.0/);
+  });
+
+  it('takes proxy and VPN list entries up to an IPv4 /16 and an IPv6 /32', async () => {
+    const report = await update(settingsFrom(env({ DATA_UPDATE_PROXY_URLS: `${base}/proxy-at-bounds`, MAXMIND_ACCOUNT_ID: '' })));
+    expect(report.results.find((r) => r.source === `proxy:${base}/proxy-at-bounds`)).toMatchObject({ outcome: 'updated', detail: '2 ranges' });
   });
 
   it('records per source the URL, the last good fetch and its entries, and the last error, keeping the last good fetch through a failure', async () => {

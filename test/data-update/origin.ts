@@ -78,6 +78,15 @@ export async function startOrigin(): Promise<Origin> {
     '/proxy-private': (_q, res) => res.end('http://192.168.1.10:8080\nhttp://10.0.0.3:3128\nhttp://85.8.47.198:7080\n'),
     '/proxy-html': (_q, res) => res.end('<!DOCTYPE html>\n<html><head><title>503</title></head><body>Unavailable</body></html>\n'),
     '/proxy-empty': (_q, res) => res.end('\n'),
+    // Poisoned copies of the recorded list: one entry each that would list millions of addresses
+    // (an IPv4 /8, an IPv6 /29, an IPv4 /0 written as IPv4-mapped IPv6), or that holds documentation
+    // space while beginning and ending in public space (198.51.0.0/16 holds TEST-NET-2).
+    '/proxy-broad': (_q, res) => res.end('http://85.8.47.198:7080\nhttp://85.8.47.209:7080\n3.0.0.0/8\n'),
+    '/proxy-broad-v6': (_q, res) => res.end('http://85.8.47.198:7080\nsocks5://[2a01:4f8:c17:1a2b::2]:1080\n2a01:4f8::/29\n'),
+    '/proxy-mapped': (_q, res) => res.end('http://85.8.47.198:7080\n::ffff:0.0.0.0/96\n'),
+    '/proxy-bogon-inside': (_q, res) => res.end('http://85.8.47.198:7080\nhttp://85.8.47.209:7080\n198.51.0.0/16\n'),
+    // The widest entries a server list may hold: an IPv4 /16, an IPv6 /32.
+    '/proxy-at-bounds': (_q, res) => res.end('85.8.0.0/16\n2a01:4f8::/32\n'),
     // The broad lists of the "agree" tier (recorded, trimmed, plus fixtures): a domain counts where two
     // list it; gmail.com and zoho.com, on two of them, are the kind of mistake they carry.
     '/broad-mailchecker': (_q, res) => res.end('0-00.usa.cc\n0-30-24.com\nagreed-fixture-4821.net\nonly-on-one-4821.net\ngmail.com\nzoho.com\n'),
@@ -95,6 +104,8 @@ export async function startOrigin(): Promise<Origin> {
       'webxio.pro': { providers: ['mohmal.com'] },
       'evil.example': { providers: ['muellmail.com', 'google.com'] },
     } })),
+    // A plain list of mail hosts with a shared host's in it: OVHcloud's MX serves its customers' domains.
+    '/mx-hosts-shared': (_q, res) => res.end('mohmal.com\nmx1.mail.ovh.net\n'),
     '/mx-hosts-html': (_q, res) => res.end('<!DOCTYPE html>\n<html><body>rate limited</body></html>\n'),
     // VPN services' server lists as X4BNet/lists_vpn keeps them (input/vpn/ips/*.txt, recorded, trimmed).
     '/vpn-mullvad': (_q, res) => res.end('23.144.160.67/32\n23.144.160.86/32\n23.159.216.3/32\n'),

@@ -177,6 +177,17 @@ describe('bundled data', () => {
     expect(new Set(DISPOSABLE_MX_HOSTS).size).toBe(DISPOSABLE_MX_HOSTS.length);
     expect(DISPOSABLE_MX_HOSTS.filter((h) => majorMailHostOf(h) !== null)).toEqual([]);
     expect(legit.filter((d) => majorMailHostOf(d) === null && MAJOR_PROVIDERS.includes(d))).toEqual([]);
+    // The MX hosts of shared hosting and mail services, each in front of many customers' domains.
+    const shared = [
+      'mx1.mail.ovh.net', 'eforward1.registrar-servers.com', 'mx1.privateemail.com', 'mx1.emailsrvr.com', 'mx1.titan.email',
+      'mx.zoho.in', 'mx.zoho.eu', 'mx.zohomail.com', 'mailstore1.secureserver.net', 'mxa.mailgun.org', 'mx.sendgrid.net',
+      'inbound-smtp.us-east-1.amazonaws.com', 'feedback-smtp.us-east-1.amazonses.com', 'in1-smtp.messagingengine.com',
+      'eu-smtp-inbound-1.mimecast.com', 'mx0a-001.pphosted.com', 'd123.ess.barracudanetworks.com',
+      'example-com.mail.protection.outlook.com', 'mx1.hostinger.com', 'mx00.ionos.com', 'mx00.1and1.com', 'mx00.kundenserver.de',
+      'mx1.pub.mailpod1-cph3.one.com', 'spool.mail.gandi.net', 'heracles.mxrouting.net', 'aspmx1.migadu.com', 'mx1.improvmx.com',
+      'mx1.forwardemail.net', 'mx.yandex.net', 'mxs.mail.ru', 'mx1.qq.com', '163mx00.mxmail.netease.com', 'mx1.naver.com',
+    ];
+    expect(shared.filter((h) => majorMailHostOf(h) === null)).toEqual([]);
     // A fresh domain whose mail goes to one is disposable; one on Google's or Microsoft's is not.
     const mx = (exchange: string) => [{ exchange, priority: 10 }];
     expect(isDisposable('fresh-brand-4821.com', mx('mx.kuku.lu'), data.disposable)).toBe(true);
