@@ -179,8 +179,15 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
     };
     if (inFlight >= maxInFlight) return remembered();
 
-    /** The read and record, the key's round trips taken; `expired` resolves when the step's time is up. */
-    const ask = (expired: Promise<void>, stop: () => void): HistoryStep | Promise<HistoryStep> => {
+    // The step's time: from its first wait, for the key's turn or the read; they share it. Made only
+    // then: SQLite's read and record is synchronous, and an evaluation there makes no timer.
+    let timer: NodeJS.Timeout | undefined;
+    let expired: Promise<void> | undefined;
+    const deadline = () => (expired ??= new Promise<void>((resolve) => (timer = setTimeout(resolve, options.timeoutMs))));
+    const stop = () => clearTimeout(timer);
+
+    /** The read and record, the key's round trips taken. */
+    const ask = (): HistoryStep | Promise<HistoryStep> => {
       const release = () => {
         give(ipId);
         if (deviceId !== null) give(deviceId);
@@ -207,7 +214,7 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
       const answered = prior.then((p): HistoryStep => ({ facts: historyFacts(p, event), ...(decided && { decided }) })).catch(fail);
       // An event whose read came back too late is still recorded: so are its counts after the decision, once (if) the read does.
       const late = decided && ((state: AnswerState) => void answered.then((s) => !s.facts.partial && decided(state)));
-      const timeout = expired.then((): HistoryStep => (late ? { ...partial(), decided: late } : partial()));
+      const timeout = deadline().then((): HistoryStep => (late ? { ...partial(), decided: late } : partial()));
       return Promise.race([answered, timeout]).finally(() => {
         stop();
         // Counted until the store answers, not until the evaluation stops waiting.
@@ -218,28 +225,18 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
       });
     };
 
-    // The step's time, from here: waiting for the key's turn and the read share it.
-    let timer: NodeJS.Timeout | undefined;
-    let expire!: () => void;
-    const expired = new Promise<void>((resolve) => (expire = resolve));
-    const stop = () => clearTimeout(timer);
-    const start = () => (timer = setTimeout(expire, options.timeoutMs));
-
     if (take(ipId)) {
-      if (deviceId === null || take(deviceId)) {
-        start();
-        return ask(expired, stop);
-      }
+      if (deviceId === null || take(deviceId)) return ask();
       give(ipId);
     }
     // The address or the device has its round trips in flight: wait behind them, not in front of everyone else.
-    start();
+    const expiry = deadline();
     return (async (): Promise<HistoryStep> => {
-      if (!(await takeOrWait(ipId, expired))) {
+      if (!(await takeOrWait(ipId, expiry))) {
         stop();
         return remembered();
       }
-      if (deviceId !== null && !(await takeOrWait(deviceId, expired))) {
+      if (deviceId !== null && !(await takeOrWait(deviceId, expiry))) {
         give(ipId);
         stop();
         return remembered();
@@ -250,7 +247,7 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
         stop();
         return remembered();
       }
-      return ask(expired, stop);
+      return ask();
     })();
   };
 }
