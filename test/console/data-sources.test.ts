@@ -6,7 +6,7 @@ import { createDownload } from '../../src/data-update/fetch.js';
 import { runDataUpdate } from '../../src/data-update/run.js';
 import { settingsFrom } from '../../src/data-update/settings.js';
 import { bearer } from '../support/app.js';
-import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, useConsoleInChromium } from '../support/console.js';
+import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, openDataSources, OWNER, useConsoleInChromium } from '../support/console.js';
 import { CLOUD_URLS, sourcesAt, startOrigin, type Origin } from '../data-update/origin.js';
 
 /**
@@ -41,9 +41,7 @@ describe('what the data job fetched', () => {
     const { context, page, troubles } = await openConsole(ctx.browser, ctx.server.origin);
     try {
       await logIn(page, OWNER);
-      await page.getByLabel('Account').selectOption('acme');
-      await page.getByRole('link', { name: 'Data sources' }).click();
-      await page.getByRole('heading', { name: 'Data sources' }).waitFor();
+      await openDataSources(page);
       const fetched = page.getByRole('region', { name: 'Fetched by the data job' });
       const row = (name: string) => fetched.getByRole('row').filter({ has: page.getByRole('rowheader', { name: new RegExp(`^${name.replace(/[.:-]/g, '\\$&')} `) }) });
       const proxy = await row(shown(good)).innerText();

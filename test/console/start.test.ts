@@ -5,7 +5,7 @@ import { generateKey, hashKey, keyIdOf } from '../../src/keys/key.js';
 import { createUser } from '../support/admin.js';
 import { expectNoAxeViolations } from '../support/axe.js';
 import { startTestApp } from '../support/app.js';
-import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, OWNER, useConsoleInChromium } from '../support/console.js';
+import { BROWSER_TEST_TIMEOUT_MS, logIn, openConsole, openDataSources, OWNER, useConsoleInChromium } from '../support/console.js';
 
 /**
  * The Getting started page as a newcomer sees it, in Debian's Chromium: commands that can be read
@@ -107,9 +107,7 @@ describe('Data sources', () => {
     const { context, page, troubles } = await openConsole(ctx.browser, ctx.server.origin);
     try {
       await logIn(page, OWNER);
-      await page.getByLabel('Account').selectOption('acme');
-      await page.getByRole('link', { name: 'Data sources' }).click();
-      await page.getByRole('heading', { name: 'Data sources' }).waitFor();
+      await openDataSources(page);
       const tor = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: /ip\.list\.tor/ }) });
       await expect(tor.innerText()).resolves.toContain('not loaded');
       // The advice, on the row under the source's.

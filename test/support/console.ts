@@ -76,6 +76,13 @@ export async function openRuleSet(page: Page, origin: string, eventType: string)
   await page.getByRole('heading', { level: 1, name: `Threat rules: ${eventType}` }).waitFor();
 }
 
+/** Account acme's Data sources page, from the console's navigation (the page is signed in). */
+export async function openDataSources(page: Page): Promise<void> {
+  await page.getByLabel('Account').selectOption('acme');
+  await page.getByRole('link', { name: 'Data sources' }).click();
+  await page.getByRole('heading', { name: 'Data sources' }).waitFor();
+}
+
 /** A page in a fresh profile, with every problem the page meets recorded: a test asserts there were none. */
 export interface ConsolePage {
   context: BrowserContext;

@@ -131,13 +131,17 @@ export const removeDraftRule = adminRoute({
   }),
 });
 
+/** The draft's thresholds: review from `review`, decline from `decline`, refined with `inOrder` and `notInOrder`. */
+const thresholdFields = { review: z.number().int().min(0).max(100), decline: z.number().int().min(0).max(100) };
+const inOrder = (t: { review: number; decline: number }) => t.review <= t.decline;
+const notInOrder = { message: 'review must not be above decline', path: ['review'] };
+
 export const setDraftThresholds = adminRoute({
   method: 'PUT', url: '/accounts/:account/rule-sets/:event_type/draft/thresholds', tag: 'rules', operationId: 'setDraftThresholds',
   summary: 'Set the draft\'s thresholds: review from `review`, decline from `decline` (half-open bands)',
   access: { role: 'admin', account: true },
   params: eventTypeParams,
-  body: z.object({ review: z.number().int().min(0).max(100), decline: z.number().int().min(0).max(100), comment: comment.optional() })
-    .refine((t) => t.review <= t.decline, { message: 'review must not be above decline', path: ['review'] }),
+  body: z.object({ ...thresholdFields, comment: comment.optional() }).refine(inOrder, notInOrder),
   example: { review: 25, decline: 50 },
   success: { status: 200, description: 'The draft as it is now', schema: versionView, example: draftExample },
   handler: async (ctx) => editDraft(ctx, (data) => ({ ...data, thresholds: { review: ctx.body.review, decline: ctx.body.decline } })),
@@ -153,8 +157,7 @@ export const editDraftRules = adminRoute({
   params: eventTypeParams,
   body: z.object({
     rules: z.record(ruleId, ruleSchema).optional().meta({ description: 'Rules as they should be written, by id' }),
-    thresholds: z.object({ review: z.number().int().min(0).max(100), decline: z.number().int().min(0).max(100) })
-      .refine((t) => t.review <= t.decline, { message: 'review must not be above decline', path: ['review'] }).optional(),
+    thresholds: z.object(thresholdFields).refine(inOrder, notInOrder).optional(),
     yaml_sha256: z.string().regex(/^[0-9a-f]{64}$/, '64 lower-case hex digits').optional()
       .meta({ description: 'SHA-256 of the draft (or, with no draft, the live version) the edits were made on' }),
     comment: comment.optional(),
