@@ -79,8 +79,11 @@ export function ScrollingText({ label, class: className, landmark = false, child
  * else to the page's main heading. Call it in the opened component, with a ref to its element.
  */
 export function useReturnFocus(ref: { current: HTMLElement | null }) {
+  // Noted at the first render, which runs right after the click or key that opened it: an effect
+  // runs after a paint, and on a busy machine the dialog's own showModal() (or autofocus) may
+  // have moved focus inside by then, leaving nothing to go back to.
+  const [opener] = useState(() => (document.activeElement instanceof HTMLElement && document.activeElement !== document.body ? document.activeElement : null));
   useEffect(() => {
-    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     return () => {
       // Preact runs this before it removes the element: where focus is now says whether it was inside.
       const inside = ref.current?.contains(document.activeElement) || document.activeElement === document.body || document.activeElement === null;
