@@ -9,7 +9,7 @@
  *
  *   node --max-old-space-size=224 --max-semi-space-size=8 --import tsx bench/history-step.ts --dist var/before --events 20000 --rounds 3
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
@@ -33,6 +33,7 @@ const PLACE = { country: 'GB', latitude: 51.5, longitude: -0.09, radiusKm: 20, a
 
 interface Build {
   dist: string;
+  dir: string;
   history: { record(event: unknown): unknown; close(): Promise<void>; stats(): Record<string, number> };
   hash: (account: string, kind: string, value: string) => Buffer;
   historyEvent: (fields: Record<string, unknown>) => unknown;
@@ -45,7 +46,8 @@ new PerformanceObserver((list) => {
 }).observe({ entryTypes: ['gc'] });
 
 async function open(dist: string): Promise<Build> {
-  const url = `sqlite:${join(mkdtempSync(join(tmpdir(), 'risk-step-')), 'risk.sqlite')}`;
+  const dir = mkdtempSync(join(tmpdir(), 'risk-step-'));
+  const url = `sqlite:${join(dir, 'risk.sqlite')}`;
   const database = parseDatabaseUrl(url);
   if ('error' in database) throw new Error(database.error);
   await (await openStore({ database, logger: pino({ level: 'silent' }), retentionDays: 30, writeLog: true })).close(); // migrated
@@ -56,7 +58,7 @@ async function open(dist: string): Promise<Build> {
   const { historyEvent } = await at('history/event.js');
   const thread = await openSqliteWriterThread(database, 1);
   const history = sqliteHistory({ path: (database as { path: string }).path, thread, onWriteError: (e: Error) => { throw e; }, historyDays: 30, now: Date.now });
-  return { dist, history, hash: keyedHasher(Buffer.alloc(32, 7)), historyEvent, next: 0 };
+  return { dist, dir, history, hash: keyedHasher(Buffer.alloc(32, 7)), historyEvent, next: 0 };
 }
 
 const builds: Build[] = [];
@@ -89,4 +91,7 @@ for (let round = 1; round <= Number(options.rounds); round++) {
       `GC ${gcPauses.length} pauses, ${gcTotal.toFixed(0)} ms, longest ${Math.max(0, ...gcPauses).toFixed(1)} ms; heap ${Math.round(process.memoryUsage().heapUsed / 2 ** 20)} MB; held ${s.cached}, refused ${s.refused}`);
   }
 }
-for (const b of builds) await b.history.close();
+for (const b of builds) {
+  await b.history.close();
+  rmSync(b.dir, { recursive: true, force: true });
+}

@@ -14,7 +14,7 @@
  * every stall are summed apart ("all stalls"): what held the loop.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -149,6 +149,9 @@ try {
     });
   }
   dnsProcess.kill('SIGTERM');
+  // The stores (hundreds of MB after a few rounds) go; the profiles stay.
+  for (const target of targets) rmSync(target.store, { recursive: true, force: true });
+  rmSync(dataDir, { recursive: true, force: true });
   if (options.prof) {
     for (const [i, target] of targets.entries()) {
       console.log(`\n[${target.dist}] profiles in ${root}/prof-${i}`);
