@@ -7,9 +7,14 @@
  *
  *   npx tsx bench/rounds.ts --rounds 4 --seconds 5
  *   npx tsx bench/rounds.ts --prof        # also a CPU profile per thread (`node --cpu-prof`)
+ *   npx tsx bench/rounds.ts --dist bench/tmp/before,dist --mix new   # two builds, alternately
+ *
+ * Each run also prints the event-loop delay (p99, max) and the stalls: turns where a 5 ms timer
+ * fired more than 30 ms late (bench/runtime-probe.mjs); with --prof, the profile's samples within
+ * every stall are summed apart ("all stalls"): what held the loop.
  */
-import { fork, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +29,9 @@ const { values: options } = parseArgs({
     rounds: { type: 'string', default: '4' },
     seconds: { type: 'string', default: '5' },
     prof: { type: 'boolean', default: false },
+    /** Build directories, comma-separated: each its own service, run alternately (before/after in one harness). */
+    dist: { type: 'string', default: 'dist' },
+    mix: { type: 'string', default: 'both' },
     env: { type: 'string', multiple: true, default: [] },
   },
 });
@@ -59,87 +67,147 @@ writeDataSet(dataDir);
 const dnsProcess = fork(new URL('./dns-server-process.ts', import.meta.url), { execArgv: ['--import', 'tsx'] });
 dnsProcess.send({ zone: { [DOMAIN]: { MX: [{ exchange: `mx1.${DOMAIN}`, priority: 10 }] } }, latencyMinMs: 1, latencyMaxMs: 5 });
 const dns = await new Promise<{ port: number }>((resolve) => dnsProcess.once('message', (m) => resolve(m as { port: number })));
-const port = await freePort();
-const store = join(root, 'store');
-mkdirSync(store);
 const extraEnv = Object.fromEntries(options.env!.map((kv) => kv.split('=') as [string, string]));
-const child = spawn(process.execPath, [...START_FLAGS, ...(options.prof ? ['--cpu-prof', `--cpu-prof-dir=${root}/prof`] : []), '--import', './bench/runtime-probe.mjs', 'dist/server.js'], {
-  env: {
-    PATH: process.env.PATH!, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', API_KEYS: KEY,
-    DATA_DIR: dataDir, RULES_DIR: 'rules', DNS_SERVERS: `127.0.0.1:${dns.port}`, RATE_LIMIT_MAX: '10000000', DATABASE_URL: `sqlite:${store}/risk.sqlite`,
-    ...extraEnv,
-  },
-  stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-});
-const runtime = () => new Promise<{ rss_bytes: number; heap_used_bytes?: number }>((resolve) => {
-  child.once('message', (m) => resolve(m as { rss_bytes: number }));
-  child.send('runtime');
-});
-for (let i = 0; i < 400; i++) {
-  if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)) break;
-  await new Promise((r) => setTimeout(r, 50));
+
+interface Runtime { rss_bytes: number; heap_used_bytes?: number; event_loop_delay_p99_ms?: number; event_loop_delay_max_ms?: number; stalls?: Array<[number, number]> }
+interface Target { dist: string; port: number; store: string; child: ChildProcess; spans: Span[]; stalls: Span[] }
+interface Span { label: string; from: number; to: number }
+
+/** One service from a build directory (`dist`, or an older build copied aside: before/after in one run). */
+async function startTarget(dist: string, index: number): Promise<Target> {
+  const port = await freePort();
+  const store = join(root, `store-${index}`);
+  mkdirSync(store);
+  const child = spawn(process.execPath, [...START_FLAGS, ...(options.prof ? ['--cpu-prof', `--cpu-prof-dir=${root}/prof-${index}`] : []), '--import', './bench/runtime-probe.mjs', join(dist, 'server.js')], {
+    env: {
+      PATH: process.env.PATH!, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', API_KEYS: KEY,
+      DATA_DIR: dataDir, RULES_DIR: 'rules', DNS_SERVERS: `127.0.0.1:${dns.port}`, RATE_LIMIT_MAX: '10000000', DATABASE_URL: `sqlite:${store}/risk.sqlite`,
+      ...extraEnv,
+    },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  let ready = false;
+  for (let i = 0; i < 400 && !ready && child.exitCode === null; i++) {
+    ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
+    if (!ready) await new Promise((r) => setTimeout(r, 50));
+  }
+  if (!ready) {
+    child.kill('SIGTERM');
+    dnsProcess.kill('SIGTERM');
+    throw new Error(`the service from ${dist} did not become ready`);
+  }
+  return { dist, port, store, child, spans: [], stalls: [] };
 }
+const ask = (target: Target, message: 'runtime' | 'reset') => new Promise<Runtime>((resolve) => {
+  target.child.once('message', (m) => resolve(m as Runtime));
+  target.child.send(message);
+});
+const targets: Target[] = [];
+for (const [i, dist] of options.dist!.split(',').entries()) targets.push(await startTarget(dist, i));
+const mixes = options.mix === 'both' ? (['same', 'new'] as const) : ([options.mix as 'same' | 'new'] as const);
 const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
 const size = (file: string) => (existsSync(file) ? statSync(file).size : 0);
-let person = 1_000;
-/** Each run's span on the monotonic clock (µs), which a .cpuprofile's timestamps use too. */
-const spans: Array<{ label: string; from: number; to: number }> = [];
+/** Each target's next person: both see the same sequence of people. */
+const people = targets.map(() => 1_000);
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 try {
   for (let round = 1; round <= Number(options.rounds); round += 1) {
-    for (const mix of ['same', 'new'] as const) {
-      const before = threadCpu(child.pid!);
-      const from = nowUs();
-      const result = await autocannon({
-        url: `http://127.0.0.1:${port}/v1/risk/evaluate`, method: 'POST', connections: 50, duration: Number(options.seconds),
-        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-        requests: [{ setupRequest: (r) => ({ ...r, body: personBody(mix === 'same' ? 7 : (person += 1), DOMAIN) }) }],
-      });
-      const after = threadCpu(child.pid!);
-      spans.push({ label: `round ${round} ${mix}`, from, to: nowUs() });
-      const n = result.requests.total;
-      const us = (tid: number) => Math.round((((after.get(tid) ?? 0) - (before.get(tid) ?? 0)) * 1e6) / n);
-      const threads = [...after.keys()].map((tid) => ({ tid, us: us(tid) })).sort((a, b) => b.us - a.us);
-      const main = us(child.pid!);
-      const total = threads.reduce((s, t) => s + t.us, 0);
-      const others = threads.filter((t) => t.tid !== child.pid).slice(0, 2).map((t) => t.us);
-      const r = await runtime();
-      console.log(`round ${round} ${mix}: ${Math.round(n / result.duration)} req/s, p99 ${result.latency.p99} ms; CPU µs/req total ${total}, main ${main}, next threads ${others.join(', ')}; ` +
-        `rss ${mb(r.rss_bytes)} MB heap ${r.heap_used_bytes === undefined ? '?' : mb(r.heap_used_bytes)} MB; db ${mb(size(`${store}/risk.sqlite`))} MB wal ${mb(size(`${store}/risk.sqlite-wal`))} MB`);
+    for (const mix of mixes) {
+      for (const [t, target] of targets.entries()) {
+        const pid = target.child.pid!;
+        await ask(target, 'reset');
+        const before = threadCpu(pid);
+        const from = nowUs();
+        const result = await autocannon({
+          url: `http://127.0.0.1:${target.port}/v1/risk/evaluate`, method: 'POST', connections: 50, duration: Number(options.seconds),
+          headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+          requests: [{ setupRequest: (r) => ({ ...r, body: personBody(mix === 'same' ? 7 : (people[t]! += 1), DOMAIN) }) }],
+        });
+        const after = threadCpu(pid);
+        const label = `round ${round} ${mix}`;
+        target.spans.push({ label, from, to: nowUs() });
+        const n = result.requests.total;
+        const us = (tid: number) => Math.round((((after.get(tid) ?? 0) - (before.get(tid) ?? 0)) * 1e6) / n);
+        const threads = [...after.keys()].map((tid) => ({ tid, us: us(tid) })).sort((a, b) => b.us - a.us);
+        const main = us(pid);
+        const total = threads.reduce((s, x) => s + x.us, 0);
+        const others = threads.filter((x) => x.tid !== pid).slice(0, 2).map((x) => x.us);
+        const r = await ask(target, 'runtime');
+        for (const [a, b] of r.stalls ?? []) target.stalls.push({ label: `${label} stall`, from: a, to: b });
+        const stallMs = (r.stalls ?? []).map(([a, b]) => Math.round((b - a) / 1000));
+        console.log(`${targets.length > 1 ? `[${target.dist}] ` : ''}${label}: ${Math.round(n / result.duration)} req/s, p99 ${result.latency.p99} ms (mean ${result.latency.mean}); ` +
+          `loop delay p99 ${r.event_loop_delay_p99_ms} max ${r.event_loop_delay_max_ms} ms, ${stallMs.length} stalls > 30 ms (longest ${Math.max(0, ...stallMs)}); CPU µs/req total ${total}, main ${main}, next threads ${others.join(', ')}; ` +
+          `rss ${mb(r.rss_bytes)} MB heap ${r.heap_used_bytes === undefined ? '?' : mb(r.heap_used_bytes)} MB; db ${mb(size(`${target.store}/risk.sqlite`))} MB wal ${mb(size(`${target.store}/risk.sqlite-wal`))} MB`);
+      }
     }
   }
 } finally {
-  await new Promise<void>((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
+  for (const target of targets) {
+    await new Promise<void>((resolve) => {
+      target.child.once('exit', () => resolve());
+      target.child.kill('SIGTERM');
+    });
+  }
   dnsProcess.kill('SIGTERM');
+  // The stores (hundreds of MB after a few rounds) go; the profiles stay.
+  for (const target of targets) rmSync(target.store, { recursive: true, force: true });
+  rmSync(dataDir, { recursive: true, force: true });
   if (options.prof) {
-    console.log(`profiles in ${root}/prof`);
-    for (const file of readdirSync(`${root}/prof`)) summarise(join(root, 'prof', file), spans);
+    for (const [i, target] of targets.entries()) {
+      console.log(`\n[${target.dist}] profiles in ${root}/prof-${i}`);
+      for (const file of readdirSync(`${root}/prof-${i}`)) {
+        summarise(join(root, `prof-${i}`, file), target.spans);
+        // Every stall's span together: what ran while the loop was stuck.
+        const stalls = target.stalls.map((s) => ({ ...s, label: 'all stalls' }));
+        if (stalls.length > 0) summarise(join(root, `prof-${i}`, file), stalls, true, 15);
+        // And the five longest alone.
+        const longest = [...target.stalls].sort((a, b) => b.to - b.from - (a.to - a.from)).slice(0, 5).sort((a, b) => a.from - b.from);
+        for (const s of longest) summarise(join(root, `prof-${i}`, file), [{ ...s, label: `${s.label} ${Math.round((s.to - s.from) / 1000)} ms` }], true, 6);
+      }
+    }
   }
 }
 
-interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }
+interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
 
-/** Self time by function within each span: an early round against a late one, from one profile. */
-function summarise(file: string, spans: Array<{ label: string; from: number; to: number }>) {
+/**
+ * Self time by function within each span: an early round against a late one, from one profile.
+ * `merged`: the spans summed as one (the stalls), with the inclusive time of the service's own
+ * functions too (a sample counts for every function of dist/ on its stack): what held the loop.
+ */
+function summarise(file: string, spans: Span[], merged = false, top = 8) {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number };
-  const nameOf = new Map(profile.nodes.map((n) => [n.id, `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.replace(/^.*\/(dist|node_modules)\//, '$1/')}:${n.callFrame.lineNumber + 1}`]));
-  console.log(`\n${file}`);
-  for (const span of spans) {
+  const nameOf = new Map(profile.nodes.map((n) => [n.id, `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.replace(/^.*\/(dist|before|node_modules)\//, '$1/')}:${n.callFrame.lineNumber + 1}`]));
+  const parentOf = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parentOf.set(c, n.id);
+  const own = new Map(profile.nodes.map((n) => [n.id, /\/(dist|before)\//.test(n.callFrame.url)]));
+  if (!merged) console.log(`\n${file}`);
+  const groups = merged ? [spans] : spans.map((span) => [span]);
+  for (const group of groups) {
     const counts = new Map<string, number>();
+    const inclusive = new Map<string, number>();
     let t = profile.startTime;
     let total = 0;
+    let g = 0;
     profile.samples.forEach((id, i) => {
       t += profile.timeDeltas[i]!;
-      if (t < span.from || t > span.to) return;
+      while (g < group.length && t > group[g]!.to) g += 1;
+      if (g >= group.length || t < group[g]!.from) return;
       total += 1;
       const name = nameOf.get(id)!;
       counts.set(name, (counts.get(name) ?? 0) + 1);
+      if (!merged) return;
+      const seen = new Set<string>();
+      for (let n: number | undefined = id; n !== undefined; n = parentOf.get(n)) {
+        if (!own.get(n)) continue;
+        const f = nameOf.get(n)!;
+        if (!seen.has(f)) inclusive.set(f, (inclusive.get(f) ?? 0) + 1);
+        seen.add(f);
+      }
     });
     if (total === 0) continue;
-    const top = [...counts].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([f, x]) => `${((x / total) * 100).toFixed(1)}% ${f}`);
-    console.log(`  ${span.label} (${total} samples): ${top.join(' | ')}`);
+    const share = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]).slice(0, top).map(([f, x]) => `${((x / total) * 100).toFixed(1)}% ${f}`);
+    console.log(`  ${group[0]!.label}${merged ? ` (${group.length})` : ''} (${total} samples): ${share(counts).join(' | ')}`);
+    if (merged) console.log(`    inclusive, the service's functions: ${share(inclusive).join(' | ')}`);
   }
 }

@@ -17,8 +17,8 @@ import type { HistoryFacts } from './facts.js';
  * Uint32Array chunk (60 minute buckets, 24 hour buckets, the last minute and hour counted, a "seen
  * again" mark: 348 bytes), allocated 1,024 identifiers at a time as the map grows and reused after
  * an eviction (no allocation per identifier); with the Map entry and its 16-character key, ~450
- * bytes an identifier, so ~9 MiB at the bound (measured: see the commit). Past it, the least recently counted identifiers go first (near enough:
- * a hit only marks its array, and the eviction pass, down to 90 % of the bound, gives a marked one a
+ * bytes an identifier, so ~9 MiB at the bound (measured: see the commit). Past 90 % of it, the least recently counted identifiers go first, a few per event (near enough:
+ * a hit only marks its array, and the eviction cursor gives a marked one a
  * second chance, as src/store/history-sqlite.ts does: a delete and a set per hit slows a Map).
  * An evicted identifier starts again from 0 when it comes back: still a lower bound.
  */
@@ -39,8 +39,10 @@ export interface LocalReading {
 }
 
 export const LOCAL_COUNT_KEYS = 20_000;
-/** Eviction goes down to this share of the bound, so it runs once per many new identifiers. */
+/** Past this share of the bound, every event evicts a little (see `evict`). */
 const EVICT_TO = 0.9;
+/** Identifiers the eviction cursor walks over per event, at most: an event counts three. */
+const EVICT_STEP = 16;
 
 const HOUR_CELLS = MINUTES_IN_WINDOW;
 const LAST_MINUTE = HOUR_CELLS + HOURS_IN_WINDOW;
@@ -62,15 +64,30 @@ export function createLocalCounts(maxKeys = LOCAL_COUNT_KEYS): LocalCounts {
   const chunkOf = (slot: number) => chunks[Math.floor(slot / SLOTS_PER_CHUNK)]!;
   const baseOf = (slot: number) => (slot % SLOTS_PER_CHUNK) * CELLS;
 
-  const evict = () => {
-    const keep = Math.floor(maxKeys * EVICT_TO);
-    for (const [id, slot] of slots) {
-      if (slots.size <= keep) return;
+  /**
+   * A clock over the map's insertion order, as src/store/history-sqlite.ts evicts: a cursor (a live
+   * Map iterator, kept between calls) walks from the oldest end, gives a marked identifier a second
+   * chance at the newest end, and frees the others. Once past EVICT_TO of the bound, every event
+   * moves it over at most EVICT_STEP identifiers: never a pass over thousands within one event.
+   */
+  let cursor: MapIterator<[string, number]> = slots.entries();
+  const evict = (keep: number, limit: number) => {
+    let wrapped = false;
+    for (let walked = 0; walked < limit && slots.size > keep; walked += 1) {
+      let next = cursor.next();
+      if (next.done) {
+        if (wrapped) return;
+        wrapped = true;
+        cursor = slots.entries();
+        next = cursor.next();
+        if (next.done) return;
+      }
+      const [id, slot] = next.value;
       slots.delete(id);
       const cells = chunkOf(slot);
       const base = baseOf(slot);
       if (cells[base + RECENT] === 1) {
-        // Counted again since the last pass: a second chance, at the newest end.
+        // Counted again since the cursor last passed: a second chance, at the newest end.
         cells[base + RECENT] = 0;
         slots.set(id, slot);
       } else {
@@ -137,7 +154,10 @@ export function createLocalCounts(maxKeys = LOCAL_COUNT_KEYS): LocalCounts {
     count(event) {
       // Room for the event's three identifiers made first: an eviction pass between them could
       // take the one this event has just counted.
-      if (slots.size + 3 > maxKeys) evict();
+      const keep = Math.floor(maxKeys * EVICT_TO);
+      if (slots.size + 3 > keep) evict(keep, EVICT_STEP);
+      // Marked all (each walked once, moved, and walked again): the rest at once, down to the bound.
+      if (slots.size + 3 > maxKeys) evict(maxKeys - 3, Infinity);
       const ip = countKey(event.ip, event.minute, event.hour, true, true);
       const email = countKey(event.email, event.minute, event.hour, false, true);
       const device = event.device === null ? null : countKey(event.device, event.minute, event.hour, true, false);

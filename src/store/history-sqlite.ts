@@ -41,9 +41,12 @@ export const SQLITE_HISTORY_DEFAULTS = {
   maxEntries: 100_000,
   maxBytes: 64 * 2 ** 20,
   flushDelayMs: 50,
-  /** Identifiers written back per transaction. */
-  flushBatch: 2_000,
+  /** Identifiers written back per transaction (one message), FLUSH_IN_FLIGHT messages at most in flight. */
+  flushBatch: 500,
 } as const;
+
+/** Write-back messages sent and not yet answered, at most (see `flush`). */
+const FLUSH_IN_FLIGHT = 4;
 
 /** A read waits at most this long for a lock (only a checkpoint's brief one, in WAL mode). */
 const READ_BUSY_TIMEOUT_MS = 20;
@@ -60,10 +63,11 @@ interface KeyState {
   /** kind → member (hex) → last seen. */
   sets: Map<string, Map<string, number>>;
   dirtyKey: boolean;
-  dirtyCounts: Set<number>;
+  /** The collections below are made when first needed (null until then, and again once written back): most identifiers are new people's, touched once. */
+  dirtyCounts: Set<number> | null;
   /** kind + member hex */
-  dirtyMembers: Set<string>;
-  evicted: Array<[string, string]>;
+  dirtyMembers: Set<string> | null;
+  evicted: Array<[string, string]> | null;
   /** Write-backs sent and not yet answered. */
   inFlight: number;
   bytes: number;
@@ -73,11 +77,13 @@ interface KeyState {
   recent: boolean;
   /**
    * Velocity counters under this key (history/velocity.ts): series → bucket → events and the minute
-   * it expires. Null until a counter first reads or counts it (then read from the file, if it may be there).
+   * it expires. Null until a counter first reads or counts it (then read from the file, if `velocityInFile`).
    */
   velocity: Map<string, Map<number, VelocityCell>> | null;
+  /** The file may hold velocity cells of this key not read yet: false for a key never seen, or being erased. */
+  velocityInFile: boolean;
   /** series + '\u0000' + bucket */
-  dirtyVelocity: Set<string>;
+  dirtyVelocity: Set<string> | null;
 }
 
 interface VelocityCell {
@@ -85,15 +91,19 @@ interface VelocityCell {
   expires: number;
 }
 
-/** Eviction, once past a bound, goes down to this share of both bounds (see `evict`). */
+/** Past this share of either bound, every event evicts a little (see `evict`). */
 const EVICT_TO = 0.9;
+/** Identifiers the eviction cursor walks over per event, at most: an event adds four, and a few velocity keys. */
+const EVICT_STEP = 32;
 
 const cell = (grain: number, bucket: number) => grain * 1e9 + bucket;
 /**
  * Heap bytes per identifier, its counters and its set members, as V8 holds them (Node 24): the
  * history review measured ~1,335 bytes per identifier at steady state (heap used after GC over
  * 100,000 identifiers, half with 2 counters and 1 member, half with 1 counter); these constants
- * give 1,320 for that mix, so the documented 64 MiB bound is a real one.
+ * give 1,320 for that mix, so the documented 64 MiB bound is a real one. That was before the
+ * change sets of an identifier were made only when needed (KeyState): V8 now holds less (at the
+ * bound, ~35 MB less heap in bench/history-step.ts), so these over-estimate, on the safe side.
  */
 const BASE_BYTES = 1_150;
 const MEMBER_BYTES = 160;
@@ -127,17 +137,17 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
   const load = (account: string, key: Buffer, id: string, minute: number, hour: number): KeyState => {
     const state: KeyState = {
       id, account, key, firstSeen: null, lastSeen: null, place: null, counts: new Map(), sets: new Map(),
-      dirtyKey: false, dirtyCounts: new Set(), dirtyMembers: new Set(), evicted: [], inFlight: 0, bytes: BASE_BYTES, touchedAt: 0, recent: false,
-      velocity: null, dirtyVelocity: new Set(),
+      dirtyKey: false, dirtyCounts: null, dirtyMembers: null, evicted: null, inFlight: 0, bytes: BASE_BYTES, touchedAt: 0, recent: false,
+      velocity: null, velocityInFile: true, dirtyVelocity: null,
     };
     if (erasingKeys.has(id)) {
-      state.velocity = new Map();
+      state.velocityInFile = false;
       return state;
     }
     // Never seen: nothing to read. From now on it may be in the file (its write-back is coming).
     if (!known.mayHave(key)) {
       known.add(key);
-      state.velocity = new Map();
+      state.velocityInFile = false;
       return state;
     }
     const row = selectKey.get(account, key) as { first_seen: number; last_seen: number; country: string | null; latitude: number | null; longitude: number | null; radius_km: number | null; asn: number | null; anonymous: number | null } | undefined;
@@ -181,7 +191,8 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
     if (state.velocity !== null) return state.velocity;
     const velocity = new Map<string, Map<number, VelocityCell>>();
     state.velocity = velocity;
-    if (erasingVelocity.has(state.id)) return velocity;
+    if (!state.velocityInFile || erasingVelocity.has(state.id)) return velocity;
+    state.velocityInFile = false;
     for (const r of selectVelocity.all(state.account, state.key, minute) as Array<{ series: string; bucket: number; n: number; expires: number }>) {
       let cells = velocity.get(r.series);
       if (cells === undefined) velocity.set(r.series, (cells = new Map()));
@@ -200,7 +211,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
     for (const [bucket, c] of cells) {
       if (c.expires <= minute) {
         cells.delete(bucket);
-        state.dirtyVelocity.delete(`${series}\u0000${bucket}`);
+        state.dirtyVelocity?.delete(`${series}\u0000${bucket}`);
         state.bytes -= COUNT_BYTES;
         bytes -= COUNT_BYTES;
       } else if (bucket > from && bucket <= to) {
@@ -223,7 +234,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       c.n += 1;
       c.expires = Math.max(c.expires, expires);
     }
-    state.dirtyVelocity.add(`${series}\u0000${bucket}`);
+    (state.dirtyVelocity ??= new Set()).add(`${series}\u0000${bucket}`);
     markDirty(state);
   };
 
@@ -241,7 +252,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       else if (bucket >= 0 && bucket < 1e9 && bucket <= from) {
         // Out of its window for good: forgotten (the file's copy is pruned off the request path).
         state.counts.delete(c);
-        state.dirtyCounts.delete(c);
+        state.dirtyCounts?.delete(c);
       }
     }
     return total;
@@ -267,7 +278,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       state.bytes += COUNT_BYTES;
       bytes += COUNT_BYTES;
     }
-    state.dirtyCounts.add(c);
+    (state.dirtyCounts ??= new Set()).add(c);
     markDirty(state);
   };
 
@@ -276,7 +287,8 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
     const hex = member.toString('hex');
     const before = set.get(hex);
     set.set(hex, Math.max(before ?? at, at));
-    state.dirtyMembers.add(kind + hex);
+    const dirtyMembers = (state.dirtyMembers ??= new Set());
+    dirtyMembers.add(kind + hex);
     if (before === undefined) {
       state.bytes += MEMBER_BYTES;
       bytes += MEMBER_BYTES;
@@ -288,8 +300,8 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
           if (m !== hex && seen < oldestSeen) [oldest, oldestSeen] = [m, seen];
         }
         set.delete(oldest!);
-        state.dirtyMembers.delete(kind + oldest!);
-        state.evicted.push([kind, oldest!]);
+        dirtyMembers.delete(kind + oldest!);
+        (state.evicted ??= []).push([kind, oldest!]);
         state.bytes -= MEMBER_BYTES;
         bytes -= MEMBER_BYTES;
       }
@@ -308,30 +320,51 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
   };
 
   /**
-   * Past a bound, down to EVICT_TO of both in one pass, oldest first, with a second chance: an
-   * identifier touched since the last pass is moved to the newest end, unmarked, instead of going
-   * (the order approximates least recently used without moving an entry on every hit). Not one
-   * identifier per event: a Map keeps the slots of deleted entries until it is rehashed, and a
-   * walk from the oldest end steps over each of them, so evicting an identifier per event cost
-   * a walk over tens of thousands of empty slots per evaluation once the cache was full. Once per
-   * pass, that walk is shared by the thousands of events it makes room for.
+   * Eviction is a clock over the Map's insertion order: a cursor (a live Map iterator, kept from one
+   * call to the next) walks from the oldest end; an identifier touched since the cursor last passed
+   * it is moved to the newest end, unmarked, instead of going (a second chance: near enough least
+   * recently used, without moving an entry on every hit). Once memory is past EVICT_TO of a bound,
+   * every event moves the cursor over at most EVICT_STEP identifiers (more than an event adds), so
+   * memory stays under the bounds with a few microseconds per event, never a pass over thousands
+   * at once (bench/rounds.ts: such a pass held the event loop for milliseconds, in the stalls
+   * behind the new-person mix's p99). The cursor never walks an empty slot twice: a Map keeps the
+   * slots of deleted entries until it is rehashed, and a walk from the oldest end on every event
+   * stepped over tens of thousands of them once the cache was full (why `recent` exists). Should
+   * memory still be past a bound (identifiers waiting to be written cannot go), a whole pass runs,
+   * down to EVICT_TO of both.
    */
-  const evict = () => {
-    if (cache.size <= o.maxEntries && bytes <= o.maxBytes) return;
-    const entries = o.maxEntries * EVICT_TO;
-    const heldBytes = o.maxBytes * EVICT_TO;
-    for (const [id, state] of cache) {
+  let cursor: MapIterator<[string, KeyState]> = cache.entries();
+  const evictSome = (limit: number, entries: number, heldBytes: number) => {
+    let wrapped = false;
+    for (let examined = 0; examined < limit; examined += 1) {
       if (cache.size <= entries && bytes <= heldBytes) return;
+      let next = cursor.next();
+      if (next.done) {
+        // Past the newest end: round again from the oldest, once per call.
+        if (wrapped) return;
+        wrapped = true;
+        cursor = cache.entries();
+        next = cursor.next();
+        if (next.done) return;
+      }
+      const [id, state] = next.value;
       if (dirty.has(state) || state.inFlight > 0) continue;
       cache.delete(id);
       if (state.recent) {
-        // Seen again by this walk, unmarked, if everything held is recent.
+        // Met again by the cursor, unmarked, if everything held is recent.
         state.recent = false;
         cache.set(id, state);
         continue;
       }
       bytes -= state.bytes;
     }
+  };
+  const evict = () => {
+    const entries = o.maxEntries * EVICT_TO;
+    const heldBytes = o.maxBytes * EVICT_TO;
+    if (cache.size <= entries && bytes <= heldBytes) return;
+    if (cache.size <= o.maxEntries && bytes <= o.maxBytes) return evictSome(EVICT_STEP, entries, heldBytes);
+    evictSome(Infinity, entries, heldBytes);
   };
 
   const schedule = () => {
@@ -357,48 +390,62 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
         const p = state.place;
         write.keys.push([account, key, state.firstSeen, state.lastSeen, p?.country ?? null, p?.latitude ?? null, p?.longitude ?? null, p?.radiusKm ?? null, p?.asn ?? null, p === null || p.anonymous === null ? null : p.anonymous ? 1 : 0]);
       }
-      for (const c of state.dirtyCounts) {
+      for (const c of state.dirtyCounts ?? []) {
         const n = state.counts.get(c);
         const grain = c >= 2e9 ? GRAIN_HOUR : GRAIN_MINUTE;
         if (n !== undefined) write.counts.push([account, key, grain, c - grain * 1e9, n]);
       }
-      for (const km of state.dirtyMembers) {
+      for (const km of state.dirtyMembers ?? []) {
         const kind = km[0]!;
         const hex = km.slice(1);
         const seen = state.sets.get(kind)?.get(hex);
         if (seen !== undefined) write.members.push([account, key, kind, Buffer.from(hex, 'hex'), seen]);
       }
-      for (const [kind, hex] of state.evicted) write.evicted.push([account, key, kind, Buffer.from(hex, 'hex')]);
-      for (const sb of state.dirtyVelocity) {
+      for (const [kind, hex] of state.evicted ?? []) write.evicted.push([account, key, kind, Buffer.from(hex, 'hex')]);
+      for (const sb of state.dirtyVelocity ?? []) {
         const at = sb.indexOf('\u0000');
         const series = sb.slice(0, at);
         const bucket = Number(sb.slice(at + 1));
         const c = state.velocity?.get(series)?.get(bucket);
         if (c !== undefined) write.velocity.push([account, key, series, bucket, c.n, c.expires]);
       }
-      state.dirtyVelocity = new Set();
+      state.dirtyVelocity = null;
       state.dirtyKey = false;
-      state.dirtyCounts = new Set();
-      state.dirtyMembers = new Set();
-      state.evicted = [];
+      state.dirtyCounts = null;
+      state.dirtyMembers = null;
+      state.evicted = null;
     }
     return { states, write };
   };
 
+  /**
+   * Writes back all that is dirty, a batch of `flushBatch` identifiers a message, up to
+   * FLUSH_IN_FLIGHT messages at once (the writer answers in order), one batch built per turn of the
+   * event loop: the rows of 2,000 identifiers built and cloned at once held the loop for
+   * milliseconds, and one batch in flight at a time left the writer idle while its answer waited
+   * for the busy main thread.
+   */
   function flush(): Promise<void> {
     flushing ??= (async () => {
-      while (dirty.size > 0) {
-        const { states, write } = takeBatch();
-        try {
-          await o.thread.send({ type: 'history', write });
-        } catch (error) {
-          // Not retried: what this batch held stays in memory only, and is counted.
-          failed += states.length;
-          o.onWriteError(error as Error);
-        } finally {
-          for (const state of states) state.inFlight -= 1;
+      const sent: Array<Promise<void>> = [];
+      while (dirty.size > 0 || sent.length > 0) {
+        if (dirty.size > 0 && sent.length < FLUSH_IN_FLIGHT) {
+          const { states, write } = takeBatch();
+          sent.push(o.thread.send({ type: 'history', write }).then(
+            () => undefined,
+            (error: unknown) => {
+              // Not retried: what this batch held stays in memory only, and is counted.
+              failed += states.length;
+              o.onWriteError(error as Error);
+            },
+          ).finally(() => {
+            for (const state of states) state.inFlight -= 1;
+          }));
+          // The next batch on a later turn: requests run in between.
+          if (dirty.size > 0 && sent.length < FLUSH_IN_FLIGHT) await new Promise((resolve) => setImmediate(resolve));
+          continue;
         }
-        if (closed && dirty.size === 0) break;
+        await sent.shift();
       }
     })().finally(() => {
       flushing = null;
@@ -512,7 +559,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
             bytes -= COUNT_BYTES * cells.size;
           }
           state.velocity = new Map();
-          state.dirtyVelocity = new Set();
+          state.dirtyVelocity = null;
         }
       }
       const members = keys.map((key) => key.toString('hex'));
@@ -532,7 +579,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
         if (set === undefined) continue;
         for (const hex of members) {
           if (set.delete(hex)) {
-            state.dirtyMembers.delete(SET_ACCOUNTS + hex);
+            state.dirtyMembers?.delete(SET_ACCOUNTS + hex);
             state.bytes -= MEMBER_BYTES;
             bytes -= MEMBER_BYTES;
           }

@@ -45,6 +45,19 @@ describe('local counts', () => {
     // Kept through every eviction pass: the hot address counted all 1,000 of its events (and this one).
     expect(counts.count(event(START, '203.0.113.9', 'hot', false)).ip.events_1h).toBe(1_001);
   });
+
+  it('evict a few per event, never many at once (a pass of thousands held the event loop)', () => {
+    const counts = createLocalCounts(1_000);
+    let largestDrop = 0;
+    for (let i = 0; i < 3_000; i++) {
+      const before = counts.size();
+      counts.count(event(START, '203.0.113.9', `p${i}`));
+      largestDrop = Math.max(largestDrop, before + 2 - counts.size());
+      expect(counts.size()).toBeLessThanOrEqual(1_000);
+    }
+    // Down to 90 % at once would have been 100.
+    expect(largestDrop).toBeLessThanOrEqual(16);
+  });
 });
 
 describe('local counts, erased', () => {

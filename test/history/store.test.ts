@@ -1,9 +1,10 @@
+import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SET_CAP, SET_KEEP } from '../../src/history/caps.js';
 import { historyFacts } from '../../src/history/compute.js';
 import { historyEvent } from '../../src/history/event.js';
-import { keyedHasher } from '../../src/history/identifiers.js';
+import { HASHED_KEPT, keyedHasher } from '../../src/history/identifiers.js';
 import { COUNTRY_EXTENTS } from '../../src/history/country-extents.js';
 import { greatCircleKm, leastDistanceKm, placeOf, type Place } from '../../src/history/place.js';
 import type { Store } from '../../src/store/index.js';
@@ -131,5 +132,23 @@ describe('identifiers', () => {
     expect(a('globex', 'email', 'jane@example.com').equals(key)).toBe(false);
     expect(b('acme', 'email', 'jane@example.com').equals(key)).toBe(false);
     expect(a('acme', 'email', 'jane@example.com').equals(key)).toBe(true);
+  });
+
+  it('hashed again or kept from before, a key is the same HMAC-SHA-256, through both generations of what is kept', () => {
+    const secret = Buffer.alloc(32, 3);
+    const hash = keyedHasher(secret);
+    const hmac = (kind: string, value: string) => createHmac('sha256', secret).update(`acme\u0000${kind}\u0000${value}`).digest().subarray(0, 16);
+    const first = hash('acme', 'ip', '81.2.69.160');
+    expect(first.equals(hmac('ip', '81.2.69.160'))).toBe(true);
+    expect(hash('acme', 'ip', '81.2.69.160')).toBe(first); // kept: the same key, not hashed again
+    // Past two generations of devices, the address is hashed again: still the same bytes.
+    for (let i = 0; i < 2 * HASHED_KEPT + 1; i++) hash('acme', 'device', `d${i}`);
+    expect(hash('acme', 'device', `d${HASHED_KEPT}`).equals(hmac('device', `d${HASHED_KEPT}`))).toBe(true);
+    const again = hash('acme', 'ip', '81.2.69.160');
+    expect(again).not.toBe(first);
+    expect(again.equals(first)).toBe(true);
+    // E-mail addresses are never kept: hashed each time.
+    expect(hash('acme', 'email', 'jane@example.com')).not.toBe(hash('acme', 'email', 'jane@example.com'));
+    expect(hash('acme', 'email', 'jane@example.com').equals(hmac('email', 'jane@example.com'))).toBe(true);
   });
 });
