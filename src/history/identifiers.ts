@@ -19,32 +19,44 @@ export function keyedHasher(secret: Buffer): Hasher {
   // A key object made once: given the bytes, createHmac checks and wraps them on every call, which
   // cost three times the hash itself (12 µs against 4 on Node 24), four or five times an evaluation.
   const key = createSecretKey(secret);
-  // The identifiers hashed lately (addresses, devices, users, domains; not e-mail addresses), in
-  // two generations of at most HASHED_KEPT each (a hit in the older is copied to the newer; a full
-  // newer becomes the older): one address behind many sign-ups, a person who comes back, each
-  // hashed once instead of on every evaluation (an HMAC is ~5 µs, the Hmac object's creation most
-  // of it: half of the history step's main-thread time in bench/rounds.ts's profile). The keys
-  // handed out are shared: callers never write into them.
+  // The addresses and devices hashed lately, in two generations of at most HASHED_KEPT each (a hit
+  // in the older is copied to the newer; a full newer, or one older than HASHED_FOR_MS, becomes the
+  // older): one address behind many sign-ups, a device that comes back, each hashed once instead of
+  // on every evaluation (an HMAC is ~5 µs, the Hmac object's creation most of it: half of the history
+  // step's main-thread time in bench/rounds.ts's profile). Only those: an e-mail address, a user id
+  // (often an e-mail address too) or a domain is hashed every time and kept by no one past its
+  // request; so is a value longer than HASHED_MAX_LENGTH (the bound below holds). A kept address or
+  // device leaves memory at most 2 × HASHED_FOR_MS after its last evaluation, erased or not. The
+  // keys handed out are shared: callers never write into them.
   let newer = new Map<string, Buffer>();
   let older = new Map<string, Buffer>();
+  let since = Date.now();
+  const once = (input: string) => createHmac('sha256', key).update(input).digest().subarray(0, KEY_BYTES);
   return (account, kind, value) => {
     const input = `${account}\u0000${kind}\u0000${value}`;
-    // E-mail addresses are not kept past their request, even here.
-    if (kind === 'email') return createHmac('sha256', key).update(input).digest().subarray(0, KEY_BYTES);
-    let hashed = newer.get(input);
-    if (hashed !== undefined) return hashed;
-    hashed = older.get(input) ?? createHmac('sha256', key).update(input).digest().subarray(0, KEY_BYTES);
-    if (newer.size >= HASHED_KEPT) {
+    if ((kind !== 'ip' && kind !== 'device') || value.length > HASHED_MAX_LENGTH) return once(input);
+    const now = Date.now();
+    if (newer.size >= HASHED_KEPT || now - since >= HASHED_FOR_MS) {
       older = newer;
       newer = new Map();
+      since = now;
     }
+    let hashed = newer.get(input);
+    if (hashed !== undefined) return hashed;
+    hashed = older.get(input) ?? once(input);
     newer.set(input, hashed);
     return hashed;
   };
 }
 
 /**
- * Identifiers whose keyed hash is kept, per generation (two generations): ~200 bytes each (the
- * input string and the 16-byte key), so at most ~1.6 MiB. Memory only, never written anywhere.
+ * Addresses and devices whose keyed hash is kept, per generation (two generations); values of at
+ * most HASHED_MAX_LENGTH characters (an IPv6 address is at most 45, a device hash 64), so an entry
+ * is at most ~300 bytes (the input string, the Map slot, the 16-byte key and its buffer): at most
+ * ~2.5 MiB. Memory only, never written or logged.
  */
 export const HASHED_KEPT = 4_096;
+/** How long a generation of kept hashes lasts, at most. */
+export const HASHED_FOR_MS = 5 * 60_000;
+/** Longer values are hashed every time, not kept. */
+export const HASHED_MAX_LENGTH = 64;

@@ -1,10 +1,10 @@
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SET_CAP, SET_KEEP } from '../../src/history/caps.js';
 import { historyFacts } from '../../src/history/compute.js';
 import { historyEvent } from '../../src/history/event.js';
-import { HASHED_KEPT, keyedHasher } from '../../src/history/identifiers.js';
+import { HASHED_FOR_MS, HASHED_KEPT, keyedHasher } from '../../src/history/identifiers.js';
 import { COUNTRY_EXTENTS } from '../../src/history/country-extents.js';
 import { greatCircleKm, leastDistanceKm, placeOf, type Place } from '../../src/history/place.js';
 import type { Store } from '../../src/store/index.js';
@@ -147,8 +147,27 @@ describe('identifiers', () => {
     const again = hash('acme', 'ip', '81.2.69.160');
     expect(again).not.toBe(first);
     expect(again.equals(first)).toBe(true);
-    // E-mail addresses are never kept: hashed each time.
-    expect(hash('acme', 'email', 'jane@example.com')).not.toBe(hash('acme', 'email', 'jane@example.com'));
-    expect(hash('acme', 'email', 'jane@example.com').equals(hmac('email', 'jane@example.com'))).toBe(true);
+    // E-mail addresses, user ids (often e-mail addresses too), domains and long values are never kept: hashed each time.
+    for (const [kind, value] of [['email', 'jane@example.com'], ['user', 'jane@example.com'], ['domain', 'example.com'], ['device', 'd'.repeat(65)]] as const) {
+      expect(hash('acme', kind, value)).not.toBe(hash('acme', kind, value));
+      expect(hash('acme', kind, value).equals(hmac(kind, value))).toBe(true);
+    }
+  });
+
+  it('keeps an address at most two generations of 5 minutes after its last use, however few others come', () => {
+    vi.useFakeTimers({ now: Date.parse('2026-11-27T06:00:00Z'), toFake: ['Date'] });
+    try {
+      const hash = keyedHasher(Buffer.alloc(32, 4));
+      const first = hash('acme', 'ip', '81.2.69.160');
+      vi.advanceTimersByTime(HASHED_FOR_MS);
+      expect(hash('acme', 'ip', '192.0.2.1')).toBeInstanceOf(Buffer); // a new generation; the address in the older
+      vi.advanceTimersByTime(HASHED_FOR_MS);
+      hash('acme', 'ip', '192.0.2.1'); // and another: the address is gone
+      const again = hash('acme', 'ip', '81.2.69.160');
+      expect(again).not.toBe(first);
+      expect(again.equals(first)).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
