@@ -33,6 +33,7 @@ import { openSqlite } from '../src/store/sqlite.js';
 import { migrate } from '../src/store/migrate.js';
 import { MIGRATIONS } from '../src/store/migrations/index.js';
 import { parseDatabaseUrl, type DatabaseUrl } from '../src/config/store-url.js';
+import { SQLITE_HISTORY_WRITES } from '../src/store/history-sql.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -67,15 +68,11 @@ async function today(): Promise<Layout> {
   await engine.close();
   const sqlite = new Sqlite(path);
   sqlite.pragma('synchronous = NORMAL');
-  // As src/store/sqlite-log-worker.ts prepares them.
-  const upsertKey = sqlite.prepare(`insert into history_keys (account_id, key, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous)
-    values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (account_id, key) do update set first_seen = excluded.first_seen, last_seen = excluded.last_seen,
-    country = excluded.country, latitude = excluded.latitude, longitude = excluded.longitude, radius_km = excluded.radius_km, asn = excluded.asn, anonymous = excluded.anonymous`);
-  const upsertCount = sqlite.prepare(`insert into history_counts (account_id, key, grain, bucket, shard, n) values (?, ?, ?, ?, 0, ?)
-    on conflict (account_id, key, grain, bucket, shard) do update set n = excluded.n`);
-  const upsertMember = sqlite.prepare(`insert into history_members (account_id, key, kind, member, last_seen) values (?, ?, ?, ?, ?)
-    on conflict (account_id, key, kind, member) do update set last_seen = excluded.last_seen`);
-  const deleteMember = sqlite.prepare('delete from history_members where account_id = ? and key = ? and kind = ? and member = ?');
+  // The writer thread's own statements (src/store/sqlite-log-worker.ts).
+  const upsertKey = sqlite.prepare(SQLITE_HISTORY_WRITES.upsertKey);
+  const upsertCount = sqlite.prepare(SQLITE_HISTORY_WRITES.upsertCount);
+  const upsertMember = sqlite.prepare(SQLITE_HISTORY_WRITES.upsertMember);
+  const deleteMember = sqlite.prepare(SQLITE_HISTORY_WRITES.deleteMember);
   return {
     name: 'today',
     sqlite,

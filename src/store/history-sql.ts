@@ -31,6 +31,21 @@ export const ERASE_STATEMENTS = {
   deviceVelocity: "delete from history_velocity where account_id = ? and key in (select member from history_members where account_id = ? and key = ? and kind = 'd')",
 } as const;
 
+/**
+ * SQLite's write-back (the writer thread, sqlite-log-worker.ts): cells are written as they stand in
+ * the main thread's memory, which is the only writer's. bench/history-layout.ts times them too.
+ */
+export const SQLITE_HISTORY_WRITES = {
+  upsertKey: `insert into history_keys (account_id, key, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous)
+  values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (account_id, key) do update set first_seen = excluded.first_seen, last_seen = excluded.last_seen,
+  country = excluded.country, latitude = excluded.latitude, longitude = excluded.longitude, radius_km = excluded.radius_km, asn = excluded.asn, anonymous = excluded.anonymous`,
+  upsertCount: `insert into history_counts (account_id, key, grain, bucket, shard, n) values (?, ?, ?, ?, 0, ?)
+  on conflict (account_id, key, grain, bucket, shard) do update set n = excluded.n`,
+  upsertMember: `insert into history_members (account_id, key, kind, member, last_seen) values (?, ?, ?, ?, ?)
+  on conflict (account_id, key, kind, member) do update set last_seen = excluded.last_seen`,
+  deleteMember: 'delete from history_members where account_id = ? and key = ? and kind = ? and member = ?',
+};
+
 /** `?` to `$1`, `$2`…, for PostgreSQL. */
 export function numbered(text: string): string {
   let i = 0;

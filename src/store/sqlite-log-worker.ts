@@ -1,6 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Sqlite from 'better-sqlite3';
-import { ERASE_STATEMENTS, PRUNE_STATEMENTS } from './history-sql.js';
+import { ERASE_STATEMENTS, PRUNE_STATEMENTS, SQLITE_HISTORY_WRITES } from './history-sql.js';
 import { hourlyCounts, hourOf, LOG_COLUMNS, logColumns, timeOfId } from './log-record.js';
 import { type LogRecord } from '../core/log-record.js';
 import { evaluationEvent, SQLITE_QUEUE_EVENT, subscriptions } from './webhook-events.js';
@@ -77,14 +77,10 @@ const pruneHours = sqlite.prepare('delete from evaluation_hours where hour < ?')
 const pruneRuleHours = sqlite.prepare('delete from rule_hours where hour < ?');
 
 // Cells are written as they stand in the main thread's memory, which is the only writer's.
-const upsertKey = sqlite.prepare(`insert into history_keys (account_id, key, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous)
-  values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (account_id, key) do update set first_seen = excluded.first_seen, last_seen = excluded.last_seen,
-  country = excluded.country, latitude = excluded.latitude, longitude = excluded.longitude, radius_km = excluded.radius_km, asn = excluded.asn, anonymous = excluded.anonymous`);
-const upsertCount = sqlite.prepare(`insert into history_counts (account_id, key, grain, bucket, shard, n) values (?, ?, ?, ?, 0, ?)
-  on conflict (account_id, key, grain, bucket, shard) do update set n = excluded.n`);
-const upsertMember = sqlite.prepare(`insert into history_members (account_id, key, kind, member, last_seen) values (?, ?, ?, ?, ?)
-  on conflict (account_id, key, kind, member) do update set last_seen = excluded.last_seen`);
-const deleteMember = sqlite.prepare('delete from history_members where account_id = ? and key = ? and kind = ? and member = ?');
+const upsertKey = sqlite.prepare(SQLITE_HISTORY_WRITES.upsertKey);
+const upsertCount = sqlite.prepare(SQLITE_HISTORY_WRITES.upsertCount);
+const upsertMember = sqlite.prepare(SQLITE_HISTORY_WRITES.upsertMember);
+const deleteMember = sqlite.prepare(SQLITE_HISTORY_WRITES.deleteMember);
 const upsertVelocity = sqlite.prepare(`insert into history_velocity (account_id, key, series, bucket, shard, n, expires) values (?, ?, ?, ?, 0, ?, ?)
   on conflict (account_id, key, series, bucket, shard) do update set n = excluded.n, expires = excluded.expires`);
 
