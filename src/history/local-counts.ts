@@ -1,3 +1,4 @@
+import { mapClock, type ClockVerdict } from '../core/map-clock.js';
 import { HOURS_IN_WINDOW, MINUTES_IN_WINDOW } from './caps.js';
 import type { HistoryEvent } from './event.js';
 import type { HistoryFacts } from './facts.js';
@@ -65,36 +66,21 @@ export function createLocalCounts(maxKeys = LOCAL_COUNT_KEYS): LocalCounts {
   const baseOf = (slot: number) => (slot % SLOTS_PER_CHUNK) * CELLS;
 
   /**
-   * A clock over the map's insertion order, as src/store/history-sqlite.ts evicts: a cursor (a live
-   * Map iterator, kept between calls) walks from the oldest end, gives a marked identifier a second
-   * chance at the newest end, and frees the others. Once past EVICT_TO of the bound, every event
-   * moves it over at most EVICT_STEP identifiers: never a pass over thousands within one event.
+   * Second chance over the map's insertion order (src/core/map-clock.ts): an identifier counted
+   * again since the cursor last passed it moves to the newest end; the others free their slot.
+   * Once past EVICT_TO of the bound, every event moves the cursor over at most EVICT_STEP of them.
    */
-  let cursor: MapIterator<[string, number]> = slots.entries();
-  const evict = (keep: number, limit: number) => {
-    let wrapped = false;
-    for (let walked = 0; walked < limit && slots.size > keep; walked += 1) {
-      let next = cursor.next();
-      if (next.done) {
-        if (wrapped) return;
-        wrapped = true;
-        cursor = slots.entries();
-        next = cursor.next();
-        if (next.done) return;
-      }
-      const [id, slot] = next.value;
-      slots.delete(id);
-      const cells = chunkOf(slot);
-      const base = baseOf(slot);
-      if (cells[base + RECENT] === 1) {
-        // Counted again since the cursor last passed: a second chance, at the newest end.
-        cells[base + RECENT] = 0;
-        slots.set(id, slot);
-      } else {
-        free.push(slot);
-      }
+  const clock = mapClock(slots, (_id, slot): ClockVerdict => {
+    const cells = chunkOf(slot);
+    const base = baseOf(slot);
+    if (cells[base + RECENT] === 1) {
+      cells[base + RECENT] = 0;
+      return 'again';
     }
-  };
+    free.push(slot);
+    return 'evict';
+  });
+  const evict = (keep: number, limit: number) => clock(limit, () => slots.size > keep);
 
   /** A new identifier's slot: a freed one, else the next one (a new chunk every SLOTS_PER_CHUNK). */
   const newSlot = (): number => {

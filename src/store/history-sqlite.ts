@@ -1,4 +1,5 @@
 import Sqlite from 'better-sqlite3';
+import { mapClock, type ClockVerdict } from '../core/map-clock.js';
 import { GRAIN_HOUR, GRAIN_MINUTE, HOURS_IN_WINDOW, MINUTES_IN_WINDOW, SET_ACCOUNTS, SET_COUNTRIES, SET_DEVICES, SET_KEEP } from '../history/caps.js';
 import { HOUR_MS, MINUTE_MS } from '../history/caps.js';
 import type { HistoryEvent, Prior, SetReading } from '../history/event.js';
@@ -320,45 +321,26 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
   };
 
   /**
-   * Eviction is a clock over the Map's insertion order: a cursor (a live Map iterator, kept from one
-   * call to the next) walks from the oldest end; an identifier touched since the cursor last passed
-   * it is moved to the newest end, unmarked, instead of going (a second chance: near enough least
-   * recently used, without moving an entry on every hit). Once memory is past EVICT_TO of a bound,
-   * every event moves the cursor over at most EVICT_STEP identifiers (more than an event adds), so
-   * memory stays under the bounds with a few microseconds per event, never a pass over thousands
-   * at once (bench/rounds.ts: such a pass held the event loop for milliseconds, in the stalls
-   * behind the new-person mix's p99). The cursor never walks an empty slot twice: a Map keeps the
-   * slots of deleted entries until it is rehashed, and a walk from the oldest end on every event
-   * stepped over tens of thousands of them once the cache was full (why `recent` exists). Should
-   * memory still be past a bound (identifiers waiting to be written cannot go), a whole pass runs,
-   * down to EVICT_TO of both.
+   * Eviction is a second-chance clock over the Map's insertion order (src/core/map-clock.ts): an
+   * identifier touched since the cursor last passed it moves to the newest end, unmarked, instead
+   * of going. Once memory is past EVICT_TO of a bound, every event moves the cursor over at most
+   * EVICT_STEP identifiers (more than an event adds), so memory stays under the bounds with a few
+   * microseconds per event, never a pass over thousands at once (bench/rounds.ts: such a pass held
+   * the event loop for milliseconds, in the stalls behind the new-person mix's p99). Should memory
+   * still be past a bound (identifiers waiting to be written cannot go), a whole pass runs, down to
+   * EVICT_TO of both.
    */
-  let cursor: MapIterator<[string, KeyState]> = cache.entries();
-  const evictSome = (limit: number, entries: number, heldBytes: number) => {
-    let wrapped = false;
-    for (let examined = 0; examined < limit; examined += 1) {
-      if (cache.size <= entries && bytes <= heldBytes) return;
-      let next = cursor.next();
-      if (next.done) {
-        // Past the newest end: round again from the oldest, once per call.
-        if (wrapped) return;
-        wrapped = true;
-        cursor = cache.entries();
-        next = cursor.next();
-        if (next.done) return;
-      }
-      const [id, state] = next.value;
-      if (dirty.has(state) || state.inFlight > 0) continue;
-      cache.delete(id);
-      if (state.recent) {
-        // Met again by the cursor, unmarked, if everything held is recent.
-        state.recent = false;
-        cache.set(id, state);
-        continue;
-      }
-      bytes -= state.bytes;
+  const clock = mapClock(cache, (_id, state): ClockVerdict => {
+    if (dirty.has(state) || state.inFlight > 0) return 'skip';
+    if (state.recent) {
+      // Met again by the cursor, unmarked, if everything held is recent.
+      state.recent = false;
+      return 'again';
     }
-  };
+    bytes -= state.bytes;
+    return 'evict';
+  });
+  const evictSome = (limit: number, entries: number, heldBytes: number) => clock(limit, () => cache.size > entries || bytes > heldBytes);
   const evict = () => {
     const entries = o.maxEntries * EVICT_TO;
     const heldBytes = o.maxBytes * EVICT_TO;
