@@ -1,17 +1,21 @@
-/** NaN equals no second, so the first call always formats its prefix (any ms, before 1970 too). */
-let second = Number.NaN;
-let prefix = '';
-
 /**
- * `new Date(ms).toISOString()`, for the evaluation's timestamp: the date and time up to the second
- * are formatted once per second and reused, so a request pays for three digits instead of a Date.
+ * The ISO prefix (date and time up to the second) of the seconds formatted lately, direct-mapped
+ * by the second: the evaluation's own timestamp, and the first-seen and last-seen times of a person
+ * met again (the same seconds, evaluation after evaluation), each pay for three digits instead of a
+ * Date. At most PREFIXES entries of 20 characters. NaN matches no second.
  */
+const PREFIXES = 256;
+const seconds = new Float64Array(PREFIXES).fill(Number.NaN);
+const prefixes: string[] = new Array<string>(PREFIXES).fill('');
+
+/** `new Date(ms).toISOString()`, for a time in milliseconds (before 1970 too). */
 export function isoTime(ms: number): string {
   const s = Math.floor(ms / 1000);
-  if (s !== second) {
-    second = s;
-    prefix = new Date(s * 1000).toISOString().slice(0, 20);
+  const slot = s & (PREFIXES - 1);
+  if (seconds[slot] !== s) {
+    seconds[slot] = s;
+    prefixes[slot] = new Date(s * 1000).toISOString().slice(0, 20);
   }
   const millis = ms - s * 1000;
-  return `${prefix}${millis < 10 ? '00' : millis < 100 ? '0' : ''}${millis}Z`;
+  return `${prefixes[slot]}${millis < 10 ? '00' : millis < 100 ? '0' : ''}${millis}Z`;
 }

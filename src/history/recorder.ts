@@ -5,7 +5,7 @@ import type { ParsedIp } from '../ip/address.js';
 import { embeddedIpv4 } from '../ip/embedded.js';
 import { ipv6ToWords, numberToIpv4 } from '../ip/numeric.js';
 import { historyFacts } from './compute.js';
-import { historyEvent } from './event.js';
+import { historyEvent, type Prior } from './event.js';
 import type { HistoryFacts } from './facts.js';
 import type { Hasher } from './identifiers.js';
 import { placeOf } from './place.js';
@@ -162,7 +162,24 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
       options.onError(error as Error);
       return partial();
     };
+    /** The store's answer, read at once. */
+    const readNow = (prior: Prior | null): HistoryStep => {
+      // Not recorded (the store's write-back is behind): this replica's counts, though the store works.
+      if (prior === null) return partial();
+      const decided = afterDecision(account, step, at);
+      return decided === undefined ? { facts: historyFacts(prior, event) } : { facts: historyFacts(prior, event), decided };
+    };
     if (!options.available()) return partial();
+    if (options.store.synchronous === true) {
+      // SQLite: the read and record happen here and now; no key's round trips to count, no deadline.
+      let prior;
+      try {
+        prior = options.store.record(event) as Prior | null;
+      } catch (error) {
+        return fail(error);
+      }
+      return readNow(prior);
+    }
     const ipId = ipKey.toString('latin1');
     const deviceId = device === null ? null : device.toString('latin1');
     // Recorded all the same, without a read (PostgreSQL: into the pending batch); so are its counts after the decision.
@@ -203,10 +220,7 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
       if (!(prior instanceof Promise)) {
         release();
         stop();
-        // Not recorded (the store's write-back is behind): this replica's counts, though the store works.
-        if (prior === null) return partial();
-        const decided = afterDecision(account, step, at);
-        return decided === undefined ? { facts: historyFacts(prior, event) } : { facts: historyFacts(prior, event), decided };
+        return readNow(prior);
       }
       const decided = afterDecision(account, step, at);
       inFlight += 1;

@@ -15,6 +15,11 @@ export interface HistoryStore {
    */
   record(event: HistoryEvent): Prior | null | Promise<Prior>;
   /**
+   * True where `record` never waits (SQLite): the recorder then counts no round trips per key and
+   * makes no deadline for the step.
+   */
+  readonly synchronous?: boolean;
+  /**
    * Velocity counts made after the rules decided (counters filtered on the answer's state), for an
    * event recorded at `at`: added as `record` adds its own, with the same bounds (not counted when
    * the changes waiting to be written are full). Never waits for the store.

@@ -440,6 +440,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
   const full = () => cache.size > o.maxEntries || bytes > o.maxBytes;
 
   return {
+    synchronous: true,
     record(event: HistoryEvent): Prior | null {
       if (full()) {
         // The writer is behind: not recorded (memory would grow), answered without history.
