@@ -32,33 +32,50 @@ export function keyedHasher(secret: Buffer): Hasher {
   // hashed every time and not kept, so the bound below holds. Whatever is kept leaves memory at most
   // 2 × HASHED_FOR_MS after its last evaluation, and at once when the person is erased (`forget`).
   // The keys handed out are shared: callers never write into them.
-  let newer = new Map<string, Buffer>();
-  let older = new Map<string, Buffer>();
+  // By account, then kind, then value: the value as the request carried it (a flat string whose
+  // hash V8 keeps), so a hit builds no string; the HMAC's input is built only on a miss.
+  let newer = generation();
+  let older = generation();
   let since = Date.now();
-  const once = (input: string) => createHmac('sha256', key).update(input).digest().subarray(0, KEY_BYTES);
+  const once = (account: string, kind: IdentifierKind, value: string) =>
+    createHmac('sha256', key).update(`${account}\u0000${kind}\u0000${value}`).digest().subarray(0, KEY_BYTES);
   const hasher = (account: string, kind: IdentifierKind, value: string): Buffer => {
-    const input = `${account}\u0000${kind}\u0000${value}`;
-    if (value.length > HASHED_MAX_LENGTH) return once(input);
+    if (value.length > HASHED_MAX_LENGTH) return once(account, kind, value);
     const now = Date.now();
     if (newer.size >= HASHED_KEPT || now - since >= HASHED_FOR_MS) {
       older = newer;
-      newer = new Map();
+      newer = generation();
       since = now;
     }
-    let hashed = newer.get(input);
+    const kept = valuesOf(newer, account, kind);
+    let hashed = kept.get(value);
     if (hashed !== undefined) return hashed;
-    hashed = older.get(input) ?? once(input);
-    newer.set(input, hashed);
+    hashed = older.byAccount.get(account)?.get(kind)?.get(value) ?? once(account, kind, value);
+    kept.set(value, hashed);
+    newer.size += 1;
     return hashed;
   };
   return Object.assign(hasher, {
     forget(account: string, kind: IdentifierKind, value: string): Buffer {
-      const input = `${account}\u0000${kind}\u0000${value}`;
-      newer.delete(input);
-      older.delete(input);
-      return once(input);
+      for (const g of [newer, older]) if (g.byAccount.get(account)?.get(kind)?.delete(value)) g.size -= 1;
+      return once(account, kind, value);
     },
   });
+}
+
+interface Generation {
+  size: number;
+  byAccount: Map<string, Map<IdentifierKind, Map<string, Buffer>>>;
+}
+
+const generation = (): Generation => ({ size: 0, byAccount: new Map() });
+
+function valuesOf(g: Generation, account: string, kind: IdentifierKind): Map<string, Buffer> {
+  let kinds = g.byAccount.get(account);
+  if (kinds === undefined) g.byAccount.set(account, (kinds = new Map()));
+  let values = kinds.get(kind);
+  if (values === undefined) kinds.set(kind, (values = new Map()));
+  return values;
 }
 
 /**
