@@ -3,12 +3,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/index.js';
 import { SQLITE_LOG_ERASE } from '../../src/store/log-record.js';
 import type { LogRecord } from '../../src/core/log-record.js';
-import { database, freshDatabaseUrl, openTestStore } from '../support/store.js';
+import { database, ENGINES, freshDatabaseUrl, openTestStore, type EngineName } from '../support/store.js';
 
 /**
  * Erasing a person from the SQLite log (the writer thread's statements): it finds their evaluations
  * through the user and e-mail indexes, never by reading every row of the account, and it takes
- * exactly theirs, with their labels, review items and fired rules.
+ * exactly theirs, with their labels, review items and fired rules. And from a log turned off since
+ * (RETENTION_DAYS=0), on both engines: what it kept goes the same way.
  */
 const opened: Store[] = [];
 afterAll(async () => {
@@ -73,5 +74,30 @@ describe('erasing a person from the SQLite log', () => {
     expect(await column('labels')).toEqual([kept]);
     expect(await column('review_items')).toEqual([kept]);
     expect(await column('evaluation_rules')).toEqual([kept]);
+  });
+});
+
+describe.each(ENGINES)('erasing a person from a log turned off since, on %s', (engine: EngineName) => {
+  it('takes their evaluations, labels and review items written before, and leaves the others\'', async () => {
+    const url = await freshDatabaseUrl(engine);
+    const before = await openTestStore({ url });
+    const records = [record('u-1', 'ann@example.com'), record(null, 'ann@example.com'), record('u-2', 'bob@example.com')];
+    try {
+      await before.engine.db.insertInto('accounts').values({ id: 'acme', name: 'Acme', status: 'active', env_keys: 0, created_at: 1 }).execute();
+      for (const r of records) before.log.record(r);
+      await before.log.flush();
+      await before.engine.db.insertInto('labels').values(records.map((r) => ({ account_id: 'acme', evaluation_id: r.id, label: 'legit' as const, reason: null, author: 'test', created_at: 1 }))).execute();
+    } finally {
+      await before.close();
+    }
+
+    const store = await openTestStore({ url }, { retentionDays: 0 });
+    opened.push(store);
+    expect(await store.erase('acme', { userId: 'u-1', email: 'ann@example.com' }, { actor: 'test' })).toMatchObject({ evaluations: 2, labels: 2 });
+    const kept = records[2]!.id;
+    expect((await store.engine.db.selectFrom('evaluations').select('id').execute()).map((r) => r.id)).toEqual([kept]);
+    for (const table of ['labels', 'review_items', 'evaluation_rules'] as const) {
+      expect((await store.engine.db.selectFrom(table).select('evaluation_id').execute()).map((r) => r.evaluation_id), table).toEqual([kept]);
+    }
   });
 });
