@@ -1,16 +1,22 @@
 /**
- * `npx tsx bench/writer.ts`: CPU time the SQLite writer thread spends per evaluation of the
- * new-person mix (issue 24), in one process on a fresh store: the evaluation log's rows (log row,
- * fired rule, review item, webhook events, hourly roll-ups) and, apart, the history write-back of a
- * person never seen (three new identifiers, their counters and set members, the shared IP's set
- * trimmed). Measured as the CPU of every thread but the main one (/proc), so it holds on a busy
- * machine far better than req/s. The real writer thread (src/store/sqlite-log-worker.ts) and the
- * real migrations; `--schema 15` stops before migration 16, for a before/after of the schema.
+ * `npx tsx bench/writer.ts`: CPU time the SQLite writer thread spends per evaluation (issue 24), in
+ * one process on a fresh store: the evaluation log's rows (log row, fired rule, review item, webhook
+ * events, hourly roll-ups) and, apart, the history write-back of a person never seen (three new
+ * identifiers, their counters and set members, the shared IP's set trimmed). Measured as the CPU of
+ * the writer thread itself (/proc/self/task), so it holds on a busy machine far better than req/s.
+ * The real writer thread (src/store/sqlite-log-worker.ts) and the real migrations; `--schema 15`
+ * stops before migration 16. `--schema 15,16`: one store and writer thread per version, fed batch
+ * after batch in turn, so a schema's before and after share the machine's drift.
  *
  *   npx tsx bench/writer.ts                       # 20,000 rows after 20,000 to warm, batches of 500
- *   npx tsx bench/writer.ts --schema 15 --endpoint  # version 15's schema; an endpoint takes review.opened
+ *   npx tsx bench/writer.ts --schema 15,16 --endpoint  # versions 15 and 16 side by side; an endpoint takes review.opened
  *   npx tsx bench/writer.ts --batch 50             # 50 people per transaction, as at ~1,000 new people/s
- */
+ *   npx tsx bench/writer.ts --mix same --history false  # the log rows of one person repeated, and no history
+ *
+ * `--mix`: whose evaluations the log rows are. `new` (default): a new person each (their own e-mail,
+ * user and device, so three of the log's indexes take an entry at a random place). `same`: one
+ * person repeated (every index entry lands beside the last one). `both`: one, then the other, each
+ * on fresh stores. */
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -32,6 +38,8 @@ const { values: options } = parseArgs({
     endpoint: { type: 'boolean', default: false },
     repeat: { type: 'string', default: '3' },
     batch: { type: 'string', default: '500' },
+    mix: { type: 'string', default: 'new' },
+    history: { type: 'string', default: 'true' },
   },
 });
 /**
@@ -42,19 +50,14 @@ const { values: options } = parseArgs({
 const BATCH = Number(options.batch);
 const ROWS = Number(options.rows);
 
-/** CPU seconds of every thread of this process but the main one (the writer, and V8's helpers). */
-function otherThreadsCpu(): number {
-  let total = 0;
-  for (const tid of readdirSync('/proc/self/task')) {
-    if (Number(tid) === process.pid) continue;
-    try {
-      const fields = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) / 100;
-    } catch {
-      // the thread ended
-    }
+/** User + system CPU seconds of one thread of this process (/proc, in ticks of 10 ms: read over many batches). */
+function threadCpu(tid: string): number {
+  try {
+    const fields = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0; // the thread ended
   }
-  return total;
 }
 
 let ms = Date.now() - 3_600_000;
@@ -67,9 +70,10 @@ function nextId(): string {
   return `${t.slice(0, 8)}-${t.slice(8)}-7${r.slice(0, 3)}-a${r.slice(3, 6)}-${r.slice(3, 15)}`;
 }
 
-/** A new person's evaluation as the service logs it (answered review: the one IP's velocity fired). */
+/** Person `i`'s evaluation as the service logs it (answered review: the one IP's velocity fired). */
 function logRecord(i: number): LogRecord {
   const id = nextId();
+  if (mix === 'same') i = 7;
   const email = `user${i}@mail-bench.example`;
   const at = new Date(ms).toISOString();
   return {
@@ -107,32 +111,59 @@ function database(url: string): DatabaseUrl {
   return parsed;
 }
 
-for (let run = 1; run <= Number(options.repeat); run++) {
+const MIXES = options.mix === 'both' ? ['new', 'same'] : [options.mix];
+const SCHEMAS = options.schema.split(',').map(Number);
+let mix = MIXES[0]!;
+
+/** A fresh store at `schema`, and its writer thread with the ids of the threads it started (its CPU is theirs). */
+async function openWriter(schema: number) {
   const db = database(`sqlite:${join(mkdtempSync(join(tmpdir(), 'risk-writer-')), 'risk.sqlite')}`) as DatabaseUrl & { engine: 'sqlite' };
   const engine = openSqlite(db);
-  await migrate(engine, MIGRATIONS.filter((m) => m.version <= Number(options.schema)));
+  await migrate(engine, MIGRATIONS.filter((m) => m.version <= schema));
   await engine.db.insertInto('accounts').values({ id: 'default', name: 'Default', status: 'active', env_keys: 0, created_at: 1 }).execute();
   if (options.endpoint) {
     await engine.db.insertInto('webhook_endpoints').values({ id: 'we_bench', account_id: 'default', url: 'http://127.0.0.1:9/', events: 'review.opened', secret: 'x', previous_secret: null, previous_until: null, created_by: 'bench', created_at: 1, enabled: 1 }).execute();
   }
   await engine.close();
+  const before = new Set(readdirSync('/proc/self/task'));
   const thread = await openSqliteWriterThread(db, 1);
+  const tids = readdirSync('/proc/self/task').filter((tid) => !before.has(tid));
+  return { schema, thread, tids, cpu: () => tids.reduce((sum, tid) => sum + threadCpu(tid), 0) };
+}
+
+for (let run = 1; run <= Number(options.repeat) * MIXES.length; run++) {
+  mix = MIXES[(run - 1) % MIXES.length]!;
+  const writers: Array<Awaited<ReturnType<typeof openWriter>>> = [];
+  for (const schema of SCHEMAS) writers.push(await openWriter(schema));
   let person = 0;
+  /** CPU µs per row of each writer; batch after batch, each writer in turn (the order flips each batch), so the machine's drift falls on all alike. */
   const measure = async (what: 'write' | 'history', rows: number) => {
-    const batches = [];
+    const used = writers.map(() => 0);
     for (let b = 0; b < rows; b += BATCH) {
-      if (what === 'write') batches.push(Array.from({ length: BATCH }, () => logRecord(person++)));
-      else batches.push(historyWrite((person += BATCH) - BATCH));
+      const order = writers.map((_, i) => i);
+      if ((b / BATCH) % 2 === 1) order.reverse();
+      for (const i of order) {
+        const request = what === 'write'
+          ? { type: 'write' as const, records: Array.from({ length: BATCH }, () => logRecord(person++)) }
+          : { type: 'history' as const, write: historyWrite((person += BATCH) - BATCH) };
+        const before = writers[i]!.cpu();
+        await writers[i]!.thread.send(request);
+        used[i]! += writers[i]!.cpu() - before;
+      }
     }
-    const before = otherThreadsCpu();
-    for (const batch of batches) await thread.send(what === 'write' ? { type: 'write', records: batch as LogRecord[] } : { type: 'history', write: batch as HistoryWrite });
-    return ((otherThreadsCpu() - before) * 1e6) / rows;
+    return used.map((cpu) => (cpu * 1e6) / rows);
   };
   await measure('write', Number(options.warm));
   const log = await measure('write', ROWS);
-  person = 0;
-  await measure('history', Number(options.warm));
-  const history = await measure('history', ROWS);
-  await thread.release();
-  console.log(`run ${run} (schema ${options.schema}, batches of ${BATCH}${options.endpoint ? ', an endpoint takes review.opened' : ''}): log ${log.toFixed(1)} CPU µs per evaluation; history write-back ${history.toFixed(1)} CPU µs per new person`);
+  let history: number[] = [];
+  if (options.history !== 'false') {
+    person = 0;
+    await measure('history', Number(options.warm));
+    history = await measure('history', ROWS);
+  }
+  for (const [i, writer] of writers.entries()) {
+    await writer.thread.release();
+    const historyText = history.length === 0 ? '' : `; history write-back ${history[i]!.toFixed(1)} CPU µs per new person`;
+    console.log(`run ${Math.ceil(run / MIXES.length)} ${mix} (schema ${writer.schema}, batches of ${BATCH}${options.endpoint ? ', an endpoint takes review.opened' : ''}): log ${log[i]!.toFixed(1)} CPU µs per evaluation${historyText}`);
+  }
 }

@@ -1,4 +1,3 @@
-import type { ExpressionBuilder } from 'kysely';
 import { parseEmail } from '../email/address.js';
 import { canonicalAddress } from '../email/canonical.js';
 import type { Hasher } from '../history/identifiers.js';
@@ -8,7 +7,6 @@ import { appendAudit } from './audit.js';
 import type { Engine } from './engine.js';
 import type { EvaluationLog } from './evaluation-log.js';
 import { StoreRequestError } from './errors.js';
-import type { Database } from './schema.js';
 
 /**
  * Erasure (GDPR Art. 17, PRODUCT.md "erase"): a person's history (their identifiers' rows, counters
@@ -91,14 +89,21 @@ async function eraseHistoryRows(engine: Engine, account: string, keys: Buffer[])
   return erased;
 }
 
-/** When the log keeps nothing now (RETENTION_DAYS=0), what it kept before is still erased. */
+/**
+ * When the log keeps nothing now (RETENTION_DAYS=0), what it kept before is still erased: the
+ * person's evaluations, their labels and review items, as the log's writers erase them. The ids come
+ * from the user and e-mail indexes, one range each: `user_id = ? or email = ?` would read every row
+ * of the account on SQLite.
+ */
 async function eraseLogRows(engine: Engine, account: string, userId: string | null, email: string | null) {
-  const person = (eb: ExpressionBuilder<Database, 'evaluations'>) =>
-    eb.or([...(userId !== null ? [eb('user_id', '=', userId)] : []), ...(email !== null ? [eb('email', '=', email)] : [])]);
   return engine.db.transaction().execute(async (trx) => {
-    const ids = trx.selectFrom('evaluations').select('id').where('account_id', '=', account).where(person);
+    const by = (column: 'user_id' | 'email', value: string) => trx.selectFrom('evaluations').select('id').where('account_id', '=', account).where(column, '=', value);
+    const [first, second] = [...(userId !== null ? [by('user_id', userId)] : []), ...(email !== null ? [by('email', email)] : [])];
+    if (first === undefined) return { evaluations: 0, labels: 0 };
+    const ids = second === undefined ? first : first.unionAll(second);
+    await trx.deleteFrom('review_items').where('account_id', '=', account).where('evaluation_id', 'in', ids).execute();
     const labels = await trx.deleteFrom('labels').where('account_id', '=', account).where('evaluation_id', 'in', ids).executeTakeFirstOrThrow();
-    const evaluations = await trx.deleteFrom('evaluations').where('account_id', '=', account).where(person).executeTakeFirstOrThrow();
+    const evaluations = await trx.deleteFrom('evaluations').where('account_id', '=', account).where('id', 'in', ids).executeTakeFirstOrThrow();
     return { evaluations: Number(evaluations.numDeletedRows), labels: Number(labels.numDeletedRows) };
   });
 }

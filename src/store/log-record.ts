@@ -15,6 +15,20 @@ export function logColumns(r: LogRecord): unknown[] {
   ];
 }
 
+/**
+ * Erasing a person from the SQLite log (named parameters :account, :user, :email; a null one matches
+ * nothing). Their evaluations are found through the user and e-mail indexes, one range each: the
+ * condition `user_id = ? or email = ?` uses neither (SQLite's plan reads every row of the account, a
+ * page each, in the writer thread, while the log and history writes wait behind it).
+ */
+const PERSON_IDS = `select id from evaluations where account_id = :account and user_id = :user
+  union all select id from evaluations where account_id = :account and email = :email`;
+export const SQLITE_LOG_ERASE = {
+  labels: `delete from labels where account_id = :account and evaluation_id in (${PERSON_IDS})`,
+  reviews: `delete from review_items where account_id = :account and evaluation_id in (${PERSON_IDS})`,
+  evaluations: `delete from evaluations where account_id = :account and id in (${PERSON_IDS})`,
+} as const;
+
 /** Bytes a queued record holds, for the queue's byte bound (strings are UTF-16 in memory; this counts characters). */
 export function recordSize(r: LogRecord): number {
   let size = r.request.length + r.response.length + (r.shadow?.length ?? 0) + r.email.length + 200;

@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Sqlite from 'better-sqlite3';
 import { ERASE_STATEMENTS, PRUNE_STATEMENTS, SQLITE_HISTORY_WRITES } from './history-sql.js';
-import { hourlyCounts, hourOf, LOG_COLUMNS, logColumns, timeOfId } from './log-record.js';
+import { hourlyCounts, hourOf, LOG_COLUMNS, logColumns, SQLITE_LOG_ERASE, timeOfId } from './log-record.js';
 import { type LogRecord } from '../core/log-record.js';
 import { evaluationEvent, SQLITE_QUEUE_EVENT, subscriptions } from './webhook-events.js';
 
@@ -110,17 +110,13 @@ const eraseHistory = sqlite.transaction((account: string, keys: Uint8Array[]) =>
   return counts;
 });
 
-const eraseLabels = sqlite.prepare(`delete from labels where account_id = ? and evaluation_id in (
-  select id from evaluations where account_id = ? and ((? is not null and user_id = ?) or (? is not null and email = ?)))`);
-const eraseReviews = sqlite.prepare(`delete from review_items where account_id = ? and evaluation_id in (
-  select id from evaluations where account_id = ? and ((? is not null and user_id = ?) or (? is not null and email = ?)))`);
-const eraseEvaluations = sqlite.prepare('delete from evaluations where account_id = ? and ((? is not null and user_id = ?) or (? is not null and email = ?))');
-const eraseLog = sqlite.transaction((account: string, userId: string | null, email: string | null) => {
-  eraseReviews.run(account, account, userId, userId, email, email);
-  return {
-    labels: eraseLabels.run(account, account, userId, userId, email, email).changes,
-    evaluations: eraseEvaluations.run(account, userId, userId, email, email).changes,
-  };
+const eraseLabels = sqlite.prepare(SQLITE_LOG_ERASE.labels);
+const eraseReviews = sqlite.prepare(SQLITE_LOG_ERASE.reviews);
+const eraseEvaluations = sqlite.prepare(SQLITE_LOG_ERASE.evaluations);
+const eraseLog = sqlite.transaction((account: string, user: string | null, email: string | null) => {
+  const person = { account, user, email };
+  eraseReviews.run(person);
+  return { labels: eraseLabels.run(person).changes, evaluations: eraseEvaluations.run(person).changes };
 });
 
 parentPort!.on('message', (request: WorkerRequest) => {
