@@ -1,0 +1,64 @@
+import { sql } from 'kysely';
+import type { Migration } from './types.js';
+
+/**
+ * SQLite's behaviour history in one b-tree per key (issue 24). A new person is 3 identifier rows,
+ * 2 counters and 5 set members; in three tables whose keys begin with a random 16-byte hash, each
+ * row dirtied its own leaf page, and the writer thread's CPU per new person was those pages
+ * (bench/history-layout.ts: 13.6 WAL frames per person on a grown store). `history_cells` holds
+ * everything under an (account, key) side by side, so a key's rows share a leaf (8.5 frames), and
+ * the reader loads a key with one range read instead of three.
+ *
+ * A row's `kind` says what it is, `sub` which one of them:
+ * - `k`: the identifier itself (sub 0): first and last seen, and for a user the place of the last event;
+ * - `m` / `h`: events in a minute / an hour (sub: the bucket, minutes or hours since the epoch), in `n`;
+ * - `a` / `d` / `c`: a set member (sub: the member), seen last at `last_seen`.
+ *
+ * WITHOUT ROWID: the table is its primary key's b-tree, so a key's range read reads its rows, not
+ * index entries pointing at rows written at other times. Indexes, each for one maintenance job:
+ * - `history_cells_identity` (account, member) of the accounts sets only: erasure finds a person
+ *   among the accounts behind IPs and devices (as `history_members_identity` did);
+ * - `history_cells_seen` (last_seen) of identifier rows and set members: pruning past HISTORY_DAYS;
+ * - `history_cells_buckets` (kind, bucket) of the counters: pruning those no window reads.
+ * The two age indexes are appended to at their newest end: cheap to write.
+ *
+ * Velocity counters stay in `history_velocity` (migration 12): they are read only when a counter
+ * needs them (lazily, unlike a key's other rows), and many are under keys of their own (a device,
+ * an IP) with several series each; joining them would grow every key's range read for nothing.
+ *
+ * PostgreSQL keeps its three tables: its statement reads and adds to them with one round trip, and
+ * its counters are spread over shards that several replicas add to at once.
+ */
+export const historyByKey: Migration = {
+  version: 17,
+  name: 'SQLite history in one table by key',
+  async up(db, engine) {
+    if (engine !== 'sqlite') return;
+    await sql`create table history_cells (
+      account_id text not null,
+      key blob not null,
+      kind text not null check (kind in ('k', 'm', 'h', 'a', 'd', 'c')),
+      sub blob not null,
+      n integer,
+      first_seen integer,
+      last_seen integer,
+      country text,
+      latitude real,
+      longitude real,
+      radius_km real,
+      asn integer,
+      anonymous integer,
+      primary key (account_id, key, kind, sub)
+    ) without rowid`.execute(db);
+    await sql`insert into history_cells (account_id, key, kind, sub, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous)
+      select account_id, key, 'k', 0, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous from history_keys`.execute(db);
+    await sql`insert into history_cells (account_id, key, kind, sub, n)
+      select account_id, key, case grain when 1 then 'm' else 'h' end, bucket, sum(n) from history_counts group by account_id, key, grain, bucket`.execute(db);
+    await sql`insert into history_cells (account_id, key, kind, sub, last_seen)
+      select account_id, key, kind, member, last_seen from history_members`.execute(db);
+    for (const table of ['history_keys', 'history_counts', 'history_members']) await db.schema.dropTable(table).execute();
+    await sql`create index history_cells_identity on history_cells (account_id, sub) where kind = 'a'`.execute(db);
+    await sql`create index history_cells_seen on history_cells (last_seen) where last_seen is not null`.execute(db);
+    await sql`create index history_cells_buckets on history_cells (kind, sub) where kind in ('m', 'h')`.execute(db);
+  },
+};
