@@ -21,9 +21,9 @@
  *   npx tsx bench/history-layout.ts --people 20000   # a small store: the gap is smaller
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import Sqlite from 'better-sqlite3';
 import { openSqlite } from '../src/store/sqlite.js';
@@ -91,8 +91,8 @@ async function layout(name: string, version: number, writes: Record<keyof typeof
       upsertKey.run('default', email, at, at, null, null, null, null, null, null);
       upsertKey.run('default', user, at, at, 'GB', null, null, null, 20712, 0);
       upsertKey.run('default', device, at, at, null, null, null, null, null, null);
-      upsertCount.run('default', email, 2, HOUR, 1);
-      upsertCount.run('default', device, 1, MINUTE, 1);
+      upsertCount.run('default', email, 2, HOUR, 1, ...(version > 16 ? [at] : []));
+      upsertCount.run('default', device, 1, MINUTE, 1, ...(version > 16 ? [at] : []));
       for (const [k, kind, member] of [[IP, 'a', user], [device, 'a', user], [email, 'd', device], [user, 'd', device], [user, 'c', Buffer.from('GB')]] as const) {
         upsertMember.run('default', k, kind, member, at);
       }
@@ -141,4 +141,8 @@ for (let run = 1; run <= Number(options.repeat); run++) {
   }
   console.log(`run ${run}: CPU µs per person, ${line.join('; ')}`);
 }
-for (const layout of layouts) layout.sqlite.close();
+for (const layout of layouts) {
+  layout.sqlite.close();
+  // ~200 MB each at the default size: not left in /tmp.
+  rmSync(dirname(layout.sqlite.name), { recursive: true, force: true });
+}

@@ -44,9 +44,9 @@ export const SQLITE_HISTORY_WRITES = {
   upsertKey: `insert into history_cells (account_id, key, kind, sub, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous)
   values (?, ?, 'k', 0, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (account_id, key, kind, sub) do update set first_seen = excluded.first_seen, last_seen = excluded.last_seen,
   country = excluded.country, latitude = excluded.latitude, longitude = excluded.longitude, radius_km = excluded.radius_km, asn = excluded.asn, anonymous = excluded.anonymous`,
-  /** [account, key, grain, bucket, n]: grain 1 is kind `m`, 2 is `h`. */
-  upsertCount: `insert into history_cells (account_id, key, kind, sub, n) values (?, ?, case ? when 1 then 'm' else 'h' end, cast(? as integer), ?)
-  on conflict (account_id, key, kind, sub) do update set n = excluded.n`,
+  /** [account, key, grain, bucket, n, at]: grain 1 is kind `m`, 2 is `h`; `at` a time within the bucket. */
+  upsertCount: `insert into history_cells (account_id, key, kind, sub, n, last_seen) values (?, ?, case ? when 1 then 'm' else 'h' end, cast(? as integer), ?, ?)
+  on conflict (account_id, key, kind, sub) do update set n = excluded.n, last_seen = excluded.last_seen`,
   upsertMember: `insert into history_cells (account_id, key, kind, sub, last_seen) values (?, ?, ?, ?, ?)
   on conflict (account_id, key, kind, sub) do update set last_seen = excluded.last_seen`,
   deleteMember: 'delete from history_cells where account_id = ? and key = ? and kind = ? and sub = ?',
@@ -55,18 +55,22 @@ export const SQLITE_HISTORY_WRITES = {
 } as const;
 
 /**
- * SQLite's pruning, one small batch a statement as above, each through one of migration 17's
- * partial indexes: counters by bucket, identifier rows and set members together by last seen.
+ * SQLite's pruning, one small batch a statement as above, through migration 17's age index (kind,
+ * last_seen). A counter's `last_seen` is a time within its bucket, so "before the end of the last
+ * bucket no window reads" finds exactly the counters of that bucket and older. One statement a
+ * grain: a compound select under `in` made SQLite scan the whole table.
  */
 export const SQLITE_PRUNE_STATEMENTS = {
-  // One statement a grain: a compound select under `in` made SQLite scan the whole table. The
-  // `kind in` term is the partial index's own condition: SQLite uses the index only when the query says it.
+  /** The end of the last minute bucket no window reads: (bucket + 1) × 60,000. */
   minutes: `delete from history_cells where (account_id, key, kind, sub) in (
-    select account_id, key, kind, sub from history_cells where kind in ('m', 'h') and kind = 'm' and sub <= ? limit ?)`,
+    select account_id, key, kind, sub from history_cells where kind = 'm' and last_seen < ? limit ?)`,
+  /** The end of the last hour bucket no window reads: (bucket + 1) × 3,600,000. */
   hours: `delete from history_cells where (account_id, key, kind, sub) in (
-    select account_id, key, kind, sub from history_cells where kind in ('m', 'h') and kind = 'h' and sub <= ? limit ?)`,
+    select account_id, key, kind, sub from history_cells where kind = 'h' and last_seen < ? limit ?)`,
   velocity: PRUNE_STATEMENTS.velocity,
-  seen: `delete from history_cells where (account_id, key, kind, sub) in (select account_id, key, kind, sub from history_cells where last_seen < ? limit ?)`,
+  /** Identifier rows and set members past HISTORY_DAYS. */
+  seen: `delete from history_cells where (account_id, key, kind, sub) in (
+    select account_id, key, kind, sub from history_cells where kind in ('k', 'a', 'd', 'c') and last_seen < ? limit ?)`,
 } as const;
 
 /** SQLite's erasure: the same steps as ERASE_STATEMENTS, on `history_cells`; the person among accounts sets through its identity index. */

@@ -392,7 +392,10 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       for (const c of state.dirtyCounts ?? []) {
         const n = state.counts.get(c);
         const grain = c >= 2e9 ? GRAIN_HOUR : GRAIN_MINUTE;
-        if (n !== undefined) write.counts.push([account, key, grain, c - grain * 1e9, n]);
+        const bucket = c - grain * 1e9;
+        // The key's latest event, within the bucket (an event of a later bucket may have touched it since).
+        const at = Math.min(state.touchedAt, (bucket + 1) * (grain === GRAIN_HOUR ? HOUR_MS : MINUTE_MS) - 1);
+        if (n !== undefined) write.counts.push([account, key, grain, bucket, n, at]);
       }
       for (const km of state.dirtyMembers ?? []) {
         const kind = km[0]!;
@@ -617,7 +620,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       }
       const batch = o.pruneBatch ?? PRUNE_BATCH;
       let total = 0;
-      for (const [statement, values] of [['minutes', [b.minute]], ['hours', [b.hour]], ['velocity', [b.now]], ['seen', [b.before]]] as const) {
+      for (const [statement, values] of [['minutes', [(b.minute + 1) * MINUTE_MS]], ['hours', [(b.hour + 1) * HOUR_MS]], ['velocity', [b.now]], ['seen', [b.before]]] as const) {
         for (;;) {
           const { count: deleted } = await o.thread.send({ type: 'history-prune', statement, values: [...values, batch] });
           total += deleted;

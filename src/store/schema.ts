@@ -255,7 +255,8 @@ export interface HistoryVelocityRow {
 /**
  * SQLite's history (migration 17): an identifier's own row (kind `k`, sub 0), its counters (`m` per
  * minute, `h` per hour, sub the bucket, events in `n`) and its sets' members (`a`, `d`, `c`, sub the
- * member), side by side under (account, key). The place columns are a user's `k` row's.
+ * member), side by side under (account, key). `last_seen`: an identifier's or a member's, or for a
+ * counter a time within its bucket (pruning's). The place columns are a user's `k` row's.
  */
 export interface HistoryCellRow {
   account_id: string;

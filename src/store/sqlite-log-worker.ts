@@ -13,7 +13,7 @@ import { evaluationEvent, SQLITE_QUEUE_EVENT, subscriptions } from './webhook-ev
 export interface HistoryWrite {
   /** [account, key, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous] */
   keys: unknown[][];
-  /** [account, key, grain, bucket, n]: absolute counts (this process is the only writer). */
+  /** [account, key, grain, bucket, n, at]: absolute counts (this process is the only writer); `at` a time within the bucket (pruning's). */
   counts: unknown[][];
   /** [account, key, kind, member, last_seen] */
   members: unknown[][];

@@ -11,16 +11,20 @@ import type { Migration } from './types.js';
  *
  * A row's `kind` says what it is, `sub` which one of them:
  * - `k`: the identifier itself (sub 0): first and last seen, and for a user the place of the last event;
- * - `m` / `h`: events in a minute / an hour (sub: the bucket, minutes or hours since the epoch), in `n`;
+ * - `m` / `h`: events in a minute / an hour (sub: the bucket, minutes or hours since the epoch), in
+ *   `n`; `last_seen` a time within the bucket (the latest event of the key when written back, or
+ *   the bucket's start for a row copied here), which is what pruning finds it by;
  * - `a` / `d` / `c`: a set member (sub: the member), seen last at `last_seen`.
  *
  * WITHOUT ROWID: the table is its primary key's b-tree, so a key's range read reads its rows, not
  * index entries pointing at rows written at other times. Indexes, each for one maintenance job:
  * - `history_cells_identity` (account, member) of the accounts sets only: erasure finds a person
  *   among the accounts behind IPs and devices (as `history_members_identity` did);
- * - `history_cells_seen` (last_seen) of identifier rows and set members: pruning past HISTORY_DAYS;
- * - `history_cells_buckets` (kind, bucket) of the counters: pruning those no window reads.
- * The two age indexes are appended to at their newest end: cheap to write.
+ * - `history_cells_age` (kind, last_seen): pruning, identifiers and set members past HISTORY_DAYS,
+ *   counters no window reads. Within a kind its entries are appended at the newest end, as times
+ *   mostly come in order: cheap to write. (An index on a counter's bucket was not: in a table
+ *   without rowid, entries of one bucket are ordered by the rest of the primary key, a random hash,
+ *   and bench/history-layout.ts counted 2 more pages written per new person.)
  *
  * Velocity counters stay in `history_velocity` (migration 12): they are read only when a counter
  * needs them (lazily, unlike a key's other rows), and many are under keys of their own (a device,
@@ -52,13 +56,13 @@ export const historyByKey: Migration = {
     ) without rowid`.execute(db);
     await sql`insert into history_cells (account_id, key, kind, sub, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous)
       select account_id, key, 'k', 0, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous from history_keys`.execute(db);
-    await sql`insert into history_cells (account_id, key, kind, sub, n)
-      select account_id, key, case grain when 1 then 'm' else 'h' end, bucket, sum(n) from history_counts group by account_id, key, grain, bucket`.execute(db);
+    await sql`insert into history_cells (account_id, key, kind, sub, n, last_seen)
+      select account_id, key, case grain when 1 then 'm' else 'h' end, bucket, sum(n), bucket * case grain when 1 then 60000 else 3600000 end
+      from history_counts group by account_id, key, grain, bucket`.execute(db);
     await sql`insert into history_cells (account_id, key, kind, sub, last_seen)
       select account_id, key, kind, member, last_seen from history_members`.execute(db);
     for (const table of ['history_keys', 'history_counts', 'history_members']) await db.schema.dropTable(table).execute();
     await sql`create index history_cells_identity on history_cells (account_id, sub) where kind = 'a'`.execute(db);
-    await sql`create index history_cells_seen on history_cells (last_seen) where last_seen is not null`.execute(db);
-    await sql`create index history_cells_buckets on history_cells (kind, sub) where kind in ('m', 'h')`.execute(db);
+    await sql`create index history_cells_age on history_cells (kind, last_seen)`.execute(db);
   },
 };
