@@ -62,15 +62,12 @@ export const SQLITE_HISTORY_WRITES = {
  */
 export const SQLITE_PRUNE_STATEMENTS = {
   /** The end of the last minute bucket no window reads: (bucket + 1) × 60,000. */
-  minutes: `delete from history_cells where (account_id, key, kind, sub) in (
-    select account_id, key, kind, sub from history_cells where kind = 'm' and last_seen < ? limit ?)`,
+  minutes: "delete from history_cells where rowid in (select rowid from history_cells where kind = 'm' and last_seen < ? limit ?)",
   /** The end of the last hour bucket no window reads: (bucket + 1) × 3,600,000. */
-  hours: `delete from history_cells where (account_id, key, kind, sub) in (
-    select account_id, key, kind, sub from history_cells where kind = 'h' and last_seen < ? limit ?)`,
+  hours: "delete from history_cells where rowid in (select rowid from history_cells where kind = 'h' and last_seen < ? limit ?)",
   velocity: PRUNE_STATEMENTS.velocity,
   /** Identifier rows and set members past HISTORY_DAYS. */
-  seen: `delete from history_cells where (account_id, key, kind, sub) in (
-    select account_id, key, kind, sub from history_cells where kind in ('k', 'a', 'd', 'c') and last_seen < ? limit ?)`,
+  seen: "delete from history_cells where rowid in (select rowid from history_cells where kind in ('k', 'a', 'd', 'c') and last_seen < ? limit ?)",
 } as const;
 
 /** SQLite's erasure: the same steps as ERASE_STATEMENTS, on `history_cells`; the person among accounts sets through its identity index. */
@@ -78,7 +75,7 @@ export const SQLITE_ERASE_STATEMENTS = {
   keys: "delete from history_cells where account_id = ? and key = ? and kind = 'k'",
   counts: "delete from history_cells where account_id = ? and key = ? and kind in ('m', 'h')",
   ownSets: "delete from history_cells where account_id = ? and key = ? and kind in ('a', 'd', 'c')",
-  // Named: without it SQLite chose the primary key's (account_id) range, every row of the account.
+  // Named: without statistics SQLite once chose the primary key's (account_id) range, every row of the account.
   memberOf: "delete from history_cells indexed by history_cells_identity where account_id = ? and kind = 'a' and sub = ?",
   velocity: ERASE_STATEMENTS.velocity,
   deviceVelocity: "delete from history_velocity where account_id = ? and key in (select sub from history_cells where account_id = ? and key = ? and kind = 'd')",

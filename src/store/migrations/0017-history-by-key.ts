@@ -7,7 +7,7 @@ import type { Migration } from './types.js';
  * row dirtied its own leaf page, and the writer thread's CPU per new person was those pages
  * (bench/history-layout.ts: 13.6 WAL frames per person on a grown store). `history_cells` holds
  * everything under an (account, key) side by side, so a key's rows share a leaf (8.5 frames), and
- * the reader loads a key with one range read instead of three.
+ * the reader loads a key with one statement (one range of the primary key) instead of three.
  *
  * A row's `kind` says what it is, `sub` which one of them:
  * - `k`: the identifier itself (sub 0): first and last seen, and for a user the place of the last event;
@@ -16,15 +16,19 @@ import type { Migration } from './types.js';
  *   the bucket's start for a row copied here), which is what pruning finds it by;
  * - `a` / `d` / `c`: a set member (sub: the member), seen last at `last_seen`.
  *
- * WITHOUT ROWID: the table is its primary key's b-tree, so a key's range read reads its rows, not
- * index entries pointing at rows written at other times. Indexes, each for one maintenance job:
+ * A rowid table, not WITHOUT ROWID: every index entry then ends with the rowid, which grows, so the
+ * age index's entries of one time are appended, not placed by a random hash, and entries are
+ * smaller. bench/history-layout.ts at 200,000 people, batches of 50: three tables 13.6 WAL frames
+ * per person, WITHOUT ROWID 9.3, rowid 8.8; writer CPU per person 615 / 523, 550 / 480, 474 / 395 µs.
+ * (The rows of a key then sit on the table's pages of the write-backs that wrote them: a read of a
+ * known key fetches them by rowid, as the three tables' reads did.) Indexes, each for one job:
  * - `history_cells_identity` (account, member) of the accounts sets only: erasure finds a person
  *   among the accounts behind IPs and devices (as `history_members_identity` did);
  * - `history_cells_age` (kind, last_seen): pruning, identifiers and set members past HISTORY_DAYS,
  *   counters no window reads. Within a kind its entries are appended at the newest end, as times
- *   mostly come in order: cheap to write. (An index on a counter's bucket was not: in a table
- *   without rowid, entries of one bucket are ordered by the rest of the primary key, a random hash,
- *   and bench/history-layout.ts counted 2 more pages written per new person.)
+ *   mostly come in order: cheap to write. (An index on a counter's bucket was not, in the first
+ *   cut, WITHOUT ROWID: entries of one bucket were ordered by the rest of the primary key, a random
+ *   hash, and bench/history-layout.ts counted 2 more pages written per new person.)
  *
  * Velocity counters stay in `history_velocity` (migration 12): they are read only when a counter
  * needs them (lazily, unlike a key's other rows), and many are under keys of their own (a device,
@@ -53,7 +57,7 @@ export const historyByKey: Migration = {
       asn integer,
       anonymous integer,
       primary key (account_id, key, kind, sub)
-    ) without rowid`.execute(db);
+    )`.execute(db);
     await sql`insert into history_cells (account_id, key, kind, sub, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous)
       select account_id, key, 'k', 0, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous from history_keys`.execute(db);
     await sql`insert into history_cells (account_id, key, kind, sub, n, last_seen)
