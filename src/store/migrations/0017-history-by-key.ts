@@ -34,6 +34,9 @@ import type { Migration } from './types.js';
  * needs them (lazily, unlike a key's other rows), and many are under keys of their own (a device,
  * an IP) with several series each; joining them would grow every key's range read for nothing.
  *
+ * The copy is the migration's cost: ~23 s (CPU) for 200,000 people, 1.8 million rows (README "Store",
+ * "Upgrading").
+ *
  * PostgreSQL keeps its three tables: its statement reads and adds to them with one round trip, and
  * its counters are spread over shards that several replicas add to at once.
  */
