@@ -12,6 +12,7 @@ import { historyEvent } from '../src/history/event.js';
 import type { Place } from '../src/history/place.js';
 import { openStore, type Store } from '../src/store/index.js';
 import { parseDatabaseUrl } from '../src/config/store-url.js';
+import { seedHistory } from '../test/support/history-rows.js';
 
 export interface HistoryFigures {
   engine: string;
@@ -133,14 +134,14 @@ export async function benchKeyCost(url: string, events: number, samples = SAMPLE
   const hour = Math.floor(now / 3_600_000);
   const spread = (n: number, parts: number) => Array.from({ length: parts }, (_, i) => Math.floor(n / parts) + (i < n % parts ? 1 : 0));
   const counts = [
-    ...spread(events, 60).map((n, i) => ({ account_id: 'default', key: ip, grain: 1, bucket: minute - i, shard: 0, n })),
-    ...spread(events, 24).map((n, i) => ({ account_id: 'default', key: ip, grain: 2, bucket: hour - i, shard: 0, n })),
+    ...spread(events, 60).map((n, i) => ({ account_id: 'default', key: ip, grain: 1, bucket: minute - i, n })),
+    ...spread(events, 24).map((n, i) => ({ account_id: 'default', key: ip, grain: 2, bucket: hour - i, n })),
   ].filter((c) => c.n > 0);
   const members = Array.from({ length: Math.min(events, SET_KEEP) }, (_, i) => ({
     account_id: 'default', key: ip, kind: 'a', member: hash('default', 'user', `farm-${events}-${i}`), last_seen: now - i * 1_000,
   }));
-  await seed.engine.db.insertInto('history_counts').values(counts).execute();
-  await seed.engine.db.insertInto('history_members').values(members).execute();
+  // As each engine keeps them: SQLite in one table by key (migration 17).
+  await seedHistory(seed, { counts, members });
   await seed.close();
 
   const store = await open();

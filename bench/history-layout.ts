@@ -1,37 +1,34 @@
 /**
  * `npx tsx bench/history-layout.ts`: what the SQLite history's table layout costs the writer per new
- * person on a grown store (issue 24), and what one b-tree per key would cost instead. Not the
- * service: the write-back statements alone, in this thread, on two files grown to `--people` new
- * people each, then timed alternately in batches of `--batch` (50: what the write-back timer hands
- * the writer at ~1,000 new people a second).
+ * person on a grown store (issue 24). Not the service: the write-back statements alone, in this
+ * thread, on two files grown to `--people` new people each, then timed alternately in batches of
+ * `--batch` (50: what the write-back timer hands the writer at ~1,000 new people a second).
  *
- * - `today`: the real migrations' tables and the writer thread's statements
- *   (src/store/sqlite-log-worker.ts): a new person is 3 identifier rows, 2 counters and 5 set
- *   members in three tables, each row also an entry in its table's primary-key index, which a
- *   16-byte keyed hash places at random: ~14 b-tree pages dirtied per person on a grown store.
- * - `by key`: one table whose primary key starts with (account, key) holds an identifier's row,
- *   its counters and its set members side by side (a prototype: nothing reads it), with the same
- *   secondary indexes (erasure's identity index, pruning's age index): a key's rows share a page.
- *   `by key, without rowid`: the same, the table being its primary key's b-tree (no rowid table
- *   beside it).
+ * - `three tables`: the layout before migration 17 (migrations up to 16, and the writer's statements
+ *   of then, copied below): a new person is 3 identifier rows, 2 counters and 5 set members in
+ *   history_keys, history_counts and history_members, each row an entry in its table's primary key,
+ *   which a 16-byte keyed hash places at random: ~14 b-tree pages dirtied per person on a grown store.
+ * - `by key`: today's (every migration, and the writer thread's statements, SQLITE_HISTORY_WRITES in
+ *   src/store/history-sql.ts): one table whose primary key starts with (account, key) holds an
+ *   identifier's row, its counters and its set members side by side, so a key's rows share a page.
  *
  * Printed per layout: WAL frames (b-tree pages written) per person, counted with the automatic
  * checkpoint off; and CPU µs per person (user + system, this process) with it on, as the writer
  * runs, so each page's checkpoint copy is in it too. The file holds ~1 KiB per person, so the
- * default 200,000 people is a file of ~230 MB, past any cache: each new row's leaf is a miss.
+ * default 200,000 people is a file of ~200 MB, past any cache: each new row's leaf is a miss.
  *
  *   npx tsx bench/history-layout.ts                  # 200,000 people, batches of 50, 3 alternations
  *   npx tsx bench/history-layout.ts --people 20000   # a small store: the gap is smaller
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import Sqlite from 'better-sqlite3';
 import { openSqlite } from '../src/store/sqlite.js';
 import { migrate } from '../src/store/migrate.js';
-import { MIGRATIONS } from '../src/store/migrations/index.js';
+import { LATEST_VERSION, MIGRATIONS } from '../src/store/migrations/index.js';
 import { parseDatabaseUrl, type DatabaseUrl } from '../src/config/store-url.js';
 import { SQLITE_HISTORY_WRITES } from '../src/store/history-sql.js';
 
@@ -60,29 +57,42 @@ interface Layout {
   person: (i: number) => void;
 }
 
-async function today(): Promise<Layout> {
+/** The writer thread's statements before migration 17, on history_keys, history_counts and history_members. */
+const THREE_TABLE_WRITES: Record<keyof typeof SQLITE_HISTORY_WRITES, string> = {
+  upsertKey: `insert into history_keys (account_id, key, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous)
+  values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (account_id, key) do update set first_seen = excluded.first_seen, last_seen = excluded.last_seen,
+  country = excluded.country, latitude = excluded.latitude, longitude = excluded.longitude, radius_km = excluded.radius_km, asn = excluded.asn, anonymous = excluded.anonymous`,
+  upsertCount: `insert into history_counts (account_id, key, grain, bucket, shard, n) values (?, ?, ?, ?, 0, ?)
+  on conflict (account_id, key, grain, bucket, shard) do update set n = excluded.n`,
+  upsertMember: `insert into history_members (account_id, key, kind, member, last_seen) values (?, ?, ?, ?, ?)
+  on conflict (account_id, key, kind, member) do update set last_seen = excluded.last_seen`,
+  deleteMember: 'delete from history_members where account_id = ? and key = ? and kind = ? and member = ?',
+  upsertVelocity: SQLITE_HISTORY_WRITES.upsertVelocity,
+};
+
+/** A file migrated up to `version`, written with `writes`: the rows are the same (HistoryWrite's), the statements differ. */
+async function layout(name: string, version: number, writes: Record<keyof typeof SQLITE_HISTORY_WRITES, string>): Promise<Layout> {
   const path = join(mkdtempSync(join(tmpdir(), 'risk-layout-')), 'risk.sqlite');
   const parsed = parseDatabaseUrl(`sqlite:${path}`) as DatabaseUrl & { engine: 'sqlite' };
   const engine = openSqlite(parsed);
-  await migrate(engine, MIGRATIONS);
+  await migrate(engine, MIGRATIONS.filter((m) => m.version <= version));
   await engine.close();
   const sqlite = new Sqlite(path);
   sqlite.pragma('synchronous = NORMAL');
-  // The writer thread's own statements (src/store/sqlite-log-worker.ts).
-  const upsertKey = sqlite.prepare(SQLITE_HISTORY_WRITES.upsertKey);
-  const upsertCount = sqlite.prepare(SQLITE_HISTORY_WRITES.upsertCount);
-  const upsertMember = sqlite.prepare(SQLITE_HISTORY_WRITES.upsertMember);
-  const deleteMember = sqlite.prepare(SQLITE_HISTORY_WRITES.deleteMember);
+  const upsertKey = sqlite.prepare(writes.upsertKey);
+  const upsertCount = sqlite.prepare(writes.upsertCount);
+  const upsertMember = sqlite.prepare(writes.upsertMember);
+  const deleteMember = sqlite.prepare(writes.deleteMember);
   return {
-    name: 'today',
+    name,
     sqlite,
     person(i) {
       const email = key(`e${i}`), user = key(`u${i}`), device = key(`d${i}`), at = NOW + i;
       upsertKey.run('default', email, at, at, null, null, null, null, null, null);
       upsertKey.run('default', user, at, at, 'GB', null, null, null, 20712, 0);
       upsertKey.run('default', device, at, at, null, null, null, null, null, null);
-      upsertCount.run('default', email, 2, HOUR, 1);
-      upsertCount.run('default', device, 1, MINUTE, 1);
+      upsertCount.run('default', email, 2, HOUR, 1, ...(version > 16 ? [at] : []));
+      upsertCount.run('default', device, 1, MINUTE, 1, ...(version > 16 ? [at] : []));
       for (const [k, kind, member] of [[IP, 'a', user], [device, 'a', user], [email, 'd', device], [user, 'd', device], [user, 'c', Buffer.from('GB')]] as const) {
         upsertMember.run('default', k, kind, member, at);
       }
@@ -91,39 +101,7 @@ async function today(): Promise<Layout> {
   };
 }
 
-function byKey(withoutRowid: boolean): Layout {
-  const sqlite = new Sqlite(join(mkdtempSync(join(tmpdir(), 'risk-layout-')), 'risk.sqlite'));
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = NORMAL');
-  // kind: 'k' the identifier's own row, 'n' a counter (sub = grain and bucket), 'a' / 'd' / 'c' a set member (sub = member).
-  sqlite.exec(`create table history_cells (account_id text not null, key blob not null, kind text not null, sub blob not null,
-      n integer, last_seen integer not null, place text, primary key (account_id, key, kind, sub))${withoutRowid ? ' without rowid' : ''};
-    create index history_cells_identity on history_cells (account_id, sub) where kind = 'a';
-    create index history_cells_age on history_cells (last_seen);`);
-  const put = sqlite.prepare(`insert into history_cells (account_id, key, kind, sub, n, last_seen, place) values (?, ?, ?, ?, ?, ?, ?)
-    on conflict (account_id, key, kind, sub) do update set n = excluded.n, last_seen = excluded.last_seen, place = excluded.place`);
-  const remove = sqlite.prepare('delete from history_cells where account_id = ? and key = ? and kind = ? and sub = ?');
-  const none = Buffer.alloc(0);
-  const bucket = (grain: number, b: number) => Buffer.from([grain, (b >>> 24) & 255, (b >>> 16) & 255, (b >>> 8) & 255, b & 255]);
-  return {
-    name: withoutRowid ? 'by key, without rowid' : 'by key',
-    sqlite,
-    person(i) {
-      const email = key(`e${i}`), user = key(`u${i}`), device = key(`d${i}`), at = NOW + i;
-      put.run('default', email, 'k', none, null, at, null);
-      put.run('default', user, 'k', none, null, at, 'GB 20712 0');
-      put.run('default', device, 'k', none, null, at, null);
-      put.run('default', email, 'n', bucket(2, HOUR), 1, at, null);
-      put.run('default', device, 'n', bucket(1, MINUTE), 1, at, null);
-      for (const [k, kind, member] of [[IP, 'a', user], [device, 'a', user], [email, 'd', device], [user, 'd', device], [user, 'c', Buffer.from('GB')]] as const) {
-        put.run('default', k, kind, member, null, at, null);
-      }
-      if (i >= 101) remove.run('default', IP, 'a', key(`u${i - 101}`));
-    },
-  };
-}
-
-const layouts = [await today(), byKey(false), byKey(true)];
+const layouts = [await layout('three tables', 16, THREE_TABLE_WRITES), await layout('by key', LATEST_VERSION, SQLITE_HISTORY_WRITES)];
 const next = new Map(layouts.map((l) => [l, 0]));
 const write = (layout: Layout, people: number, batch: number) => {
   const tx = layout.sqlite.transaction((from: number, n: number) => {
@@ -163,4 +141,8 @@ for (let run = 1; run <= Number(options.repeat); run++) {
   }
   console.log(`run ${run}: CPU µs per person, ${line.join('; ')}`);
 }
-for (const layout of layouts) layout.sqlite.close();
+for (const layout of layouts) {
+  layout.sqlite.close();
+  // ~200 MB each at the default size: not left in /tmp.
+  rmSync(dirname(layout.sqlite.name), { recursive: true, force: true });
+}

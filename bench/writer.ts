@@ -95,13 +95,13 @@ function historyWrite(from: number): HistoryWrite {
   for (let i = from; i < from + BATCH; i++) {
     const email = key(`e${i}`), user = key(`u${i}`), device = key(`d${i}`), at = ms + i;
     write.keys.push(['default', email, at, at, null, null, null, null, null, null], ['default', user, at, at, 'GB', null, null, null, 20712, 0], ['default', device, at, at, null, null, null, null, null, null]);
-    write.counts.push(['default', email, 2, hour, 1], ['default', device, 1, minute, 1]);
+    write.counts.push(['default', email, 2, hour, 1, at], ['default', device, 1, minute, 1, at]);
     write.members.push(['default', IP, 'a', user, at], ['default', device, 'a', user, at], ['default', email, 'd', device, at], ['default', user, 'd', device, at], ['default', user, 'c', Buffer.from('GB'), at]);
     // The IP's set of accounts keeps its newest 101: one member out for each one in.
     if (i >= 101) write.evicted.push(['default', IP, 'a', key(`u${i - 101}`)]);
   }
   write.keys.push(['default', IP, ms - 3_600_000, ms, 'GB', null, null, null, 20712, 0]);
-  write.counts.push(['default', IP, 1, minute, from + BATCH], ['default', IP, 2, hour, from + BATCH]);
+  write.counts.push(['default', IP, 1, minute, from + BATCH, ms + from + BATCH], ['default', IP, 2, hour, from + BATCH, ms + from + BATCH]);
   return write;
 }
 

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { parseEmail } from '../email/address.js';
 import { canonicalAddress } from '../email/canonical.js';
 import type { Hasher } from '../history/identifiers.js';
@@ -6,6 +7,7 @@ import { NO_ERASURE, type ErasedHistory, type HistoryStore } from '../history/st
 import { appendAudit } from './audit.js';
 import type { Engine } from './engine.js';
 import type { EvaluationLog } from './evaluation-log.js';
+import { ERASE_STATEMENTS, SQLITE_ERASE_STATEMENTS } from './history-sql.js';
 import { StoreRequestError } from './errors.js';
 
 /**
@@ -72,21 +74,31 @@ export async function erasePerson(deps: ErasureDependencies, account: string, su
   return result;
 }
 
-/** When history is off now (HISTORY_DAYS=0), what an earlier setting kept is still erased. */
+/**
+ * When history is off now (HISTORY_DAYS=0), what an earlier setting kept is still erased: the
+ * statements the history store runs (history-sql.ts), each engine's own, in one transaction.
+ */
 async function eraseHistoryRows(engine: Engine, account: string, keys: Buffer[]): Promise<ErasedHistory> {
   const erased = { ...NO_ERASURE };
-  const n = (result: { numDeletedRows: bigint }) => Number(result.numDeletedRows);
+  const statements = engine.kind === 'sqlite' ? SQLITE_ERASE_STATEMENTS : ERASE_STATEMENTS;
   await engine.db.transaction().execute(async (trx) => {
+    const run = async (text: string, values: unknown[]) => Number((await bound(text, values).execute(trx)).numAffectedRows ?? 0);
     for (const key of keys) {
-      erased.identifiers += n(await trx.deleteFrom('history_keys').where('account_id', '=', account).where('key', '=', key).executeTakeFirstOrThrow());
-      erased.counters += n(await trx.deleteFrom('history_counts').where('account_id', '=', account).where('key', '=', key).executeTakeFirstOrThrow());
-      const devices = trx.selectFrom('history_members').select('member').where('account_id', '=', account).where('key', '=', key).where('kind', '=', 'd');
-      erased.counters += n(await trx.deleteFrom('history_velocity').where('account_id', '=', account).where((eb) => eb.or([eb('key', '=', key), eb('key', 'in', devices)])).executeTakeFirstOrThrow());
-      erased.memberships += n(await trx.deleteFrom('history_members').where('account_id', '=', account).where('key', '=', key).executeTakeFirstOrThrow());
-      erased.memberships += n(await trx.deleteFrom('history_members').where('account_id', '=', account).where('kind', '=', 'a').where('member', '=', key).executeTakeFirstOrThrow());
+      erased.identifiers += await run(statements.keys, [account, key]);
+      erased.counters += await run(statements.counts, [account, key]);
+      // The person's devices' velocity counters, while their set still names them (ownSets deletes it).
+      erased.counters += await run(statements.deviceVelocity, [account, account, key]);
+      erased.counters += await run(statements.velocity, [account, key]);
+      erased.memberships += (await run(statements.ownSets, [account, key])) + (await run(statements.memberOf, [account, key]));
     }
   });
   return erased;
+}
+
+/** A statement written with `?` placeholders, its values bound as Kysely binds them on either engine. */
+function bound(text: string, values: unknown[]) {
+  const parts = text.split('?');
+  return sql.join(parts.flatMap((part, i) => (i === 0 ? [sql.raw(part)] : [sql`${values[i - 1]}`, sql.raw(part)])), sql``);
 }
 
 /**

@@ -32,19 +32,54 @@ export const ERASE_STATEMENTS = {
 } as const;
 
 /**
- * SQLite's write-back (the writer thread, sqlite-log-worker.ts): cells are written as they stand in
- * the main thread's memory, which is the only writer's. bench/history-layout.ts times them too.
+ * SQLite keeps its history in one table by key (migration 17, `history_cells`): these are its
+ * statements. The ones above are PostgreSQL's (and, for its velocity counters, SQLite's too).
+ *
+ * The write-back (the writer thread, sqlite-log-worker.ts): cells are written as they stand in the
+ * main thread's memory, which is the only writer's. bench/history-layout.ts times them too. A
+ * counter's bucket is cast: better-sqlite3 binds a number as a real, and `sub` (a member's hash
+ * elsewhere) has no type to turn it back into an integer.
  */
 export const SQLITE_HISTORY_WRITES = {
-  upsertKey: `insert into history_keys (account_id, key, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous)
-  values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (account_id, key) do update set first_seen = excluded.first_seen, last_seen = excluded.last_seen,
+  upsertKey: `insert into history_cells (account_id, key, kind, sub, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous)
+  values (?, ?, 'k', 0, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (account_id, key, kind, sub) do update set first_seen = excluded.first_seen, last_seen = excluded.last_seen,
   country = excluded.country, latitude = excluded.latitude, longitude = excluded.longitude, radius_km = excluded.radius_km, asn = excluded.asn, anonymous = excluded.anonymous`,
-  upsertCount: `insert into history_counts (account_id, key, grain, bucket, shard, n) values (?, ?, ?, ?, 0, ?)
-  on conflict (account_id, key, grain, bucket, shard) do update set n = excluded.n`,
-  upsertMember: `insert into history_members (account_id, key, kind, member, last_seen) values (?, ?, ?, ?, ?)
-  on conflict (account_id, key, kind, member) do update set last_seen = excluded.last_seen`,
-  deleteMember: 'delete from history_members where account_id = ? and key = ? and kind = ? and member = ?',
-};
+  /** [account, key, grain, bucket, n, at]: grain 1 is kind `m`, 2 is `h`; `at` a time within the bucket. */
+  upsertCount: `insert into history_cells (account_id, key, kind, sub, n, last_seen) values (?, ?, case ? when 1 then 'm' else 'h' end, cast(? as integer), ?, ?)
+  on conflict (account_id, key, kind, sub) do update set n = excluded.n, last_seen = excluded.last_seen`,
+  upsertMember: `insert into history_cells (account_id, key, kind, sub, last_seen) values (?, ?, ?, ?, ?)
+  on conflict (account_id, key, kind, sub) do update set last_seen = excluded.last_seen`,
+  deleteMember: 'delete from history_cells where account_id = ? and key = ? and kind = ? and sub = ?',
+  upsertVelocity: `insert into history_velocity (account_id, key, series, bucket, shard, n, expires) values (?, ?, ?, ?, 0, ?, ?)
+  on conflict (account_id, key, series, bucket, shard) do update set n = excluded.n, expires = excluded.expires`,
+} as const;
+
+/**
+ * SQLite's pruning, one small batch a statement as above, through migration 17's age index (kind,
+ * last_seen). A counter's `last_seen` is a time within its bucket, so "before the end of the last
+ * bucket no window reads" finds exactly the counters of that bucket and older. One statement a
+ * grain: a compound select under `in` made SQLite scan the whole table.
+ */
+export const SQLITE_PRUNE_STATEMENTS = {
+  /** The end of the last minute bucket no window reads: (bucket + 1) × 60,000. */
+  minutes: "delete from history_cells where rowid in (select rowid from history_cells where kind = 'm' and last_seen < ? limit ?)",
+  /** The end of the last hour bucket no window reads: (bucket + 1) × 3,600,000. */
+  hours: "delete from history_cells where rowid in (select rowid from history_cells where kind = 'h' and last_seen < ? limit ?)",
+  velocity: PRUNE_STATEMENTS.velocity,
+  /** Identifier rows and set members past HISTORY_DAYS. */
+  seen: "delete from history_cells where rowid in (select rowid from history_cells where kind in ('k', 'a', 'd', 'c') and last_seen < ? limit ?)",
+} as const;
+
+/** SQLite's erasure: the same steps as ERASE_STATEMENTS, on `history_cells`; the person among accounts sets through its identity index. */
+export const SQLITE_ERASE_STATEMENTS = {
+  keys: "delete from history_cells where account_id = ? and key = ? and kind = 'k'",
+  counts: "delete from history_cells where account_id = ? and key = ? and kind in ('m', 'h')",
+  ownSets: "delete from history_cells where account_id = ? and key = ? and kind in ('a', 'd', 'c')",
+  // Named: without statistics SQLite once chose the primary key's (account_id) range, every row of the account.
+  memberOf: "delete from history_cells indexed by history_cells_identity where account_id = ? and kind = 'a' and sub = ?",
+  velocity: ERASE_STATEMENTS.velocity,
+  deviceVelocity: "delete from history_velocity where account_id = ? and key in (select sub from history_cells where account_id = ? and key = ? and kind = 'd')",
+} as const satisfies Record<keyof typeof ERASE_STATEMENTS, string>;
 
 /** `?` to `$1`, `$2`…, for PostgreSQL. */
 export function numbered(text: string): string {

@@ -14,7 +14,8 @@ import type { SqliteWriterThread } from './sqlite-log-writer.js';
  * SQLite: the process is the store's only writer (README "Store": SQLite is for one process), so
  * the history it has touched lately is held in memory, and memory is the truth. An evaluation
  * reads and updates its identifiers there, synchronously; an identifier not in memory is read
- * from the file first (three indexed reads; WAL readers never wait for the writer), unless the key
+ * from the file first (one range read of its rows, which sit side by side in one table by key,
+ * migration 17; WAL readers never wait for the writer), unless the key
  * filter (history-key-filter.ts, loaded when the store opens) says the file cannot hold it: a new
  * person costs no read of the file. Changes are
  * written back in batches by the writer thread the evaluation log uses, so the request path never
@@ -87,6 +88,21 @@ interface KeyState {
   dirtyVelocity: Set<string> | null;
 }
 
+/** A row of `history_cells` (migration 17): `sub` is a counter's bucket, or a member's hash. */
+interface CellRow {
+  kind: string;
+  sub: number | Buffer;
+  n: number | null;
+  first_seen: number;
+  last_seen: number | null;
+  country: string | null;
+  latitude: number | null;
+  longitude: number | null;
+  radius_km: number | null;
+  asn: number | null;
+  anonymous: number | null;
+}
+
 interface VelocityCell {
   n: number;
   expires: number;
@@ -113,11 +129,10 @@ const COUNT_BYTES = 60;
 export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
   const o = { ...SQLITE_HISTORY_DEFAULTS, ...options };
   const reader = new Sqlite(o.path, { timeout: READ_BUSY_TIMEOUT_MS });
-  const selectKey = reader.prepare('select first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous from history_keys where account_id = ? and key = ?');
-  const selectCounts = reader.prepare('select grain, bucket, sum(n) as n from history_counts where account_id = ? and key = ? and ((grain = 1 and bucket > ?) or (grain = 2 and bucket > ?)) group by grain, bucket');
-  const selectMembers = reader.prepare('select kind, member, last_seen from history_members where account_id = ? and key = ?');
+  // Everything under the key: its own row (`k`), its counters (`m`, `h`) and its sets' members (`a`, `d`, `c`).
+  const selectCells = reader.prepare('select kind, sub, n, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous from history_cells where account_id = ? and key = ?');
   const selectVelocity = reader.prepare('select series, bucket, sum(n) as n, max(expires) as expires from history_velocity where account_id = ? and key = ? and expires > ? group by series, bucket');
-  const selectDevices = reader.prepare("select member from history_members where account_id = ? and key = ? and kind = 'd'").pluck();
+  const selectDevices = reader.prepare("select sub from history_cells where account_id = ? and key = ? and kind = 'd'").pluck();
 
   const known: KeyFilter = o.filter ?? loadKeyFilter(reader);
   const cache = new Map<string, KeyState>();
@@ -151,21 +166,23 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       state.velocityInFile = false;
       return state;
     }
-    const row = selectKey.get(account, key) as { first_seen: number; last_seen: number; country: string | null; latitude: number | null; longitude: number | null; radius_km: number | null; asn: number | null; anonymous: number | null } | undefined;
-    if (row) {
-      state.firstSeen = row.first_seen;
-      state.lastSeen = row.last_seen;
-      state.place = { country: row.country, latitude: row.latitude, longitude: row.longitude, radiusKm: row.radius_km, asn: row.asn, anonymous: row.anonymous === null ? null : row.anonymous === 1 };
-    }
-    for (const c of selectCounts.all(account, key, minute - MINUTES_IN_WINDOW, hour - HOURS_IN_WINDOW) as Array<{ grain: number; bucket: number; n: number }>) {
-      state.counts.set(cell(c.grain, c.bucket), c.n);
-      state.bytes += COUNT_BYTES;
-    }
-    for (const m of selectMembers.all(account, key) as Array<{ kind: string; member: Buffer; last_seen: number }>) {
-      const hex = m.member.toString('hex');
-      if (m.kind === SET_ACCOUNTS && erasingMembers.has(`${account}\u0000${hex}`)) continue;
-      setOf(state, m.kind).set(hex, m.last_seen);
-      state.bytes += MEMBER_BYTES;
+    for (const row of selectCells.iterate(account, key) as Iterable<CellRow>) {
+      if (row.kind === 'k') {
+        state.firstSeen = row.first_seen;
+        state.lastSeen = row.last_seen;
+        state.place = { country: row.country, latitude: row.latitude, longitude: row.longitude, radiusKm: row.radius_km, asn: row.asn, anonymous: row.anonymous === null ? null : row.anonymous === 1 };
+      } else if (row.kind === 'm' || row.kind === 'h') {
+        // Counters out of their window (not pruned yet) are left out, as no window reads them.
+        const bucket = row.sub as number;
+        if (row.kind === 'm' ? bucket <= minute - MINUTES_IN_WINDOW : bucket <= hour - HOURS_IN_WINDOW) continue;
+        state.counts.set(cell(row.kind === 'm' ? GRAIN_MINUTE : GRAIN_HOUR, bucket), row.n!);
+        state.bytes += COUNT_BYTES;
+      } else {
+        const hex = (row.sub as Buffer).toString('hex');
+        if (row.kind === SET_ACCOUNTS && erasingMembers.has(`${account}\u0000${hex}`)) continue;
+        setOf(state, row.kind).set(hex, row.last_seen!);
+        state.bytes += MEMBER_BYTES;
+      }
     }
     return state;
   };
@@ -383,7 +400,10 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       for (const c of state.dirtyCounts ?? []) {
         const n = state.counts.get(c);
         const grain = c >= 2e9 ? GRAIN_HOUR : GRAIN_MINUTE;
-        if (n !== undefined) write.counts.push([account, key, grain, c - grain * 1e9, n]);
+        const bucket = c - grain * 1e9;
+        // The key's latest event, within the bucket (an event of a later bucket may have touched it since).
+        const at = Math.min(state.touchedAt, (bucket + 1) * (grain === GRAIN_HOUR ? HOUR_MS : MINUTE_MS) - 1);
+        if (n !== undefined) write.counts.push([account, key, grain, bucket, n, at]);
       }
       for (const km of state.dirtyMembers ?? []) {
         const kind = km[0]!;
@@ -609,7 +629,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       }
       const batch = o.pruneBatch ?? PRUNE_BATCH;
       let total = 0;
-      for (const [statement, values] of [['counts', [b.minute, b.hour]], ['velocity', [b.now]], ['members', [b.before]], ['keys', [b.before]]] as const) {
+      for (const [statement, values] of [['minutes', [(b.minute + 1) * MINUTE_MS]], ['hours', [(b.hour + 1) * HOUR_MS]], ['velocity', [b.now]], ['seen', [b.before]]] as const) {
         for (;;) {
           const { count: deleted } = await o.thread.send({ type: 'history-prune', statement, values: [...values, batch] });
           total += deleted;
@@ -635,13 +655,14 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
 }
 
 /**
- * Every key the history tables hold, into a new filter: one pass over each table, a key met twice
- * added twice (harmless). IPs have counters and sets but no identifier row.
+ * Every key the history tables hold, into a new filter: one pass over each table, each key once
+ * from `history_cells` (its rows are side by side: `distinct` reads the primary key in order),
+ * a key with velocity counters added again (harmless). IPs have counters and sets but no identifier row.
  */
 export function loadKeyFilter(reader: Sqlite.Database): KeyFilter {
   const filter = keyFilter();
-  for (const table of ['history_keys', 'history_counts', 'history_members', 'history_velocity']) {
-    for (const key of reader.prepare(`select key from ${table}`).pluck().iterate() as Iterable<Buffer>) filter.add(key);
+  for (const text of ['select distinct account_id, key from history_cells', 'select key from history_velocity']) {
+    for (const row of reader.prepare(text).raw().iterate() as Iterable<unknown[]>) filter.add(row.at(-1) as Buffer);
   }
   return filter;
 }

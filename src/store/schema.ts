@@ -20,6 +20,8 @@ export interface Database {
   history_counts: HistoryCountRow;
   history_members: HistoryMemberRow;
   history_velocity: HistoryVelocityRow;
+  /** SQLite only (migration 17): what the three tables above hold on PostgreSQL, in one table by key. */
+  history_cells: HistoryCellRow;
   list_entries: ListEntryRow;
   labels: LabelRow;
   evaluation_rules: EvaluationRuleRow;
@@ -248,6 +250,28 @@ export interface HistoryVelocityRow {
   n: number;
   /** The minute from which no window reads it (pruned). */
   expires: number;
+}
+
+/**
+ * SQLite's history (migration 17): an identifier's own row (kind `k`, sub 0), its counters (`m` per
+ * minute, `h` per hour, sub the bucket, events in `n`) and its sets' members (`a`, `d`, `c`, sub the
+ * member), side by side under (account, key). `last_seen`: an identifier's or a member's, or for a
+ * counter a time within its bucket (pruning's). The place columns are a user's `k` row's.
+ */
+export interface HistoryCellRow {
+  account_id: string;
+  key: Buffer;
+  kind: string;
+  sub: number | Buffer;
+  n: number | null;
+  first_seen: number | null;
+  last_seen: number | null;
+  country: string | null;
+  latitude: number | null;
+  longitude: number | null;
+  radius_km: number | null;
+  asn: number | null;
+  anonymous: number | null;
 }
 
 export interface HistoryCountRow {

@@ -1,6 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Sqlite from 'better-sqlite3';
-import { ERASE_STATEMENTS, PRUNE_STATEMENTS, SQLITE_HISTORY_WRITES } from './history-sql.js';
+import { SQLITE_ERASE_STATEMENTS, SQLITE_HISTORY_WRITES, SQLITE_PRUNE_STATEMENTS } from './history-sql.js';
 import { hourlyCounts, hourOf, LOG_COLUMNS, logColumns, SQLITE_LOG_ERASE, timeOfId } from './log-record.js';
 import { type LogRecord } from '../core/log-record.js';
 import { evaluationEvent, SQLITE_QUEUE_EVENT, subscriptions } from './webhook-events.js';
@@ -13,7 +13,7 @@ import { evaluationEvent, SQLITE_QUEUE_EVENT, subscriptions } from './webhook-ev
 export interface HistoryWrite {
   /** [account, key, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous] */
   keys: unknown[][];
-  /** [account, key, grain, bucket, n]: absolute counts (this process is the only writer). */
+  /** [account, key, grain, bucket, n, at]: absolute counts (this process is the only writer); `at` a time within the bucket (pruning's). */
   counts: unknown[][];
   /** [account, key, kind, member, last_seen] */
   members: unknown[][];
@@ -27,7 +27,7 @@ export type WorkerRequest =
   | { type: 'write'; records: LogRecord[] }
   | { type: 'prune'; beforeId: string; limit: number }
   | { type: 'history'; write: HistoryWrite }
-  | { type: 'history-prune'; statement: keyof typeof PRUNE_STATEMENTS; values: unknown[] }
+  | { type: 'history-prune'; statement: keyof typeof SQLITE_PRUNE_STATEMENTS; values: unknown[] }
   | { type: 'history-erase'; account: string; keys: Uint8Array[] }
   | { type: 'log-erase'; account: string; userId: string | null; email: string | null }
   | { type: 'close' };
@@ -76,13 +76,13 @@ const prune = sqlite.prepare('delete from evaluations where id in (select id fro
 const pruneHours = sqlite.prepare('delete from evaluation_hours where hour < ?');
 const pruneRuleHours = sqlite.prepare('delete from rule_hours where hour < ?');
 
-// Cells are written as they stand in the main thread's memory, which is the only writer's.
+// Cells are written as they stand in the main thread's memory, which is the only writer's: into
+// one table by key (migration 17), so a key's rows share a leaf page.
 const upsertKey = sqlite.prepare(SQLITE_HISTORY_WRITES.upsertKey);
 const upsertCount = sqlite.prepare(SQLITE_HISTORY_WRITES.upsertCount);
 const upsertMember = sqlite.prepare(SQLITE_HISTORY_WRITES.upsertMember);
 const deleteMember = sqlite.prepare(SQLITE_HISTORY_WRITES.deleteMember);
-const upsertVelocity = sqlite.prepare(`insert into history_velocity (account_id, key, series, bucket, shard, n, expires) values (?, ?, ?, ?, 0, ?, ?)
-  on conflict (account_id, key, series, bucket, shard) do update set n = excluded.n, expires = excluded.expires`);
+const upsertVelocity = sqlite.prepare(SQLITE_HISTORY_WRITES.upsertVelocity);
 
 const blob = (value: unknown) => (value instanceof Uint8Array && !Buffer.isBuffer(value) ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : value);
 const row = (values: unknown[]) => values.map(blob);
@@ -96,8 +96,8 @@ const writeHistory = sqlite.transaction((write: HistoryWrite) => {
   return write.keys.length + write.counts.length + write.members.length + write.evicted.length + write.velocity.length;
 });
 
-const pruneHistory = Object.fromEntries(Object.entries(PRUNE_STATEMENTS).map(([name, text]) => [name, sqlite.prepare(text)])) as Record<keyof typeof PRUNE_STATEMENTS, Sqlite.Statement>;
-const erase = Object.fromEntries(Object.entries(ERASE_STATEMENTS).map(([name, text]) => [name, sqlite.prepare(text)])) as Record<keyof typeof ERASE_STATEMENTS, Sqlite.Statement>;
+const pruneHistory = Object.fromEntries(Object.entries(SQLITE_PRUNE_STATEMENTS).map(([name, text]) => [name, sqlite.prepare(text)])) as Record<keyof typeof SQLITE_PRUNE_STATEMENTS, Sqlite.Statement>;
+const erase = Object.fromEntries(Object.entries(SQLITE_ERASE_STATEMENTS).map(([name, text]) => [name, sqlite.prepare(text)])) as Record<keyof typeof SQLITE_ERASE_STATEMENTS, Sqlite.Statement>;
 const eraseHistory = sqlite.transaction((account: string, keys: Uint8Array[]) => {
   const counts = { identifiers: 0, counters: 0, memberships: 0 };
   for (const k of keys) {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HistoryFacts } from '../../src/history/facts.js';
 import { KEY_A, startTestApp, type TestApp } from '../support/app.js';
+import { seedHistory } from '../support/history-rows.js';
 import { startLoad, type Answer } from '../support/load.js';
 import { ENGINES, freshDatabaseUrl, openTestStore } from '../support/store.js';
 import { GRAIN_HOUR, GRAIN_MINUTE, HOUR_MS, HOURS_IN_WINDOW, MINUTE_MS, MINUTES_IN_WINDOW, SET_ACCOUNTS, SET_KEEP } from '../../src/history/caps.js';
@@ -54,13 +55,15 @@ async function seedAddress(url: string, address: string, events: number) {
     // when the clock turns a minute during the load made the farm's counts drop below `gathered`.
     const minutes = MINUTES_IN_WINDOW - 5;
     const hours = HOURS_IN_WINDOW - 1;
-    await store.engine.db.insertInto('history_counts').values([
-      ...spread(events, minutes).map((n, i) => ({ account_id: DEFAULT_ACCOUNT, key: ip, grain: GRAIN_MINUTE, bucket: minute - i, shard: 0, n })),
-      ...spread(events, hours).map((n, i) => ({ account_id: DEFAULT_ACCOUNT, key: ip, grain: GRAIN_HOUR, bucket: hour - i, shard: 0, n })),
-    ]).execute();
-    await store.engine.db.insertInto('history_members').values(Array.from({ length: SET_KEEP }, (_, i) => ({
-      account_id: DEFAULT_ACCOUNT, key: ip, kind: SET_ACCOUNTS, member: store.hashIdentifier(DEFAULT_ACCOUNT, 'user', `earlier-${i}`), last_seen: now - i * 1_000,
-    }))).execute();
+    await seedHistory(store, {
+      counts: [
+        ...spread(events, minutes).map((n, i) => ({ account_id: DEFAULT_ACCOUNT, key: ip, grain: GRAIN_MINUTE, bucket: minute - i, n })),
+        ...spread(events, hours).map((n, i) => ({ account_id: DEFAULT_ACCOUNT, key: ip, grain: GRAIN_HOUR, bucket: hour - i, n })),
+      ],
+      members: Array.from({ length: SET_KEEP }, (_, i) => ({
+        account_id: DEFAULT_ACCOUNT, key: ip, kind: SET_ACCOUNTS, member: store.hashIdentifier(DEFAULT_ACCOUNT, 'user', `earlier-${i}`), last_seen: now - i * 1_000,
+      })),
+    });
   } finally {
     await store.close();
   }

@@ -14,6 +14,7 @@ import { ruleHits } from './0013-rule-hits.js';
 import { webhookAttempts } from './0014-webhook-attempts.js';
 import { twoFactorPerUser } from './0015-two-factor-per-user.js';
 import { slimmerWrites } from './0016-slimmer-writes.js';
+import { historyByKey } from './0017-history-by-key.js';
 import type { Migration } from './types.js';
 
 /**
@@ -22,7 +23,8 @@ import type { Migration } from './types.js';
  */
 export const MIGRATIONS: readonly Migration[] = [configTables, evaluationLog, behaviourHistory, listsAndLabels, consoleUsers, firedRules, labelsByLabel, backtests, shadowRuleSets, secondFactor, reviewItems,
   velocityCounters, ruleHits, webhookAttempts, twoFactorPerUser,
-  slimmerWrites];
+  slimmerWrites,
+  historyByKey];
 
 /** The version a fully migrated store is at. */
 export const LATEST_VERSION = MIGRATIONS.at(-1)!.version;
