@@ -59,19 +59,23 @@ const dns = await new Promise<{ port: number }>((resolve) => dnsProcess.once('me
 
 interface GcLine { at: number; kind: string; fields: Record<string, string> }
 
-/** `--trace-gc-nvp` lines of the main isolate (the first one to report), with their time (ms since start). */
+/**
+ * `--trace-gc-nvp` lines of the main isolate, with their time (ms since start): of the isolates
+ * that report (the main thread's, the SQLite writer thread's, the files worker's), the one that
+ * allocated the most.
+ */
 function gcLines(text: string): GcLine[] {
-  const lines: GcLine[] = [];
-  let isolate: string | null = null;
+  const byIsolate = new Map<string, GcLine[]>();
   for (const line of text.split('\n')) {
     const m = /^\[\d+:(0x[0-9a-f]+)(?::\d+)?\]\s+(\d+) ms: (.*)$/.exec(line);
     if (m === null || !m[3]!.includes('gc=')) continue;
-    isolate ??= m[1]!;
-    if (m[1] !== isolate) continue; // a worker's heap (the SQLite writer thread)
     const fields = Object.fromEntries(m[3]!.split(' ').filter((w) => w.includes('=')).map((w) => w.split('=', 2) as [string, string]));
+    let lines = byIsolate.get(m[1]!);
+    if (lines === undefined) byIsolate.set(m[1]!, (lines = []));
     lines.push({ at: Number(m[2]), kind: fields.gc === 's' ? 'scavenge' : 'mark-compact', fields });
   }
-  return lines;
+  const allocated = (lines: GcLine[]) => lines.reduce((s, l) => s + Number(l.fields.allocated ?? 0), 0);
+  return [...byIsolate.values()].sort((a, b) => allocated(b) - allocated(a))[0] ?? [];
 }
 
 interface SampleNode { callFrame: { functionName: string; url: string; lineNumber: number }; selfSize: number; children: SampleNode[] }

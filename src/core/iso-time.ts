@@ -13,8 +13,12 @@ export function isoTime(ms: number): string {
   const s = Math.floor(ms / 1000);
   const slot = s & (PREFIXES - 1);
   if (seconds[slot] !== s) {
+    // Formatted before it is kept: a time out of Date's range throws here and leaves the slot as it was.
+    const iso = new Date(s * 1000).toISOString();
+    // Years before 0 or after 9999 are written with a sign and six digits: not a 20-character prefix.
+    if (iso.length !== 24) return new Date(ms).toISOString();
     seconds[slot] = s;
-    prefixes[slot] = new Date(s * 1000).toISOString().slice(0, 20);
+    prefixes[slot] = iso.slice(0, 20);
   }
   const millis = ms - s * 1000;
   return `${prefixes[slot]}${millis < 10 ? '00' : millis < 100 ? '0' : ''}${millis}Z`;

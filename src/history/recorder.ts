@@ -174,10 +174,11 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
       // SQLite: the read and record happen here and now; no key's round trips to count, no deadline.
       let prior;
       try {
-        prior = options.store.record(event) as Prior | null;
+        prior = options.store.record(event);
       } catch (error) {
         return fail(error);
       }
+      if (prior instanceof Promise) return fail(new Error('a synchronous history store returned a promise'));
       return readNow(prior);
     }
     const ipId = ipKey.toString('latin1');
@@ -197,7 +198,7 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
     if (inFlight >= maxInFlight) return remembered();
 
     // The step's time: from its first wait, for the key's turn or the read; they share it. Made only
-    // then: SQLite's read and record is synchronous, and an evaluation there makes no timer.
+    // then: a read that answers at once makes no timer.
     let timer: NodeJS.Timeout | undefined;
     let expired: Promise<void> | undefined;
     const deadline = () => (expired ??= new Promise<void>((resolve) => (timer = setTimeout(resolve, options.timeoutMs))));

@@ -46,12 +46,12 @@ export interface ErasureDependencies {
 export async function erasePerson(deps: ErasureDependencies, account: string, subject: ErasureSubject, by: { actor: string }): Promise<ErasureResult> {
   const keys: Buffer[] = [];
   let email: string | null = null;
-  if (subject.userId !== undefined) keys.push(deps.hash.forget(account, 'user', subject.userId));
+  if (subject.userId !== undefined) keys.push(deps.hash(account, 'user', subject.userId));
   if (subject.email !== undefined) {
     const parsed = parseEmail(subject.email);
     if ('error' in parsed) throw new StoreRequestError('invalid', `email: ${parsed.error}`);
     email = parsed.normalized.toLowerCase();
-    keys.push(deps.hash.forget(account, 'email', canonicalAddress(parsed)));
+    keys.push(deps.hash(account, 'email', canonicalAddress(parsed)));
   }
   if (keys.length === 0) throw new StoreRequestError('invalid', 'give user_id, email or both');
 

@@ -274,6 +274,8 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
         // Out of its window for good: forgotten (the file's copy is pruned off the request path).
         state.counts.delete(c);
         state.dirtyCounts?.delete(c);
+        state.bytes -= COUNT_BYTES;
+        bytes -= COUNT_BYTES;
       }
     });
     return total;

@@ -12,4 +12,14 @@ describe('isoTime', () => {
       { numRuns: 2_000 },
     );
   });
+
+  it('writes the years Date writes with six digits, and throws as Date does out of its range, keeping nothing', () => {
+    for (const t of [-62_167_219_200_001, 253_402_300_800_000, 8.64e15]) expect(isoTime(t)).toBe(new Date(t).toISOString());
+    expect(() => isoTime(8.64e15 + 1_000)).toThrow(RangeError);
+    // The slot that second would have taken still answers for its own second.
+    const t = 1_700_000_000_123;
+    expect(isoTime(t)).toBe(new Date(t).toISOString());
+    expect(() => isoTime(t + 8.64e15)).toThrow(RangeError);
+    expect(isoTime(t)).toBe(new Date(t).toISOString());
+  });
 });

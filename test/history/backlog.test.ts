@@ -87,3 +87,19 @@ describe('SQLite history with its writer stalled', () => {
     expect(writeErrors).toEqual([]);
   });
 });
+
+describe('a history store that answers at once', () => {
+  it('has its error reported and the evaluation answered from this replica\'s counts, with no promise and no timer', () => {
+    const hash = keyedHasher(Buffer.alloc(32, 7));
+    // A fake only for the failure (the disk refusing the read); the recorder is the real one.
+    const store = { synchronous: true, record: () => { throw new Error('SQLITE_IOERR: disk I/O error'); }, countAfter: () => undefined } as unknown as HistoryStore;
+    const errors: Error[] = [];
+    const step = createHistoryRecorder({ store, hash, available: () => true, timeoutMs: 1_000, onError: (e) => errors.push(e) });
+    const request = { parsedEmail: parseEmail('someone@example.com'), parsedIp: parseIp('198.51.100.1') };
+    const ip = { country_code: null, latitude: null, longitude: null, accuracy_radius_km: null, asn: null, is_vpn: false, is_proxy: false, is_tor: false, is_datacenter: false };
+    const answer = step('acme', request as never, ip as never, Date.parse('2026-06-01T12:00:00Z'));
+    expect(answer).not.toBeInstanceOf(Promise);
+    expect(answer).toMatchObject({ facts: { ip: { events_1h: 1 }, partial: true } });
+    expect(errors.map((e) => e.message)).toEqual(['SQLITE_IOERR: disk I/O error']);
+  });
+});
