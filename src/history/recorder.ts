@@ -178,7 +178,10 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
       } catch (error) {
         return fail(error);
       }
-      if (prior instanceof Promise) return fail(new Error('a synchronous history store returned a promise'));
+      if (prior instanceof Promise) {
+        prior.catch(() => undefined); // not awaited: its rejection must not end the process
+        return fail(new Error('a synchronous history store returned a promise'));
+      }
       return readNow(prior);
     }
     const ipId = ipKey.toString('latin1');

@@ -22,7 +22,7 @@ export function pruneBounds(now: number, historyDays: number) {
 
 export const PRUNE_BATCH = 1_000;
 
-/** PostgreSQL's pruning and erasure, through the pool; SQLite's run the same statements on its writer thread. */
+/** PostgreSQL's pruning and erasure, through the pool (SQLite's writer thread runs its own: SQLITE_PRUNE_STATEMENTS, SQLITE_ERASE_STATEMENTS). */
 export function postgresMaintenance(pool: pg.Pool, options: HistoryMaintenanceOptions): Pick<HistoryStore, 'erase' | 'prune'> & { pruned: () => number } {
   const batch = options.pruneBatch ?? PRUNE_BATCH;
   let pruned = 0;

@@ -1,7 +1,9 @@
 /**
  * The history's maintenance statements (pruning by age, erasing a person), written once with `?`
- * placeholders: the SQLite writer thread prepares them as they are, PostgreSQL gets them numbered.
- * Each prune statement deletes one small batch: a short transaction, so writers wait little.
+ * placeholders, numbered for PostgreSQL. SQLite keeps its history in one table by key since
+ * migration 17 and has its own, SQLITE_PRUNE_STATEMENTS and SQLITE_ERASE_STATEMENTS below, which
+ * its writer thread prepares as they are (velocity cells, in the same table on both engines, share
+ * theirs). Each prune statement deletes one small batch: a short transaction, so writers wait little.
  */
 export const PRUNE_STATEMENTS = {
   /** Minute counters past the one-hour window, hour counters past the 24-hour one: nothing reads them. */

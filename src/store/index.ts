@@ -201,6 +201,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     }),
     async close() {
       clearInterval(historyPrune);
+      hashIdentifier.stop();
       await history?.close();
       await log.close();
       await engine.close();
