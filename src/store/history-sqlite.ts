@@ -9,6 +9,7 @@ import { pruneBounds, PRUNE_BATCH, type HistoryMaintenanceOptions } from './hist
 import { keyFilter, type KeyFilter } from './history-key-filter.js';
 import type { HistoryWrite } from './sqlite-log-worker.js';
 import type { SqliteWriterThread } from './sqlite-log-writer.js';
+import type { HistoryCellRow } from './schema.js';
 
 /**
  * SQLite: the process is the store's only writer (README "Store": SQLite is for one process), so
@@ -88,20 +89,8 @@ interface KeyState {
   dirtyVelocity: Set<string> | null;
 }
 
-/** A row of `history_cells` (migration 17): `sub` is a counter's bucket, or a member's hash. */
-interface CellRow {
-  kind: string;
-  sub: number | Buffer;
-  n: number | null;
-  first_seen: number;
-  last_seen: number | null;
-  country: string | null;
-  latitude: number | null;
-  longitude: number | null;
-  radius_km: number | null;
-  asn: number | null;
-  anonymous: number | null;
-}
+/** A row of `history_cells` as the reader selects it (its key's columns left out). */
+type CellRow = Omit<HistoryCellRow, 'account_id' | 'key'>;
 
 interface VelocityCell {
   n: number;
