@@ -19,13 +19,13 @@
  * mark-compact until it dies.
  */
 import { fork, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { generateKey } from '../src/keys/key.js';
+import { freePort } from '../test/support/process.js';
 import { writeDataSet } from './data-set.js';
 import { personBody } from './mixes.js';
 
@@ -42,13 +42,6 @@ const { values: options } = parseArgs({
 const KEY = generateKey();
 const DOMAIN = 'mail-bench.example';
 const START_FLAGS = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ').filter((w) => w.startsWith('--'));
-
-const freePort = () => new Promise<number>((resolve) => {
-  const s = createServer().listen(0, '127.0.0.1', () => {
-    const { port } = s.address() as { port: number };
-    s.close(() => resolve(port));
-  });
-});
 
 const root = mkdtempSync(join(tmpdir(), 'risk-allocations-'));
 mkdirSync(join(root, 'data'));
@@ -103,7 +96,6 @@ async function measure(dist: string, mix: 'same' | 'new') {
   mkdirSync(store);
   const trace = join(root, 'gc.txt');
   const heap = join(root, 'allocations.heapprofile');
-  const { openSync, closeSync } = await import('node:fs');
   const out = openSync(trace, 'w');
   const child = spawn(process.execPath, [...START_FLAGS, '--trace-gc', '--trace-gc-nvp', ...(options.sample ? ['--import', './bench/heap-sampler.mjs'] : []), join(dist, 'server.js')], {
     env: {

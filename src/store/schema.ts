@@ -223,19 +223,22 @@ export interface RuleSetShadowRow {
   started_at: number;
 }
 
-/** One identifier's row (migration 3): a keyed hash, never the identifier itself. */
-export interface HistoryKeyRow {
-  account_id: string;
-  key: Buffer;
-  first_seen: number;
-  last_seen: number;
-  /** Where the last event was (user rows only): country, position and its radius, network, anonymity. */
+/** Where a user's last event was: country, position and its radius, network, anonymity (null on other identifiers). */
+interface PlaceColumns {
   country: string | null;
   latitude: number | null;
   longitude: number | null;
   radius_km: number | null;
   asn: number | null;
   anonymous: number | null;
+}
+
+/** One identifier's row (migration 3): a keyed hash, never the identifier itself. */
+export interface HistoryKeyRow extends PlaceColumns {
+  account_id: string;
+  key: Buffer;
+  first_seen: number;
+  last_seen: number;
 }
 
 /** Velocity counters (migration 12, src/history/velocity.ts): events per key, series and bucket. */
@@ -258,7 +261,7 @@ export interface HistoryVelocityRow {
  * member), side by side under (account, key). `last_seen`: an identifier's or a member's, or for a
  * counter a time within its bucket (pruning's). The place columns are a user's `k` row's.
  */
-export interface HistoryCellRow {
+export interface HistoryCellRow extends PlaceColumns {
   account_id: string;
   key: Buffer;
   kind: string;
@@ -266,12 +269,6 @@ export interface HistoryCellRow {
   n: number | null;
   first_seen: number | null;
   last_seen: number | null;
-  country: string | null;
-  latitude: number | null;
-  longitude: number | null;
-  radius_km: number | null;
-  asn: number | null;
-  anonymous: number | null;
 }
 
 export interface HistoryCountRow {
