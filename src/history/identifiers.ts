@@ -1,4 +1,4 @@
-import { createHmac, createSecretKey } from 'node:crypto';
+import { createHmac, createSecretKey, hash } from 'node:crypto';
 
 /**
  * History identifiers are keyed hashes (PRODUCT.md "Memory: the store"): HMAC-SHA-256 under a
@@ -44,7 +44,7 @@ export function keyedHasher(secret: Buffer): KeyedHasher {
       timer = undefined;
     }
   };
-  const once = (input: string) => createHmac('sha256', key).update(input).digest().subarray(0, KEY_BYTES);
+  const once = hmacSha256(secret, key);
   const hasher: Hasher = (account, kind, value) => {
     const input = `${account}\u0000${kind}\u0000${value}`;
     if ((kind !== 'ip' && kind !== 'device') || value.length > HASHED_MAX_LENGTH) return once(input);
@@ -68,6 +68,36 @@ export function keyedHasher(secret: Buffer): KeyedHasher {
     },
   });
 }
+
+/**
+ * HMAC-SHA-256 of a string under `secret`, cut to KEY_BYTES: the same bytes as
+ * `createHmac('sha256', secret).update(input).digest()` (RFC 2104: H(K ^ opad || H(K ^ ipad || m))),
+ * computed with two one-shot `hash` calls into buffers allocated once. An Hmac object costs more to
+ * create than the hash it computes, and a digest returned as a Buffer allocates a backing store of
+ * its own: 6.5 µs a call against 2.9 in a loop on Node 24, ~3× that on the running server, where it
+ * ran twice an evaluation or more (the e-mail address and the user id are hashed every time). The
+ * buffers are scratch, used and read back within the call (the keys returned are fresh); an input
+ * that might not fit them takes the Hmac object.
+ */
+function hmacSha256(secret: Buffer, key: ReturnType<typeof createSecretKey>): (input: string) => Buffer {
+  const BLOCK = 64;
+  const block = secret.length > BLOCK ? hash('sha256', secret, 'buffer') : secret;
+  const inner = Buffer.alloc(BLOCK + SCRATCH_BYTES, 0x36);
+  const outer = Buffer.alloc(BLOCK + 32, 0x5c);
+  for (let i = 0; i < block.length; i += 1) {
+    inner[i]! ^= block[i]!;
+    outer[i]! ^= block[i]!;
+  }
+  return (input) => {
+    // A UTF-16 code unit is at most 3 bytes of UTF-8.
+    if (input.length * 3 > SCRATCH_BYTES) return createHmac('sha256', key).update(input).digest().subarray(0, KEY_BYTES);
+    const length = inner.write(input, BLOCK, 'utf8');
+    outer.write(hash('sha256', inner.subarray(0, BLOCK + length), 'binary'), BLOCK, 'latin1');
+    return Buffer.from(hash('sha256', outer, 'binary').slice(0, KEY_BYTES), 'latin1');
+  };
+}
+/** Input bytes the scratch buffer of hmacSha256 holds (an account, a kind and a value); longer inputs take the slow path. */
+const SCRATCH_BYTES = 2_048;
 
 /**
  * Addresses and devices whose keyed hash is kept, per generation (two generations); values of at

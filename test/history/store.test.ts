@@ -152,6 +152,21 @@ describe('identifiers', () => {
     }
   });
 
+  it('computed from one-shot hashes, a key is byte for byte the HMAC-SHA-256 of Node, for any secret length and input', () => {
+    // Secrets of 32 bytes (the store's), a full block, longer than a block (hashed first, RFC 2104);
+    // inputs empty, multi-byte UTF-8 and lone surrogates, and past the scratch buffer (the Hmac object's path).
+    const values = ['', 'jane@example.com', 'Jöhn Dœ 😀 ユーザー', '\ud800x', 'é'.repeat(682), 'é'.repeat(683), 'x'.repeat(2_100), '😀'.repeat(5_000)];
+    for (const length of [32, 64, 65, 200]) {
+      const secret = Buffer.from(Array.from({ length }, (_, i) => (i * 37 + length) & 0xff));
+      const hash = keyedHasher(secret);
+      for (const value of values) {
+        const expected = createHmac('sha256', secret).update(`acme\u0000user\u0000${value}`).digest().subarray(0, 16);
+        expect(hash('acme', 'user', value).equals(expected), `secret ${length} bytes, value of ${value.length}`).toBe(true);
+      }
+      hash.stop();
+    }
+  });
+
   it('keeps an address at most two generations of 5 minutes after its last use, however few others come', () => {
     vi.useFakeTimers({ now: Date.parse('2026-11-27T06:00:00Z'), toFake: ['Date', 'setInterval', 'clearInterval'] });
     try {
