@@ -7,7 +7,7 @@ import { NO_ERASURE, type ErasedHistory, type HistoryStore } from '../history/st
 import { appendAudit } from './audit.js';
 import type { Engine } from './engine.js';
 import type { EvaluationLog } from './evaluation-log.js';
-import { ERASE_STATEMENTS, SQLITE_ERASE_STATEMENTS } from './history-sql.js';
+import { ERASE_STATEMENTS, ERASE_STEPS, SQLITE_ERASE_STATEMENTS } from './history-sql.js';
 import { StoreRequestError } from './errors.js';
 
 /**
@@ -84,12 +84,7 @@ async function eraseHistoryRows(engine: Engine, account: string, keys: Buffer[])
   await engine.db.transaction().execute(async (trx) => {
     const run = async (text: string, values: unknown[]) => Number((await bound(text, values).execute(trx)).numAffectedRows ?? 0);
     for (const key of keys) {
-      erased.identifiers += await run(statements.keys, [account, key]);
-      erased.counters += await run(statements.counts, [account, key]);
-      // The person's devices' velocity counters, while their set still names them (ownSets deletes it).
-      erased.counters += await run(statements.deviceVelocity, [account, account, key]);
-      erased.counters += await run(statements.velocity, [account, key]);
-      erased.memberships += (await run(statements.ownSets, [account, key])) + (await run(statements.memberOf, [account, key]));
+      for (const step of ERASE_STEPS) erased[step.counts] += await run(statements[step.statement], step.values(account, key));
     }
   });
   return erased;

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { HOUR_MS, MINUTE_MS, MINUTES_IN_WINDOW, HOURS_IN_WINDOW, DAY_MS } from '../history/caps.js';
 import type { ErasedHistory, HistoryStore } from '../history/store.js';
-import { ERASE_STATEMENTS, numbered, PRUNE_STATEMENTS } from './history-sql.js';
+import { ERASE_STATEMENTS, ERASE_STEPS, numbered, PRUNE_STATEMENTS } from './history-sql.js';
 
 export interface HistoryMaintenanceOptions {
   historyDays: number;
@@ -48,13 +48,9 @@ export function postgresMaintenance(pool: pg.Pool, options: HistoryMaintenanceOp
       try {
         await client.query('begin');
         for (const key of keys) {
-          const run = async (text: string) => (await client.query({ text: numbered(text), values: [account, key] })).rowCount ?? 0;
-          erased.identifiers += await run(ERASE_STATEMENTS.keys);
-          erased.counters += await run(ERASE_STATEMENTS.counts);
-          // The person's devices' velocity counters, while their set still names them (ownSets deletes it).
-          erased.counters += (await client.query({ text: numbered(ERASE_STATEMENTS.deviceVelocity), values: [account, account, key] })).rowCount ?? 0;
-          erased.counters += await run(ERASE_STATEMENTS.velocity);
-          erased.memberships += (await run(ERASE_STATEMENTS.ownSets)) + (await run(ERASE_STATEMENTS.memberOf));
+          for (const step of ERASE_STEPS) {
+            erased[step.counts] += (await client.query({ text: numbered(ERASE_STATEMENTS[step.statement]), values: step.values(account, key) })).rowCount ?? 0;
+          }
         }
         await client.query('commit');
         return erased;

@@ -1,3 +1,5 @@
+import type { ErasedHistory } from '../history/store.js';
+
 /**
  * The history's maintenance statements (pruning by age, erasing a person), written once with `?`
  * placeholders, numbered for PostgreSQL. SQLite keeps its history in one table by key since
@@ -82,6 +84,22 @@ export const SQLITE_ERASE_STATEMENTS = {
   velocity: ERASE_STATEMENTS.velocity,
   deviceVelocity: "delete from history_velocity where account_id = ? and key in (select sub from history_cells where account_id = ? and key = ? and kind = 'd')",
 } as const satisfies Record<keyof typeof ERASE_STATEMENTS, string>;
+
+/**
+ * One key's erasure, in order: which statement (ERASE_STATEMENTS or SQLITE_ERASE_STATEMENTS), what
+ * it binds, and which count its deleted rows add to. Every runner walks this one list: SQLite's
+ * writer thread (synchronously, in its transaction), PostgreSQL's maintenance and erasure with
+ * history off (awaiting each step in theirs).
+ */
+export const ERASE_STEPS: ReadonlyArray<{ statement: keyof typeof ERASE_STATEMENTS; counts: keyof ErasedHistory; values: (account: string, key: Uint8Array) => unknown[] }> = [
+  { statement: 'keys', counts: 'identifiers', values: (account, key) => [account, key] },
+  { statement: 'counts', counts: 'counters', values: (account, key) => [account, key] },
+  // The person's devices' velocity counters, while their set still names them (ownSets deletes it).
+  { statement: 'deviceVelocity', counts: 'counters', values: (account, key) => [account, account, key] },
+  { statement: 'velocity', counts: 'counters', values: (account, key) => [account, key] },
+  { statement: 'ownSets', counts: 'memberships', values: (account, key) => [account, key] },
+  { statement: 'memberOf', counts: 'memberships', values: (account, key) => [account, key] },
+];
 
 /** `?` to `$1`, `$2`…, for PostgreSQL. */
 export function numbered(text: string): string {

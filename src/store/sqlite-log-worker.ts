@@ -1,6 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Sqlite from 'better-sqlite3';
-import { SQLITE_ERASE_STATEMENTS, SQLITE_HISTORY_WRITES, SQLITE_PRUNE_STATEMENTS } from './history-sql.js';
+import { ERASE_STEPS, SQLITE_ERASE_STATEMENTS, SQLITE_HISTORY_WRITES, SQLITE_PRUNE_STATEMENTS } from './history-sql.js';
 import { hourlyCounts, hourOf, LOG_COLUMNS, logColumns, SQLITE_LOG_ERASE, timeOfId } from './log-record.js';
 import { type LogRecord } from '../core/log-record.js';
 import { evaluationEvent, SQLITE_QUEUE_EVENT, subscriptions } from './webhook-events.js';
@@ -101,11 +101,8 @@ const erase = Object.fromEntries(Object.entries(SQLITE_ERASE_STATEMENTS).map(([n
 const eraseHistory = sqlite.transaction((account: string, keys: Uint8Array[]) => {
   const counts = { identifiers: 0, counters: 0, memberships: 0 };
   for (const k of keys) {
-    const key = blob(k);
-    counts.identifiers += erase.keys.run(account, key).changes;
-    counts.counters += erase.counts.run(account, key).changes;
-    counts.counters += erase.deviceVelocity.run(account, account, key).changes + erase.velocity.run(account, key).changes;
-    counts.memberships += erase.ownSets.run(account, key).changes + erase.memberOf.run(account, key).changes;
+    const key = blob(k) as Uint8Array;
+    for (const step of ERASE_STEPS) counts[step.counts] += erase[step.statement].run(step.values(account, key)).changes;
   }
   return counts;
 });
