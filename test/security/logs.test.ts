@@ -121,9 +121,15 @@ describe('e-mail addresses never reach the log', () => {
 
   it('logs the domain of a valid address, which is what an operator needs', async () => {
     const before = t.logs.lines.length;
+    const from = Date.now();
     await send({ headers: bearer(KEY_A), payload: evaluationBody({ email: `${canary(7)}@Example.ORG` }) });
     const line = t.logs.lines.slice(before).find((l) => l.msg === 'evaluation');
     expect(line).toMatchObject({ evaluation: { email_domain: 'example.org' }, status: 200 });
+    // Its time as pino's ISO time writes it (src/logger.ts formats it from kept second prefixes).
+    const time = line!.time as string;
+    expect(new Date(time).toISOString()).toBe(time);
+    expect(Date.parse(time)).toBeGreaterThanOrEqual(from);
+    expect(Date.parse(time)).toBeLessThanOrEqual(Date.now());
   });
 });
 
