@@ -19,15 +19,15 @@ export type KeyedHasher = Hasher & { stop(): void };
 
 export function keyedHasher(secret: Buffer): KeyedHasher {
   if (secret.length < SECRET_BYTES) throw new Error(`the history secret must be at least ${SECRET_BYTES} bytes`);
-  // A key object made once: given the bytes, createHmac checks and wraps them on every call, which
-  // cost three times the hash itself (12 µs against 4 on Node 24), four or five times an evaluation.
+  // For the long inputs hmacSha256 leaves to an Hmac object: a key object made once (given the
+  // bytes, createHmac checks and wraps them on every call, three times the hash itself).
   const key = createSecretKey(secret);
   // The addresses and devices hashed lately, in two generations of at most HASHED_KEPT each (a hit
   // in the older is copied to the newer; a full newer becomes the older, and so does the newer
   // every HASHED_FOR_MS, by a timer, traffic or not): one address behind many sign-ups, a device
-  // that comes back, each hashed once instead of on every evaluation (an HMAC is ~5 µs, the Hmac
-  // object's creation most of it: half of the history step's main-thread time in bench/rounds.ts's
-  // profile). Only those: an e-mail address, a user id (often an e-mail address too) or a domain is
+  // that comes back, each hashed once instead of on every evaluation (half of the history step's
+  // main-thread time in bench/rounds.ts's profile when each took an Hmac object). Only those: an
+  // e-mail address, a user id (often an e-mail address too) or a domain is
   // hashed every time and kept by no one past its request; so is a value longer than
   // HASHED_MAX_LENGTH (the bound below holds). A kept address or device leaves memory at most
   // 2 × HASHED_FOR_MS after its last evaluation, erased or not, even on a replica no request
