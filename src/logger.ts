@@ -1,5 +1,4 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
-import { isoTime } from './core/iso-time.js';
 
 /**
  * Structured JSON logs. The request path never hands the logger a key, a password, a token, a
@@ -13,8 +12,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     {
       level,
       base: { service: 'risk-evaluation' },
-      // pino.stdTimeFunctions.isoTime's string, from the kept second prefixes: 0.09 µs a line against 0.76.
-      timestamp: () => `,"time":"${isoTime(Date.now())}"`,
+      timestamp: pino.stdTimeFunctions.isoTime,
       redact: {
         paths: [
           'authorization', 'headers.authorization', 'req.headers.authorization', 'email', 'body.email', 'key',
