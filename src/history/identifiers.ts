@@ -1,4 +1,4 @@
-import { createHmac, createSecretKey, hash } from 'node:crypto';
+import { createHmac, createSecretKey, hash, type KeyObject } from 'node:crypto';
 
 /**
  * History identifiers are keyed hashes (PRODUCT.md "Memory: the store"): HMAC-SHA-256 under a
@@ -69,6 +69,9 @@ export function keyedHasher(secret: Buffer): KeyedHasher {
   });
 }
 
+/** Input bytes the scratch buffer of hmacSha256 holds (an account, a kind and a value); longer inputs take the slow path. */
+const SCRATCH_BYTES = 2_048;
+
 /**
  * HMAC-SHA-256 of a string under `secret`, cut to KEY_BYTES: the same bytes as
  * `createHmac('sha256', secret).update(input).digest()` (RFC 2104: H(K ^ opad || H(K ^ ipad || m))),
@@ -76,10 +79,11 @@ export function keyedHasher(secret: Buffer): KeyedHasher {
  * create than the hash it computes, and a digest returned as a Buffer allocates a backing store of
  * its own: 4.3-4.6 µs a key against 1.6 in a loop on Node 24, ~3× that on the running server, where
  * it runs twice an evaluation or more (the e-mail address and the user id are hashed every time). The
- * buffers are scratch, used and read back within the call (the keys returned are fresh); an input
- * that might not fit them takes the Hmac object.
+ * buffers are scratch, used and read back within the call (the keys returned are fresh), and the
+ * input is wiped from them at once: an e-mail address or a user id is kept by no one past its
+ * request, this buffer included. An input that might not fit them takes the Hmac object.
  */
-function hmacSha256(secret: Buffer, key: ReturnType<typeof createSecretKey>): (input: string) => Buffer {
+function hmacSha256(secret: Buffer, key: KeyObject): (input: string) => Buffer {
   const BLOCK = 64;
   const block = secret.length > BLOCK ? hash('sha256', secret, 'buffer') : secret;
   const inner = Buffer.alloc(BLOCK + SCRATCH_BYTES, 0x36);
@@ -92,7 +96,9 @@ function hmacSha256(secret: Buffer, key: ReturnType<typeof createSecretKey>): (i
     // A UTF-16 code unit is at most 3 bytes of UTF-8.
     if (input.length * 3 > SCRATCH_BYTES) return createHmac('sha256', key).update(input).digest().subarray(0, KEY_BYTES);
     const length = inner.write(input, BLOCK, 'utf8');
-    outer.write(hash('sha256', inner.subarray(0, BLOCK + length), 'binary'), BLOCK, 'latin1');
+    const innerDigest = hash('sha256', inner.subarray(0, BLOCK + length), 'binary');
+    inner.fill(0, BLOCK, BLOCK + length);
+    outer.write(innerDigest, BLOCK, 'latin1');
     // A key of its own 16 bytes: Buffer.from(string) would hand out a slice of the shared 64 KiB
     // pool, and a key kept in the history's memory would keep the whole pool alive with it.
     const digest = hash('sha256', outer, 'binary');
@@ -101,14 +107,13 @@ function hmacSha256(secret: Buffer, key: ReturnType<typeof createSecretKey>): (i
     return out;
   };
 }
-/** Input bytes the scratch buffer of hmacSha256 holds (an account, a kind and a value); longer inputs take the slow path. */
-const SCRATCH_BYTES = 2_048;
 
 /**
  * Addresses and devices whose keyed hash is kept, per generation (two generations); values of at
  * most HASHED_MAX_LENGTH characters (an IPv6 address is at most 45, a device hash 64), so an entry
- * is at most ~370 bytes (the input string, the Map slot, the 16-byte key and its buffer; measured:
- * 2.9 MiB for 2 × 4,096 entries of 64 characters): at most ~3 MiB. Memory only, never written or logged.
+ * is at most ~370 bytes (the input string, the Map slot, the 16-byte key and its buffer; measured
+ * when a key was a view on a 32-byte digest of its own, now a smaller 16-byte array: 2.9 MiB for
+ * 2 × 4,096 entries of 64 characters): at most ~3 MiB. Memory only, never written or logged.
  */
 export const HASHED_KEPT = 4_096;
 /** How long a generation of kept hashes lasts, at most. */

@@ -154,8 +154,10 @@ describe('identifiers', () => {
 
   it('computed from one-shot hashes, a key is byte for byte the HMAC-SHA-256 of Node, for any secret length and input', () => {
     // Secrets of 32 bytes (the store's), a full block, longer than a block (hashed first, RFC 2104);
-    // inputs empty, multi-byte UTF-8 and lone surrogates, and past the scratch buffer (the Hmac object's path).
-    const values = ['', 'jane@example.com', 'Jöhn Dœ 😀 ユーザー', '\ud800x', 'é'.repeat(682), 'é'.repeat(683), 'x'.repeat(2_100), '😀'.repeat(5_000)];
+    // inputs empty, multi-byte UTF-8 and lone surrogates, the longest the 2,048-byte scratch buffer
+    // takes (682 UTF-16 units in all, each up to 3 bytes: 'ユ' is 3) and one past it (the Hmac object's path).
+    const fits = Math.floor(2_048 / 3) - 'acme\u0000user\u0000'.length;
+    const values = ['', 'jane@example.com', 'Jöhn Dœ 😀 ユーザー', '\ud800x', 'ユ'.repeat(fits), 'ユ'.repeat(fits + 1), 'x'.repeat(2_100), '😀'.repeat(5_000)];
     for (const length of [32, 64, 65, 200]) {
       const secret = Buffer.from(Array.from({ length }, (_, i) => (i * 37 + length) & 0xff));
       const hash = keyedHasher(secret);
