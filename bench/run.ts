@@ -186,7 +186,12 @@ async function measured(target: string, url: string, server: ChildProcess, init:
   return drive(target, url, server, { ...init, duration });
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+/** The middle value; of an even count, the mean of the middle two (of two rounds, not the higher one). */
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
 /**
