@@ -1,8 +1,6 @@
-import Sqlite from 'better-sqlite3';
-import { afterAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/store/index.js';
+import { describe, expect, it } from 'vitest';
 import { SQLITE_ERASE_STATEMENTS, SQLITE_HISTORY_WRITES, SQLITE_PRUNE_STATEMENTS } from '../../src/store/history-sql.js';
-import { database, freshDatabaseUrl, openTestStore } from '../support/store.js';
+import { withSqlitePlans } from '../support/store.js';
 
 /**
  * SQLite's history in one table by key (migration 17): every statement that prunes, erases or
@@ -10,11 +8,6 @@ import { database, freshDatabaseUrl, openTestStore } from '../support/store.js';
  * (a first cut of the pruning did; so did an erasure that picked the wrong index). A later change
  * of index must keep it so. The reader's statements too (src/store/history-sqlite.ts).
  */
-const opened: Store[] = [];
-afterAll(async () => {
-  await Promise.all(opened.map((s) => s.close()));
-});
-
 const READER = {
   cells: 'select kind, sub, n, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous from history_cells where account_id = ? and key = ?',
   devices: "select sub from history_cells where account_id = ? and key = ? and kind = 'd'",
@@ -22,24 +15,16 @@ const READER = {
 
 describe('SQLite history statements', () => {
   it('search history_cells by a key or an index, never scan it', async () => {
-    const url = await freshDatabaseUrl('sqlite');
-    opened.push(await openTestStore({ url }));
-    const db = database(url);
-    if (db.engine !== 'sqlite') throw new Error('a SQLite url');
-    const sqlite = new Sqlite(db.path, { readonly: true });
-    try {
+    await withSqlitePlans((plan) => {
       const statements = { ...SQLITE_PRUNE_STATEMENTS, ...SQLITE_ERASE_STATEMENTS, ...SQLITE_HISTORY_WRITES, ...READER };
       let checked = 0;
       for (const [name, text] of Object.entries(statements)) {
-        const values = Array.from({ length: (text.match(/\?/g) ?? []).length }, () => 1);
-        const plan = (sqlite.prepare(`explain query plan ${text}`).all(...values) as Array<{ detail: string }>).map((r) => r.detail);
-        const cells = plan.filter((line) => /\bhistory_cells\b/.test(line));
-        for (const line of cells) expect(line, `${name}: ${plan.join(' ; ')}`).toMatch(/^SEARCH history_cells /);
+        const lines = plan(text, Array.from({ length: (text.match(/\?/g) ?? []).length }, () => 1));
+        const cells = lines.filter((line) => /\bhistory_cells\b/.test(line));
+        for (const line of cells) expect(line, `${name}: ${lines.join(' ; ')}`).toMatch(/^SEARCH history_cells /);
         checked += cells.length;
       }
       expect(checked).toBeGreaterThan(8);
-    } finally {
-      sqlite.close();
-    }
+    });
   });
 });

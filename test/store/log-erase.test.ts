@@ -1,9 +1,8 @@
-import Sqlite from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/index.js';
 import { SQLITE_LOG_ERASE } from '../../src/store/log-record.js';
 import type { LogRecord } from '../../src/core/log-record.js';
-import { database, ENGINES, freshDatabaseUrl, openTestStore, type EngineName } from '../support/store.js';
+import { ENGINES, freshDatabaseUrl, openTestStore, withSqlitePlans, type EngineName } from '../support/store.js';
 
 /**
  * Erasing a person from the SQLite log (the writer thread's statements): it finds their evaluations
@@ -28,24 +27,17 @@ const record = (user: string | null, email: string): LogRecord => {
 
 describe('erasing a person from the SQLite log', () => {
   it('reads only their rows: the user and e-mail indexes, never a range of the whole account', async () => {
-    const url = await freshDatabaseUrl('sqlite');
-    opened.push(await openTestStore({ url }));
-    const db = database(url);
-    if (db.engine !== 'sqlite') throw new Error('a SQLite url');
-    const sqlite = new Sqlite(db.path, { readonly: true });
-    try {
+    await withSqlitePlans((plan) => {
       for (const [name, text] of Object.entries(SQLITE_LOG_ERASE)) {
-        const plan = (sqlite.prepare(`explain query plan ${text}`).all({ account: 'acme', user: 'u-1', email: 'ann@example.com' }) as Array<{ detail: string }>).map((r) => r.detail);
-        const reads = plan.filter((line) => /\bevaluations\b/.test(line) && !line.includes('evaluation_rules'));
-        expect(reads.length, `${name}: ${plan.join(' ; ')}`).toBeGreaterThan(0);
+        const lines = plan(text, { account: 'acme', user: 'u-1', email: 'ann@example.com' });
+        const reads = lines.filter((line) => /\bevaluations\b/.test(line) && !line.includes('evaluation_rules'));
+        expect(reads.length, `${name}: ${lines.join(' ; ')}`).toBeGreaterThan(0);
         for (const line of reads) {
           // Each read of the log is an index range on the person (or one row by its id), not the account's every row.
-          expect(line, `${name}: ${plan.join(' ; ')}`).toMatch(/\((account_id=\? AND (user_id|email|id)=\?)\)$/);
+          expect(line, `${name}: ${lines.join(' ; ')}`).toMatch(/\((account_id=\? AND (user_id|email|id)=\?)\)$/);
         }
       }
-    } finally {
-      sqlite.close();
-    }
+    });
   });
 
   it('takes exactly the person\'s evaluations, by user, by e-mail or by both, with their labels, review items and fired rules', async () => {

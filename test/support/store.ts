@@ -1,3 +1,4 @@
+import Sqlite from 'better-sqlite3';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,4 +29,26 @@ export function database(url: string): DatabaseUrl {
 export async function openTestStore(engine: EngineName | { url: string }, options: Partial<StoreOptions> = {}): Promise<Store> {
   const url = typeof engine === 'string' ? await freshDatabaseUrl(engine) : engine.url;
   return openStore({ database: database(url), logger: pino({ level: 'silent' }), retentionDays: 30, writeLog: true, ...options });
+}
+
+/**
+ * EXPLAIN QUERY PLAN on a fresh, migrated SQLite store: `plan(text, values)` gives the plan's lines
+ * (`SEARCH history_cells USING …`) of a statement, its `?` or named parameters bound to `values`.
+ * The store and the read-only connection beside it close when `use` returns.
+ */
+export async function withSqlitePlans<T>(use: (plan: (text: string, values: unknown[] | Record<string, unknown>) => string[]) => T | Promise<T>): Promise<T> {
+  const url = await freshDatabaseUrl('sqlite');
+  const store = await openTestStore({ url });
+  const db = database(url);
+  if (db.engine !== 'sqlite') throw new Error('a SQLite url');
+  const sqlite = new Sqlite(db.path, { readonly: true });
+  try {
+    return await use((text, values) => {
+      const rows = Array.isArray(values) ? sqlite.prepare(`explain query plan ${text}`).all(...values) : sqlite.prepare(`explain query plan ${text}`).all(values);
+      return (rows as Array<{ detail: string }>).map((r) => r.detail);
+    });
+  } finally {
+    sqlite.close();
+    await store.close();
+  }
 }
