@@ -27,12 +27,11 @@ export function keyedHasher(secret: Buffer): KeyedHasher {
   // every HASHED_FOR_MS, by a timer, traffic or not): one address behind many sign-ups, a device
   // that comes back, each hashed once instead of on every evaluation (half of the history step's
   // main-thread time in bench/rounds.ts's profile when each took an Hmac object). Only those: an
-  // e-mail address, a user id (often an e-mail address too) or a domain is
-  // hashed every time and kept by no one past its request; so is a value longer than
-  // HASHED_MAX_LENGTH (the bound below holds). A kept address or device leaves memory at most
-  // 2 × HASHED_FOR_MS after its last evaluation, erased or not, even on a replica no request
-  // reaches any more (the timer stops once both generations are empty). The keys handed out are
-  // shared: callers never write into them.
+  // e-mail address, a user id (often an e-mail address too) or a domain is hashed every time and
+  // kept by no one past its request; so is a value longer than HASHED_MAX_LENGTH (the bound below
+  // holds). A kept address or device leaves memory at most 2 × HASHED_FOR_MS after its last
+  // evaluation, erased or not, even on a replica no request reaches any more (the timer stops once
+  // both generations are empty). The keys handed out are shared: callers never write into them.
   let newer = new Map<string, Buffer>();
   let older = new Map<string, Buffer>();
   let timer: NodeJS.Timeout | undefined;
