@@ -4,12 +4,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.js';
 import { migrate } from '../../src/store/migrate.js';
 import { MIGRATIONS } from '../../src/store/migrations/index.js';
-import { openPostgres } from '../../src/store/postgres.js';
-import { openSqlite } from '../../src/store/sqlite.js';
 import { LOG_COLUMNS, logColumns } from '../../src/store/log-record.js';
 import type { LogRecord } from '../../src/core/log-record.js';
 import type { Database } from '../../src/store/schema.js';
-import { database, ENGINES, freshDatabaseUrl, type EngineName } from '../support/store.js';
+import { engineAtVersion, ENGINES, type EngineName } from '../support/store.js';
 
 /**
  * Migration 16 on a store whose rows were written by version 15's schema: the log's rows read back
@@ -28,11 +26,8 @@ const record = (id: string, user: string, email: string): LogRecord => ({
 
 describe.each(ENGINES)('migration 16 on %s', (engine: EngineName) => {
   it('keeps what version 15 wrote: evaluations by id, their rules and review items, history members, erasure', async () => {
-    const url = await freshDatabaseUrl(engine);
-    const db = database(url);
-    const old = db.engine === 'sqlite' ? openSqlite(db) : await openPostgres(db, { onPoolError: () => {} });
+    const { old, db } = await engineAtVersion(engine, 15);
     try {
-      expect((await migrate(old, MIGRATIONS.filter((m) => m.version <= 15))).to).toBe(15);
       await old.db.insertInto('accounts').values({ id: 'acme', name: 'Acme', status: 'active', env_keys: 0, created_at: 1 }).execute();
       const ids = ['0193a1b2-c3d4-7e5f-8a6b-7c8d9e0f1a2b', '0193a1b2-c3d5-7e5f-8a6b-7c8d9e0f1a2c', '0193a1b2-c3d6-7e5f-8a6b-7c8d9e0f1a2d'];
       const records = [record(ids[0]!, 'u-1', 'ann@example.com'), record(ids[1]!, 'u-1', 'ann@example.com'), record(ids[2]!, 'u-2', 'bob@example.com')];

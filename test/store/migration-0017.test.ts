@@ -5,12 +5,9 @@ import { DAY_MS, HOUR_MS, MINUTE_MS } from '../../src/history/caps.js';
 import { historyEvent } from '../../src/history/event.js';
 import type { Place } from '../../src/history/place.js';
 import { openStore, type Store } from '../../src/store/index.js';
-import { migrate } from '../../src/store/migrate.js';
 import { MIGRATIONS } from '../../src/store/migrations/index.js';
-import { openPostgres } from '../../src/store/postgres.js';
-import { openSqlite } from '../../src/store/sqlite.js';
 import { historyRowCount } from '../support/history-rows.js';
-import { database, ENGINES, freshDatabaseUrl, openTestStore, type EngineName } from '../support/store.js';
+import { engineAtVersion, ENGINES, freshDatabaseUrl, openTestStore, type EngineName } from '../support/store.js';
 
 /**
  * Migration 17 on a store whose history was written by version 16's schema: SQLite's three tables
@@ -33,11 +30,8 @@ const LONDON: Place = { country: 'GB', latitude: 51.5, longitude: -0.1, radiusKm
 
 describe.each(ENGINES)('migration 17 on %s', (engine: EngineName) => {
   it('keeps what version 16 wrote: read back, erased and pruned through the store', async () => {
-    const url = await freshDatabaseUrl(engine);
-    const db = database(url);
-    const old = db.engine === 'sqlite' ? openSqlite(db) : await openPostgres(db, { onPoolError: () => {} });
+    const { old, db } = await engineAtVersion(engine, 16);
     try {
-      expect((await migrate(old, MIGRATIONS.filter((m) => m.version <= 16))).to).toBe(16);
       const account_id = 'acme';
       await old.db.insertInto('history_keys').values([
         { account_id, key: USER, first_seen: T - 10 * DAY_MS, last_seen: T - HOUR_MS, country: 'GB', latitude: 51.5, longitude: -0.1, radius_km: 10, asn: 20712, anonymous: 0 },

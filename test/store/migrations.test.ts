@@ -5,10 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openStore, StoreError, type Store } from '../../src/store/index.js';
 import { migrate, schemaVersion } from '../../src/store/migrate.js';
 import { LATEST_VERSION, MIGRATIONS } from '../../src/store/migrations/index.js';
-import { openPostgres } from '../../src/store/postgres.js';
-import { openSqlite } from '../../src/store/sqlite.js';
 import type { Engine } from '../../src/store/engine.js';
-import { database, ENGINES, freshDatabaseUrl, type EngineName } from '../support/store.js';
+import { database, ENGINES, freshDatabaseUrl, openEngine, type EngineName } from '../support/store.js';
 
 /** The same numbered migrations on both engines: fresh, upgrade from the first, concurrent, and refusal of a newer schema. */
 const logger = pino({ level: 'silent' });
@@ -21,7 +19,7 @@ afterEach(async () => {
 
 async function engineFor(url: string): Promise<Engine> {
   const db = database(url);
-  const engine = db.engine === 'sqlite' ? openSqlite(db) : await openPostgres(db, { onPoolError: () => {} });
+  const engine = await openEngine(db);
   opened.push(engine);
   return engine;
 }

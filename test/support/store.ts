@@ -4,7 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { inject } from 'vitest';
+import type { Engine } from '../../src/store/engine.js';
 import { openStore, type Store, type StoreOptions } from '../../src/store/index.js';
+import { migrate } from '../../src/store/migrate.js';
+import { MIGRATIONS } from '../../src/store/migrations/index.js';
+import { openPostgres } from '../../src/store/postgres.js';
+import { openSqlite } from '../../src/store/sqlite.js';
 import { parseDatabaseUrl, type DatabaseUrl } from '../../src/config/store-url.js';
 import { createDatabase } from './postgres.js';
 import './global-setup.js';
@@ -23,6 +28,25 @@ export function database(url: string): DatabaseUrl {
   const parsed = parseDatabaseUrl(url);
   if ('error' in parsed) throw new Error(parsed.error);
   return parsed;
+}
+
+/** The engine alone (no store, no migrations) on a database: what the migration tests drive. */
+export async function openEngine(db: DatabaseUrl): Promise<Engine> {
+  return db.engine === 'sqlite' ? openSqlite(db) : await openPostgres(db, { onPoolError: () => {} });
+}
+
+/** A fresh database migrated to `version` exactly, as an older release left it: its engine, and its URL for the store that upgrades it. */
+export async function engineAtVersion(engine: EngineName, version: number): Promise<{ old: Engine; db: DatabaseUrl }> {
+  const db = database(await freshDatabaseUrl(engine));
+  const old = await openEngine(db);
+  try {
+    const { to } = await migrate(old, MIGRATIONS.filter((m) => m.version <= version));
+    if (to !== version) throw new Error(`migrated to ${to}, not ${version}`);
+  } catch (error) {
+    await old.close();
+    throw error;
+  }
+  return { old, db };
 }
 
 /** The real store on a fresh database, as the service opens it. */
