@@ -1,7 +1,7 @@
 import type { ComponentType } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ok, useSessionToken } from './api/client';
-import { focusMainHeading, headingWanted, Loading, ProblemMessage } from './components/ui';
+import { focusMainHeading, headingWanted, Loading, ProblemMessage, sameControl } from './components/ui';
 import { asProblem } from './hooks';
 import { Audit } from './pages/audit/Audit';
 import { ChangePassword, Login, Setup } from './pages/login/Login';
@@ -121,14 +121,17 @@ function Shell({ session, onLogout, refresh }: { session: SessionInfo; onLogout:
     headingWanted.value = !focusMainHeading();
   }, [place]);
   // A focused control that goes away (the draft discarded, its bar with it) would leave focus on
-  // <body>, back at the top of the page: the main heading takes it instead, once whatever gives
-  // focus back on its own (a dialog to its opener) has had its turn.
+  // <body>, back at the top of the page: the same control rendered again takes it back, else the
+  // main heading, once whatever gives focus back on its own (a dialog to its opener) has had its turn.
   useEffect(() => {
     const lost = (event: FocusEvent) => {
       const left = event.target;
       if (event.relatedTarget !== null || !(left instanceof Node)) return;
       setTimeout(() => {
-        if (!left.isConnected && (document.activeElement === document.body || document.activeElement === null)) focusMainHeading();
+        if (left.isConnected || (document.activeElement !== document.body && document.activeElement !== null)) return;
+        const again = left instanceof HTMLElement ? sameControl(left) : undefined;
+        if (again) again.focus();
+        else focusMainHeading();
       }, 100);
     };
     document.addEventListener('focusout', lost);

@@ -88,21 +88,28 @@ export function useReturnFocus(ref: { current: HTMLElement | null }) {
       // Preact runs this before it removes the element: where focus is now says whether it was inside.
       const inside = ref.current?.contains(document.activeElement) || document.activeElement === document.body || document.activeElement === null;
       if (!inside) return;
-      // After the closing render: the opener may be replaced (re-rendered) or gone by then.
-      setTimeout(() => {
-        const again = opener && (opener.isConnected ? opener : sameControl(opener));
-        if (again) again.focus();
-        else focusMainHeading();
+      // Once the closing render is done (a dialog closed: while it is modal, the page outside is
+      // inert and takes no focus). The opener still there takes focus before any timer runs, so no
+      // check for focus lost to the page (app.tsx) sees it on <body> in between. One replaced
+      // (re-rendered) or gone by then is looked for after whatever render comes next.
+      queueMicrotask(() => {
+        if (opener?.isConnected) return opener.focus();
+        setTimeout(() => {
+          const again = opener && sameControl(opener);
+          if (again) again.focus();
+          else focusMainHeading();
+        });
       });
     };
   }, []);
 }
 
-/** The control on the page now that is `gone` rendered again: same tag, id, name and text. */
-function sameControl(gone: HTMLElement): HTMLElement | undefined {
+/** The control on the page now that is `gone` rendered again: the one with its tag, id, name and text (none if two have them). */
+export function sameControl(gone: HTMLElement): HTMLElement | undefined {
   const signature = (e: Element) => [e.tagName, e.id, e.getAttribute('aria-label'), e.textContent].join('\n');
   const wanted = signature(gone);
-  return [...document.querySelectorAll<HTMLElement>(`#main ${gone.tagName}`)].find((e) => signature(e) === wanted);
+  const found = [...document.querySelectorAll<HTMLElement>(`#main ${gone.tagName}`)].filter((e) => signature(e) === wanted);
+  return found.length === 1 ? found[0] : undefined;
 }
 
 /** A route change found no heading yet (the page was loading): the next main heading shown takes focus. */
