@@ -33,6 +33,7 @@ export interface SqliteHistoryOptions extends HistoryMaintenanceOptions {
   onWriteError: (error: Error) => void;
   maxEntries?: number;
   maxBytes?: number;
+  keepBytes?: number;
   flushDelayMs?: number;
   flushBatch?: number;
   /** The identifiers the file may hold; by default loaded from it when the store opens. */
@@ -43,6 +44,14 @@ export const SQLITE_HISTORY_DEFAULTS = {
   /** Identifiers held in memory, and their estimated bytes: whichever bound is reached first. */
   maxEntries: 100_000,
   maxBytes: 64 * 2 ** 20,
+  /**
+   * Estimated bytes of identifiers kept once written back: eviction brings memory down to this, the
+   * bounds above are the room for changes waiting on a writer behind. Kept to 64 MiB, history was
+   * most of the service's live heap (under `--max-old-space-size=224`) with new people streaming
+   * in, and the p99 grew round after round (bench/rounds.ts --mix new, six rounds of 10 s: 144 →
+   * 233 ms; 122–189 with 16 MiB kept). A person met again after eviction costs a read of the file.
+   */
+  keepBytes: 16 * 2 ** 20,
   flushDelayMs: 50,
   /** Identifiers written back per transaction (one message), FLUSH_IN_FLIGHT messages at most in flight. */
   flushBatch: 500,
@@ -339,8 +348,9 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
   /**
    * Eviction is a second-chance clock over the Map's insertion order (src/core/map-clock.ts): an
    * identifier touched since the cursor last passed it moves to the newest end, unmarked, instead
-   * of going. Once memory is past EVICT_TO of a bound, every event moves the cursor over at most
-   * EVICT_STEP identifiers (more than an event adds), so memory stays under the bounds with a few
+   * of going. Once memory is past EVICT_TO of a bound, or past keepBytes if that is lower, every
+   * event moves the cursor over at most EVICT_STEP identifiers (more than an event adds), down to
+   * keepBytes (and EVICT_TO of the entries), so memory stays under the bounds with a few
    * microseconds per event, never a pass over thousands at once (bench/rounds.ts: such a pass held
    * the event loop for milliseconds, in the stalls behind the new-person mix's p99). Should memory
    * still be past a bound (identifiers waiting to be written cannot go), a whole pass runs, down to
@@ -360,8 +370,9 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
   const evict = () => {
     const entries = o.maxEntries * EVICT_TO;
     const heldBytes = o.maxBytes * EVICT_TO;
-    if (cache.size <= entries && bytes <= heldBytes) return;
-    if (cache.size <= o.maxEntries && bytes <= o.maxBytes) return evictSome(EVICT_STEP, entries, heldBytes);
+    const keptBytes = Math.min(o.keepBytes, heldBytes);
+    if (cache.size <= entries && bytes <= keptBytes) return;
+    if (cache.size <= o.maxEntries && bytes <= o.maxBytes) return evictSome(EVICT_STEP, entries, keptBytes);
     evictSome(Infinity, entries, heldBytes);
   };
 
