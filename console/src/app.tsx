@@ -129,9 +129,11 @@ function Shell({ session, onLogout, refresh }: { session: SessionInfo; onLogout:
       if (event.relatedTarget !== null || !(left instanceof Node)) return;
       setTimeout(() => {
         if (left.isConnected || (document.activeElement !== document.body && document.activeElement !== null)) return;
-        const again = left instanceof HTMLElement ? sameControl(left) : undefined;
-        if (again) again.focus();
-        else focusMainHeading();
+        // A dialog's control is not looked for: its opener takes focus back (useReturnFocus), and
+        // its "Cancel" could match another on the page.
+        const again = left instanceof HTMLElement && left.closest('dialog') === null ? sameControl(left) : undefined;
+        again?.focus();
+        if (again === undefined || document.activeElement !== again) focusMainHeading();
       }, 100);
     };
     document.addEventListener('focusout', lost);

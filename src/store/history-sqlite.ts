@@ -47,9 +47,9 @@ export const SQLITE_HISTORY_DEFAULTS = {
   /**
    * Estimated bytes of identifiers kept once written back: eviction brings memory down to this, the
    * bounds above are the room for changes waiting on a writer behind. Kept to 64 MiB, history was
-   * most of the service's live heap (under `--max-old-space-size=224`) with new people streaming
-   * in, and the p99 grew round after round (bench/rounds.ts --mix new, six rounds of 10 s: 144 →
-   * 233 ms; 122–189 with 16 MiB kept). A person met again after eviction costs a read of the file.
+   * the largest part of the service's live heap (under `--max-old-space-size=224`) with new people
+   * streaming in, and the p99 grew round after round (bench/rounds.ts --mix new, six rounds of
+   * 10 s: 144 → 233 ms). A person met again after eviction costs a read of the file per identifier.
    */
   keepBytes: 16 * 2 ** 20,
   flushDelayMs: 50,

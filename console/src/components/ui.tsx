@@ -1,5 +1,5 @@
 import type { ComponentChildren, InputHTMLAttributes } from 'preact';
-import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import { useEffect, useId, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { ApiProblem } from '../api/client';
 
 /** Small shared pieces. Everything is rendered as text by Preact: nothing here builds HTML. */
@@ -83,15 +83,17 @@ export function useReturnFocus(ref: { current: HTMLElement | null }) {
   // runs after a paint, and on a busy machine the dialog's own showModal() (or autofocus) may
   // have moved focus inside by then, leaving nothing to go back to.
   const [opener] = useState(() => (document.activeElement instanceof HTMLElement && document.activeElement !== document.body ? document.activeElement : null));
-  useEffect(() => {
+  // A layout effect: Preact runs its cleanup in the closing render, before it removes the element,
+  // so where focus is then says whether it was inside. A plain effect's cleanup runs after the next
+  // paint (Preact 11): focus had fallen to <body> by then, and on a busy page app.tsx's check for
+  // focus lost to the page could send it to the heading first (test/console/focus.test.ts).
+  useLayoutEffect(() => {
     return () => {
-      // Preact runs this before it removes the element: where focus is now says whether it was inside.
       const inside = ref.current?.contains(document.activeElement) || document.activeElement === document.body || document.activeElement === null;
       if (!inside) return;
-      // Once the closing render is done (a dialog closed: while it is modal, the page outside is
-      // inert and takes no focus). The opener still there takes focus before any timer runs, so no
-      // check for focus lost to the page (app.tsx) sees it on <body> in between. One replaced
-      // (re-rendered) or gone by then is looked for after whatever render comes next.
+      // Once the closing render is done (the dialog closed and removed: while it is modal the page
+      // outside is inert and takes no focus), before any timer. An opener replaced (re-rendered) or
+      // gone by then is looked for after whatever render comes next.
       queueMicrotask(() => {
         if (opener?.isConnected) return opener.focus();
         setTimeout(() => {
@@ -139,8 +141,9 @@ export function Confirm({ title, children, action, onConfirm, onCancel, busy, pr
   const ref = useRef<HTMLDialogElement>(null);
   const id = useId();
   // First: it notes the opener before showModal() moves focus, and sees focus inside before close().
+  // Both layout effects, so their cleanups run in that order in the closing render.
   useReturnFocus(ref);
-  useEffect(() => {
+  useLayoutEffect(() => {
     const dialog = ref.current;
     if (dialog && !dialog.open) dialog.showModal();
     return () => dialog?.close();
