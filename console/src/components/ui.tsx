@@ -85,8 +85,8 @@ export function useReturnFocus(ref: { current: HTMLElement | null }) {
   const [opener] = useState(() => (document.activeElement instanceof HTMLElement && document.activeElement !== document.body ? document.activeElement : null));
   // A layout effect: Preact runs its cleanup in the closing render, before it removes the element,
   // so where focus is then says whether it was inside. A plain effect's cleanup runs after the next
-  // paint (Preact 11): focus had fallen to <body> by then, and on a busy page app.tsx's check for
-  // focus lost to the page could send it to the heading first (test/console/focus.test.ts).
+  // paint (Preact 11), the element gone and focus wherever the browser and app.tsx's check for
+  // focus lost to the page put it by then (once, in CI, the heading: test/console/focus.test.ts).
   useLayoutEffect(() => {
     return () => {
       const inside = ref.current?.contains(document.activeElement) || document.activeElement === document.body || document.activeElement === null;
