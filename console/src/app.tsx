@@ -133,7 +133,7 @@ function Shell({ session, onLogout, refresh }: { session: SessionInfo; onLogout:
         // its "Cancel" could match another on the page.
         const again = left instanceof HTMLElement && left.closest('dialog') === null ? sameControl(left) : undefined;
         again?.focus();
-        if (again === undefined || document.activeElement !== again) focusMainHeading();
+        if (again === undefined || document.activeElement !== again) headingWanted.value = !focusMainHeading();
       }, 100);
     };
     document.addEventListener('focusout', lost);

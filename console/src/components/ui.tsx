@@ -74,33 +74,34 @@ export function ScrollingText({ label, class: className, landmark = false, child
 }
 
 /**
- * Where focus goes back when something opened from a control closes (a dialog, a picker): to that
- * control, when focus was inside what closes (or lost to the page) and the control is still there;
- * else to the page's main heading. Call it in the opened component, with a ref to its element.
+ * Where focus goes back when a dialog closes: to the control that opened it, when focus was inside
+ * the dialog (or lost to the page) and the control is still there; else to the page's main
+ * heading. Call it first in the dialog's component, with a ref to its element.
  */
 export function useReturnFocus(ref: { current: HTMLElement | null }) {
-  // Noted at the first render, which runs right after the click or key that opened it: an effect
-  // runs after a paint, and on a busy machine the dialog's own showModal() (or autofocus) may
-  // have moved focus inside by then, leaving nothing to go back to.
+  // Noted at the first render, which runs right after the click or key that opened it, before the
+  // dialog's showModal() (a layout effect declared after this hook) moves focus inside.
   const [opener] = useState(() => (document.activeElement instanceof HTMLElement && document.activeElement !== document.body ? document.activeElement : null));
   // A layout effect: Preact runs its cleanup in the closing render, before it removes the element,
   // so where focus is then says whether it was inside. A plain effect's cleanup runs after the next
-  // paint (Preact 11), the element gone and focus wherever the browser and app.tsx's check for
-  // focus lost to the page put it by then (once, in CI, the heading: test/console/focus.test.ts).
+  // paint (Preact 11), the element gone and focus wherever the browser, or app.tsx's check for focus
+  // lost to the page, has put it by then.
   useLayoutEffect(() => {
     return () => {
       const inside = ref.current?.contains(document.activeElement) || document.activeElement === document.body || document.activeElement === null;
       if (!inside) return;
-      // Once the closing render is done (the dialog closed and removed: while it is modal the page
-      // outside is inert and takes no focus), before any timer. An opener replaced (re-rendered) or
-      // gone by then is looked for after whatever render comes next.
+      // The dialog's close() (its own layout cleanup, next) gives focus back to the opener already,
+      // as the browser does for a modal dialog; this is for the rest. Once the closing render is
+      // done, before any timer: the opener still there takes focus; one replaced (re-rendered) or
+      // gone by then is looked for after whatever render comes next; else the heading, now or once
+      // the page shows it.
+      const back = (control: HTMLElement | null | undefined) => {
+        control?.focus();
+        if (!control || document.activeElement !== control) headingWanted.value = !focusMainHeading();
+      };
       queueMicrotask(() => {
-        if (opener?.isConnected) return opener.focus();
-        setTimeout(() => {
-          const again = opener && sameControl(opener);
-          if (again) again.focus();
-          else focusMainHeading();
-        });
+        if (opener?.isConnected) back(opener);
+        else setTimeout(() => back(opener && sameControl(opener)));
       });
     };
   }, []);
