@@ -4,7 +4,7 @@ import { historyEvent } from '../../src/history/event.js';
 import { keyedHasher } from '../../src/history/identifiers.js';
 import type { Place } from '../../src/history/place.js';
 import type { HistoryStore } from '../../src/history/store.js';
-import { sqliteHistory } from '../../src/store/history-sqlite.js';
+import { sqliteHistory, type SqliteHistoryOptions } from '../../src/store/history-sqlite.js';
 import { openSqliteWriterThread } from '../../src/store/sqlite-log-writer.js';
 import { database, freshDatabaseUrl, openTestStore } from '../support/store.js';
 
@@ -26,26 +26,33 @@ afterEach(async () => {
   history = locker = undefined;
 });
 
+/**
+ * A migrated SQLite file's history with a writer thread of its own, its clock in `clock.now`, and
+ * person i's event: their own e-mail address, user and device, behind one shared address.
+ */
+async function freshHistory(options: Partial<SqliteHistoryOptions> & Pick<SqliteHistoryOptions, 'onWriteError'>) {
+  const url = await freshDatabaseUrl('sqlite');
+  await (await openTestStore({ url })).close(); // migrated
+  const db = database(url) as ReturnType<typeof database> & { engine: 'sqlite'; path: string };
+  const clock = { now: Date.parse('2026-06-01T12:00:00Z') };
+  history = sqliteHistory({ path: db.path, thread: await openSqliteWriterThread(db, 1), historyDays: 30, now: () => clock.now, flushDelayMs: 1, ...options });
+  const hash = keyedHasher(Buffer.alloc(32, 7));
+  const ip = hash('acme', 'ip', '81.2.69.160');
+  const person = (i: number) => {
+    const user = hash('acme', 'user', `u${i}`);
+    return historyEvent({ account: 'acme', at: clock.now, ip, email: hash('acme', 'email', `user${i}@example.com`), identity: user, device: hash('acme', 'device', `d${i}`), user, place: PLACE });
+  };
+  return { store: history, path: db.path, clock, person };
+}
+
 describe('SQLite history: eviction a little per event', () => {
   it('holds memory under its bound with new people streaming in, never evicting many at once, and forgets nothing', async () => {
-    const url = await freshDatabaseUrl('sqlite');
-    await (await openTestStore({ url })).close(); // migrated
-    const db = database(url) as ReturnType<typeof database> & { engine: 'sqlite'; path: string };
-    const thread = await openSqliteWriterThread(db, 1);
-    let now = Date.parse('2026-06-01T12:00:00Z');
-    history = sqliteHistory({ path: db.path, thread, onWriteError: (e) => { throw e; }, historyDays: 30, now: () => now, maxEntries: MAX_ENTRIES, flushDelayMs: 1 });
-    const store = history;
-    const hash = keyedHasher(Buffer.alloc(32, 7));
-    const ip = hash('acme', 'ip', '81.2.69.160');
-    const person = (i: number) => {
-      const user = hash('acme', 'user', `u${i}`);
-      return historyEvent({ account: 'acme', at: now, ip, email: hash('acme', 'email', `user${i}@example.com`), identity: user, device: hash('acme', 'device', `d${i}`), user, place: PLACE });
-    };
+    const { store, clock, person } = await freshHistory({ onWriteError: (e) => { throw e; }, maxEntries: MAX_ENTRIES });
 
     let largestDrop = 0;
     let most = 0;
     for (let i = 0; i < 2_000; i++) {
-      now += 1_000;
+      clock.now += 1_000;
       // Three new identifiers an event (the address is shared): 6,000 in all, six times the bound.
       for (;;) {
         const before = store.stats().cached ?? 0;
@@ -68,7 +75,7 @@ describe('SQLite history: eviction a little per event', () => {
     expect(largestDrop).toBeLessThanOrEqual(32);
 
     // The first person, long evicted, is read back from the file: seen before, with the shared address's counts.
-    now += 1_000;
+    clock.now += 1_000;
     const again = (await store.record(person(0)))!;
     expect(again.email.firstSeen).toBe(Date.parse('2026-06-01T12:00:01Z'));
     expect(again.user?.firstSeen).toBe(Date.parse('2026-06-01T12:00:01Z'));
@@ -76,26 +83,14 @@ describe('SQLite history: eviction a little per event', () => {
   }, 30_000);
 
   it('keeps identifiers once written back down to keepBytes, and holds more while the writer is behind', async () => {
-    const url = await freshDatabaseUrl('sqlite');
-    await (await openTestStore({ url })).close(); // migrated
-    const db = database(url) as ReturnType<typeof database> & { engine: 'sqlite'; path: string };
-    const thread = await openSqliteWriterThread(db, 1);
-    let now = Date.parse('2026-06-01T12:00:00Z');
     const KEEP = 300_000;
     // The bounds are the defaults (100,000 identifiers, 64 MiB): below them only keepBytes holds memory down.
     const writeErrors: Error[] = [];
-    history = sqliteHistory({ path: db.path, thread, onWriteError: (e) => writeErrors.push(e), historyDays: 30, now: () => now, keepBytes: KEEP, flushDelayMs: 1 });
-    const store = history;
-    const hash = keyedHasher(Buffer.alloc(32, 7));
-    const ip = hash('acme', 'ip', '81.2.69.160');
-    const person = (i: number) => {
-      const user = hash('acme', 'user', `u${i}`);
-      return historyEvent({ account: 'acme', at: now, ip, email: hash('acme', 'email', `user${i}@example.com`), identity: user, device: hash('acme', 'device', `d${i}`), user, place: PLACE });
-    };
+    const { store, path, clock, person } = await freshHistory({ onWriteError: (e) => writeErrors.push(e), keepBytes: KEEP });
     let next = 0;
     const stream = async (people: number) => {
       for (let end = next + people; next < end; next++) {
-        now += 1_000;
+        clock.now += 1_000;
         expect(store.record(person(next))).not.toBeNull();
         if (next % 10 === 0) await new Promise((resolve) => setImmediate(resolve));
       }
@@ -103,7 +98,7 @@ describe('SQLite history: eviction a little per event', () => {
 
     // The writer stalled (another connection holds the write lock: a backup, a CLI): nothing waiting
     // to be written can go, and memory passes keepBytes, into the room left below the bound.
-    locker = new Sqlite(db.path);
+    locker = new Sqlite(path);
     locker.prepare('begin immediate').run();
     await stream(400);
     // 400 people, 1,200 identifiers of ~1,300 bytes: none refused, all held.
@@ -122,7 +117,7 @@ describe('SQLite history: eviction a little per event', () => {
     expect(writeErrors).toEqual([]);
 
     // The first person, long evicted, is read back from the file.
-    now += 1_000;
+    clock.now += 1_000;
     const again = (await store.record(person(0)))!;
     expect(again.email.firstSeen).toBe(Date.parse('2026-06-01T12:00:01Z'));
     expect(again.ip.accounts.count).toBeGreaterThan(0);
