@@ -7,9 +7,7 @@ import { createHistoryRecorder } from '../../src/history/recorder.js';
 import type { HistoryStore } from '../../src/history/store.js';
 import { parseEmail } from '../../src/email/address.js';
 import { parseIp } from '../../src/ip/address.js';
-import { sqliteHistory } from '../../src/store/history-sqlite.js';
-import { openSqliteWriterThread } from '../../src/store/sqlite-log-writer.js';
-import { database, freshDatabaseUrl, openTestStore } from '../support/store.js';
+import { freshSqliteHistory } from '../support/store.js';
 
 /**
  * SQLite's history memory while the writer thread is stalled (another connection holds the write
@@ -30,13 +28,10 @@ afterEach(async () => {
 
 describe('SQLite history with its writer stalled', () => {
   it('stops recording past its bound instead of growing, answers from local counts, and records again once written', async () => {
-    const url = await freshDatabaseUrl('sqlite');
-    await (await openTestStore({ url })).close(); // migrated
-    const db = database(url) as ReturnType<typeof database> & { engine: 'sqlite'; path: string };
-    const thread = await openSqliteWriterThread(db, 1);
     const writeErrors: Error[] = [];
     const now = Date.parse('2026-06-01T12:00:00Z');
-    history = sqliteHistory({ path: db.path, thread, onWriteError: (e) => writeErrors.push(e), historyDays: 30, now: () => now, maxEntries: MAX_ENTRIES, flushDelayMs: 1 });
+    const fresh = await freshSqliteHistory({ onWriteError: (e) => writeErrors.push(e), historyDays: 30, now: () => now, maxEntries: MAX_ENTRIES, flushDelayMs: 1 });
+    history = fresh.history;
     const store = history;
     const hash = keyedHasher(Buffer.alloc(32, 7));
     const event = (i: number) => {
@@ -44,7 +39,7 @@ describe('SQLite history with its writer stalled', () => {
       return historyEvent({ account: 'acme', at: now, ip: hash('acme', 'ip', `203.0.113.${i}`), email, identity: email, device: null, user: null, place: NOWHERE });
     };
 
-    locker = new Sqlite(db.path);
+    locker = new Sqlite(fresh.path);
     locker.prepare('begin immediate').run();
     const answers = [];
     for (let i = 0; i < 20; i++) {

@@ -4,9 +4,8 @@ import { historyEvent } from '../../src/history/event.js';
 import { keyedHasher } from '../../src/history/identifiers.js';
 import type { Place } from '../../src/history/place.js';
 import type { HistoryStore } from '../../src/history/store.js';
-import { sqliteHistory, type SqliteHistoryOptions } from '../../src/store/history-sqlite.js';
-import { openSqliteWriterThread } from '../../src/store/sqlite-log-writer.js';
-import { database, freshDatabaseUrl, openTestStore } from '../support/store.js';
+import type { SqliteHistoryOptions } from '../../src/store/history-sqlite.js';
+import { freshSqliteHistory } from '../support/store.js';
 
 /**
  * Regression (issue 24, the new-person mix's p99): SQLite history's memory, once past a bound, was
@@ -31,18 +30,16 @@ afterEach(async () => {
  * person i's event: their own e-mail address, user and device, behind one shared address.
  */
 async function freshHistory(options: Partial<SqliteHistoryOptions> & Pick<SqliteHistoryOptions, 'onWriteError'>) {
-  const url = await freshDatabaseUrl('sqlite');
-  await (await openTestStore({ url })).close(); // migrated
-  const db = database(url) as ReturnType<typeof database> & { engine: 'sqlite'; path: string };
   const clock = { now: Date.parse('2026-06-01T12:00:00Z') };
-  history = sqliteHistory({ path: db.path, thread: await openSqliteWriterThread(db, 1), historyDays: 30, now: () => clock.now, flushDelayMs: 1, ...options });
+  const fresh = await freshSqliteHistory({ historyDays: 30, now: () => clock.now, flushDelayMs: 1, ...options });
+  history = fresh.history;
   const hash = keyedHasher(Buffer.alloc(32, 7));
   const ip = hash('acme', 'ip', '81.2.69.160');
   const person = (i: number) => {
     const user = hash('acme', 'user', `u${i}`);
     return historyEvent({ account: 'acme', at: clock.now, ip, email: hash('acme', 'email', `user${i}@example.com`), identity: user, device: hash('acme', 'device', `d${i}`), user, place: PLACE });
   };
-  return { store: history, path: db.path, clock, person };
+  return { store: fresh.history, path: fresh.path, clock, person };
 }
 
 describe('SQLite history: eviction a little per event', () => {

@@ -2,9 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { historyEvent, type HistoryEvent } from '../../src/history/event.js';
 import { keyedHasher } from '../../src/history/identifiers.js';
 import type { HistoryStore } from '../../src/history/store.js';
-import { SQLITE_HISTORY_DEFAULTS, sqliteHistory } from '../../src/store/history-sqlite.js';
-import { openSqliteWriterThread } from '../../src/store/sqlite-log-writer.js';
-import { database, freshDatabaseUrl, openTestStore } from '../support/store.js';
+import { SQLITE_HISTORY_DEFAULTS } from '../../src/store/history-sqlite.js';
+import { freshSqliteHistory } from '../support/store.js';
 
 const PLACE = { country: 'GB', latitude: 51.5, longitude: -0.09, radiusKm: 20, asn: 20712, anonymous: false };
 
@@ -24,12 +23,9 @@ describe('SQLite history: a hot identifier costs the same however many others ar
 
   it('times one person repeated with 1,000 and then 45,000 identifiers held', async () => {
     let now = Date.parse('2026-06-01T00:00:00Z');
-    const url = await freshDatabaseUrl('sqlite');
-    await (await openTestStore({ url })).close(); // migrated
-    const db = database(url) as ReturnType<typeof database> & { engine: 'sqlite'; path: string };
     // Everything written back kept, up to the bound (the service keeps 16 MiB, ~12,000 identifiers):
     // the slowdown grew with the number held.
-    history = sqliteHistory({ path: db.path, thread: await openSqliteWriterThread(db, 1), onWriteError: (e) => { throw e; }, historyDays: 180, now: () => now, keepBytes: SQLITE_HISTORY_DEFAULTS.maxBytes });
+    ({ history } = await freshSqliteHistory({ onWriteError: (e) => { throw e; }, historyDays: 180, now: () => now, keepBytes: SQLITE_HISTORY_DEFAULTS.maxBytes }));
     const store = history;
     const hash = keyedHasher(Buffer.alloc(32, 7));
     const ip = hash('default', 'ip', '81.2.69.160');

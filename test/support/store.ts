@@ -6,10 +6,12 @@ import { pino } from 'pino';
 import { inject } from 'vitest';
 import type { Engine } from '../../src/store/engine.js';
 import { openStore, type Store, type StoreOptions } from '../../src/store/index.js';
+import { sqliteHistory, type SqliteHistoryOptions } from '../../src/store/history-sqlite.js';
 import { migrate } from '../../src/store/migrate.js';
 import { MIGRATIONS } from '../../src/store/migrations/index.js';
 import { openPostgres } from '../../src/store/postgres.js';
 import { openSqlite } from '../../src/store/sqlite.js';
+import { openSqliteWriterThread } from '../../src/store/sqlite-log-writer.js';
 import { parseDatabaseUrl, type DatabaseUrl } from '../../src/config/store-url.js';
 import { createDatabase } from './postgres.js';
 import './global-setup.js';
@@ -53,6 +55,19 @@ export async function engineAtVersion(engine: EngineName, version: number): Prom
 export async function openTestStore(engine: EngineName | { url: string }, options: Partial<StoreOptions> = {}): Promise<Store> {
   const url = typeof engine === 'string' ? await freshDatabaseUrl(engine) : engine.url;
   return openStore({ database: database(url), logger: pino({ level: 'silent' }), retentionDays: 30, writeLog: true, ...options });
+}
+
+/**
+ * SQLite's behaviour history on a fresh, migrated file, with a writer thread of its own: the store's
+ * history without the rest of the store, for options the store does not take (bounds, keepBytes).
+ * `path` is the file's, for another connection (one that holds the write lock, say).
+ */
+export async function freshSqliteHistory(options: Omit<SqliteHistoryOptions, 'path' | 'thread'>) {
+  const url = await freshDatabaseUrl('sqlite');
+  await (await openTestStore({ url })).close(); // migrated
+  const db = database(url);
+  if (db.engine !== 'sqlite') throw new Error('a SQLite url');
+  return { history: sqliteHistory({ path: db.path, thread: await openSqliteWriterThread(db, 1), ...options }), path: db.path };
 }
 
 /**
