@@ -1,5 +1,5 @@
 import type { ComponentType } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, ok, useSessionToken } from './api/client';
 import { focusMainHeading, headingWanted, Loading, ProblemMessage, sameControl } from './components/ui';
 import { asProblem } from './hooks';
@@ -99,8 +99,10 @@ function Shell({ session, onLogout, refresh }: { session: SessionInfo; onLogout:
   const owner = session.user?.owner ?? false;
   const known = session.accounts.find((a) => a.id === route.account);
   const account = known ?? session.accounts[0];
-  useEffect(() => {
-    // An unknown or missing account in the URL: show the first one the caller has.
+  useLayoutEffect(() => {
+    // An unknown or missing account in the URL: show the first one the caller has. Before the first
+    // paint (a layout effect: Preact 11 runs a plain one after it), so that the address bar never
+    // names another page than the one shown.
     if (!known && account) navigate(href(account.id, route.page));
   }, [known, account, route.page]);
 
