@@ -22,8 +22,12 @@ export function pruneBounds(now: number, historyDays: number) {
 
 export const PRUNE_BATCH = 1_000;
 
-/** PostgreSQL's pruning and erasure, through the pool (SQLite's writer thread runs its own: SQLITE_PRUNE_STATEMENTS, SQLITE_ERASE_STATEMENTS). */
-export function postgresMaintenance(pool: pg.Pool, options: HistoryMaintenanceOptions): Pick<HistoryStore, 'erase' | 'prune'> & { pruned: () => number } {
+/**
+ * PostgreSQL's pruning and erasure, through the pool (SQLite's writer thread runs its own:
+ * SQLITE_PRUNE_STATEMENTS, SQLITE_ERASE_STATEMENTS). A prune stops between batches once `stopped()`
+ * (the store closing): the next minute's prune, or the next start's, takes the rest.
+ */
+export function postgresMaintenance(pool: pg.Pool, options: HistoryMaintenanceOptions, stopped: () => boolean): Pick<HistoryStore, 'erase' | 'prune'> & { pruned: () => number } {
   const batch = options.pruneBatch ?? PRUNE_BATCH;
   let pruned = 0;
   const deleteAll = async (text: string, values: unknown[]) => {
@@ -31,7 +35,7 @@ export function postgresMaintenance(pool: pg.Pool, options: HistoryMaintenanceOp
     for (;;) {
       const result = await pool.query({ text: numbered(text), values: [...values, batch] });
       total += result.rowCount ?? 0;
-      if ((result.rowCount ?? 0) < batch) return total;
+      if ((result.rowCount ?? 0) < batch || stopped()) return total;
     }
   };
   return {

@@ -154,7 +154,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
   const queryTimeoutMs = historyStatementTimeoutMs(options.stepTimeoutMs) + CLIENT_GRACE_MS;
   const flushDelayMs = options.flushDelayMs ?? FLUSH_DELAY_MS;
   const maxPendingKeys = options.maxPendingKeys ?? MAX_PENDING_KEYS;
-  const maintenance = postgresMaintenance(pool, options);
+  const maintenance = postgresMaintenance(pool, options, () => closed);
   let failed = 0;
   let refused = 0;
   let collecting: Batch = { keys: new Map(), xid: null };
@@ -163,6 +163,8 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
   let flushing: Promise<void> | null = null;
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
+  /** The prune running, if one is: one at a time, and close() waits for it (it uses the store's pool, ended after). */
+  let pruning: Promise<number> | null = null;
 
   const pendingOf = (account: string, key: Buffer, user = false): PendingKey => {
     const id = idOf(account, key);
@@ -389,9 +391,14 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       await flush();
       return maintenance.erase(account, keys);
     },
-    async prune() {
-      await flush();
-      return maintenance.prune();
+    prune() {
+      pruning ??= (async () => {
+        await flush();
+        return maintenance.prune();
+      })().finally(() => {
+        pruning = null;
+      });
+      return pruning;
     },
     stats: () => ({ failed, refused, pruned: maintenance.pruned(), pending: collecting.keys.size + (sent?.keys.size ?? 0) }),
     async close() {
@@ -399,6 +406,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       clearTimeout(timer);
       await flushing;
       await flush();
+      await pruning?.catch(() => undefined);
       await recordPool.end();
     },
   };

@@ -142,6 +142,8 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
   let timer: NodeJS.Timeout | undefined;
   let flushing: Promise<void> | null = null;
   let closed = false;
+  /** The prune running, if one is: one at a time, and close() waits for it (its batches go to the writer thread, released after). */
+  let pruning: Promise<number> | null = null;
   /** Being erased: read as empty from the file until the writer thread has deleted them. */
   const erasingKeys = new Set<string>();
   const erasingMembers = new Set<string>();
@@ -609,37 +611,43 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       }
     },
 
-    async prune() {
-      const b = pruneBounds(o.now(), o.historyDays);
-      // Memory first (it is the truth): written back, then what is past HISTORY_DAYS forgotten as the file forgets it.
-      await flush();
-      for (const [id, state] of cache) {
-        if (dirty.has(state) || state.inFlight > 0) continue;
-        if (state.touchedAt < b.before) {
-          cache.delete(id);
-          bytes -= state.bytes;
-          continue;
-        }
-        for (const set of state.sets.values()) {
-          for (const [member, seen] of set) {
-            if (seen >= b.before) continue;
-            set.delete(member);
-            state.bytes -= MEMBER_BYTES;
-            bytes -= MEMBER_BYTES;
+    prune() {
+      pruning ??= (async () => {
+        const b = pruneBounds(o.now(), o.historyDays);
+        // Memory first (it is the truth): written back, then what is past HISTORY_DAYS forgotten as the file forgets it.
+        await flush();
+        for (const [id, state] of cache) {
+          if (dirty.has(state) || state.inFlight > 0) continue;
+          if (state.touchedAt < b.before) {
+            cache.delete(id);
+            bytes -= state.bytes;
+            continue;
+          }
+          for (const set of state.sets.values()) {
+            for (const [member, seen] of set) {
+              if (seen >= b.before) continue;
+              set.delete(member);
+              state.bytes -= MEMBER_BYTES;
+              bytes -= MEMBER_BYTES;
+            }
           }
         }
-      }
-      const batch = o.pruneBatch ?? PRUNE_BATCH;
-      let total = 0;
-      for (const [statement, values] of [['minutes', [(b.minute + 1) * MINUTE_MS]], ['hours', [(b.hour + 1) * HOUR_MS]], ['velocity', [b.now]], ['seen', [b.before]]] as const) {
-        for (;;) {
-          const { count: deleted } = await o.thread.send({ type: 'history-prune', statement, values: [...values, batch] });
-          total += deleted;
-          if (deleted < batch || closed) break;
+        const batch = o.pruneBatch ?? PRUNE_BATCH;
+        let total = 0;
+        for (const [statement, values] of [['minutes', [(b.minute + 1) * MINUTE_MS]], ['hours', [(b.hour + 1) * HOUR_MS]], ['velocity', [b.now]], ['seen', [b.before]]] as const) {
+          for (;;) {
+            const { count: deleted } = await o.thread.send({ type: 'history-prune', statement, values: [...values, batch] });
+            total += deleted;
+            if (deleted < batch || closed) break;
+          }
+          if (closed) break;
         }
-      }
-      pruned += total;
-      return total;
+        pruned += total;
+        return total;
+      })().finally(() => {
+        pruning = null;
+      });
+      return pruning;
     },
 
     stats: () => ({ failed, refused, pruned, cached: cache.size, pending: dirty.size, bytes }),
@@ -649,6 +657,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       clearTimeout(timer);
       await flushing;
       await flush();
+      await pruning?.catch(() => undefined);
       failed += dirty.size;
       reader.close();
       await o.thread.release();

@@ -97,6 +97,8 @@ export interface StoreOptions {
   observe?: StoreObserver;
   /** Bounds of the log's queue (tests). */
   logQueue?: { maxEntries?: number; maxBytes?: number };
+  /** Rows a history prune deletes per statement (tests; 1,000 unless given). */
+  historyPruneBatch?: number;
   /** WEBHOOK_SECRET_KEY: webhook signing secrets are sealed under it at rest (src/store/webhook-secret-box.ts). */
   webhookSecretKey?: string;
 }
@@ -136,7 +138,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   const localCounts = createLocalCounts();
   const writers = await engine.openWriters({
     log: options.writeLog && options.retentionDays > 0,
-    history: options.writeLog && historyDays > 0 ? { historyDays, now, onWriteError: (error) => health.down(error), stepTimeoutMs: options.historyTimeoutMs ?? 200 } : null,
+    history: options.writeLog && historyDays > 0 ? { historyDays, now, pruneBatch: options.historyPruneBatch, onWriteError: (error) => health.down(error), stepTimeoutMs: options.historyTimeoutMs ?? 200 } : null,
   });
   const history = writers.history;
   const log = createEvaluationLog({

@@ -90,6 +90,31 @@ describe.each(ENGINES)('the history store (%s)', (engine) => {
     expect(await store.history!.prune()).toBe(5); // 2 IP counters, 1 e-mail counter, 1 membership, 1 identifier
     for (const what of ['identifiers', 'counters', 'members'] as const) expect(await historyRowCount(store, what), what).toBe(0);
   });
+
+  it('closes with a prune running: the prune stops between batches, close waits for it, the next prune takes the rest', async () => {
+    let now = Date.parse('2026-06-01T12:00:00Z');
+    const options = { historyDays: 2, now: () => now, historyPruneBatch: 1 };
+    store = await openTestStore(engine, options);
+    const url = store.engine.database.engine === 'sqlite' ? `sqlite:${(store.engine.database as { path: string }).path}` : (store.engine.database as { connectionString: string }).connectionString;
+    const hash = store.hashIdentifier;
+    for (let i = 0; i < 40; i++) {
+      const email = hash('acme', 'email', `old${i}@example.com`);
+      await store.history!.record(historyEvent({ account: 'acme', at: now + i, ip: hash('acme', 'ip', `203.0.113.${i}`), email, identity: email, device: null, user: null, place: NOWHERE }));
+    }
+    now += 3 * 86_400_000;
+    // 200 rows (5 an event, as above), one per statement: the prune is still running when the store closes.
+    const pruning = store.history!.prune();
+    await new Promise((resolve) => setImmediate(resolve));
+    await store.close();
+    // Before, the prune went on after close: on PostgreSQL through the pool close() had ended
+    // ("Cannot use a pool after calling end on the pool"), on SQLite to a released writer thread.
+    const first = await pruning;
+    expect(first).toBeLessThan(200);
+
+    store = await openTestStore({ url }, options);
+    expect(await store.history!.prune()).toBe(200 - first);
+    for (const what of ['identifiers', 'counters', 'members'] as const) expect(await historyRowCount(store, what), what).toBe(0);
+  });
 });
 
 describe('places and distances', () => {
