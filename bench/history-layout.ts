@@ -8,9 +8,12 @@
  *   of then, copied below): a new person is 3 identifier rows, 2 counters and 5 set members in
  *   history_keys, history_counts and history_members, each row an entry in its table's primary key,
  *   which a 16-byte keyed hash places at random: ~14 b-tree pages dirtied per person on a grown store.
- * - `by key`: today's (every migration, and the writer thread's statements, SQLITE_HISTORY_WRITES in
- *   src/store/history-sql.ts): one table whose primary key starts with (account, key) holds an
- *   identifier's row, its counters and its set members side by side, so a key's rows share a page.
+ * - `identity index`: migration 17, one table whose primary key starts with (account, key) holds an
+ *   identifier's row, its counters and its set members side by side, so a key's rows share a page;
+ *   erasure's index of accounts-set members (account, member) beside it.
+ * - `reverse rows`: today's (every migration, and the writer thread's statements,
+ *   SQLITE_HISTORY_WRITES in src/store/history-sql.ts): migration 18, no identity index, and with
+ *   each accounts-set member a reverse row under the member's own key.
  *
  * Printed per layout: WAL frames (b-tree pages written) per person, counted with the automatic
  * checkpoint off; and CPU µs per person (user + system, this process) with it on, as the writer
@@ -19,6 +22,7 @@
  *
  *   npx tsx bench/history-layout.ts                  # 200,000 people, batches of 50, 3 alternations
  *   npx tsx bench/history-layout.ts --people 20000   # a small store: the gap is smaller
+ *   npx tsx bench/history-layout.ts --layouts three-tables,identity-index,reverse-rows
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -38,6 +42,7 @@ const { values: options } = parseArgs({
     batch: { type: 'string', default: '50' },
     rows: { type: 'string', default: '5000' },
     repeat: { type: 'string', default: '3' },
+    layouts: { type: 'string', default: 'identity-index,reverse-rows' },
   },
 });
 const PEOPLE = Number(options.people);
@@ -57,8 +62,10 @@ interface Layout {
   person: (i: number) => void;
 }
 
+type Writes = Record<Exclude<keyof typeof SQLITE_HISTORY_WRITES, 'upsertReverse'>, string> & { upsertReverse: string | null };
+
 /** The writer thread's statements before migration 17, on history_keys, history_counts and history_members. */
-const THREE_TABLE_WRITES: Record<keyof typeof SQLITE_HISTORY_WRITES, string> = {
+const THREE_TABLE_WRITES: Writes = {
   upsertKey: `insert into history_keys (account_id, key, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous)
   values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (account_id, key) do update set first_seen = excluded.first_seen, last_seen = excluded.last_seen,
   country = excluded.country, latitude = excluded.latitude, longitude = excluded.longitude, radius_km = excluded.radius_km, asn = excluded.asn, anonymous = excluded.anonymous`,
@@ -68,10 +75,11 @@ const THREE_TABLE_WRITES: Record<keyof typeof SQLITE_HISTORY_WRITES, string> = {
   on conflict (account_id, key, kind, member) do update set last_seen = excluded.last_seen`,
   deleteMember: 'delete from history_members where account_id = ? and key = ? and kind = ? and member = ?',
   upsertVelocity: SQLITE_HISTORY_WRITES.upsertVelocity,
+  upsertReverse: null,
 };
 
 /** A file migrated up to `version`, written with `writes`: the rows are the same (HistoryWrite's), the statements differ. */
-async function layout(name: string, version: number, writes: Record<keyof typeof SQLITE_HISTORY_WRITES, string>): Promise<Layout> {
+async function layout(name: string, version: number, writes: Writes): Promise<Layout> {
   const path = join(mkdtempSync(join(tmpdir(), 'risk-layout-')), 'risk.sqlite');
   const parsed = parseDatabaseUrl(`sqlite:${path}`) as DatabaseUrl & { engine: 'sqlite' };
   const engine = openSqlite(parsed);
@@ -83,6 +91,7 @@ async function layout(name: string, version: number, writes: Record<keyof typeof
   const upsertCount = sqlite.prepare(writes.upsertCount);
   const upsertMember = sqlite.prepare(writes.upsertMember);
   const deleteMember = sqlite.prepare(writes.deleteMember);
+  const upsertReverse = writes.upsertReverse === null ? null : sqlite.prepare(writes.upsertReverse);
   return {
     name,
     sqlite,
@@ -95,13 +104,24 @@ async function layout(name: string, version: number, writes: Record<keyof typeof
       upsertCount.run('default', device, 1, MINUTE, 1, ...(version > 16 ? [at] : []));
       for (const [k, kind, member] of [[IP, 'a', user], [device, 'a', user], [email, 'd', device], [user, 'd', device], [user, 'c', Buffer.from('GB')]] as const) {
         upsertMember.run('default', k, kind, member, at);
+        if (kind === 'a') upsertReverse?.run('default', member, k, at);
       }
       if (i >= 101) deleteMember.run('default', IP, 'a', key(`u${i - 101}`));
     },
   };
 }
 
-const layouts = [await layout('three tables', 16, THREE_TABLE_WRITES), await layout('by key', LATEST_VERSION, SQLITE_HISTORY_WRITES)];
+const LAYOUTS: Record<string, () => Promise<Layout>> = {
+  'three-tables': () => layout('three tables', 16, THREE_TABLE_WRITES),
+  'identity-index': () => layout('identity index', 17, { ...SQLITE_HISTORY_WRITES, upsertReverse: null }),
+  'reverse-rows': () => layout('reverse rows', LATEST_VERSION, SQLITE_HISTORY_WRITES),
+};
+const layouts: Layout[] = [];
+for (const name of options.layouts.split(',')) {
+  const make = LAYOUTS[name];
+  if (make === undefined) throw new Error(`--layouts: ${name} is not one of ${Object.keys(LAYOUTS).join(', ')}`);
+  layouts.push(await make());
+}
 const next = new Map(layouts.map((l) => [l, 0]));
 const write = (layout: Layout, people: number, batch: number) => {
   const tx = layout.sqlite.transaction((from: number, n: number) => {

@@ -84,7 +84,12 @@ async function eraseHistoryRows(engine: Engine, account: string, keys: Buffer[])
   await engine.db.transaction().execute(async (trx) => {
     const run = async (text: string, values: unknown[]) => Number((await bound(text, values).execute(trx)).numAffectedRows ?? 0);
     for (const key of keys) {
-      for (const step of ERASE_STEPS) erased[step.counts] += await run(statements[step.statement], step.values(account, key));
+      for (const step of ERASE_STEPS) {
+        const text = statements[step.statement];
+        if (text === null) continue;
+        const deleted = await run(text, step.values(account, key));
+        if (step.counts !== null) erased[step.counts] += deleted;
+      }
     }
   });
   return erased;

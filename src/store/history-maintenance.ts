@@ -53,7 +53,10 @@ export function postgresMaintenance(pool: pg.Pool, options: HistoryMaintenanceOp
         await client.query('begin');
         for (const key of keys) {
           for (const step of ERASE_STEPS) {
-            erased[step.counts] += (await client.query({ text: numbered(ERASE_STATEMENTS[step.statement]), values: step.values(account, key) })).rowCount ?? 0;
+            const text = ERASE_STATEMENTS[step.statement];
+            if (text === null) continue;
+            const deleted = (await client.query({ text: numbered(text), values: step.values(account, key) })).rowCount ?? 0;
+            if (step.counts !== null) erased[step.counts] += deleted;
           }
         }
         await client.query('commit');

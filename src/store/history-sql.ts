@@ -33,6 +33,8 @@ export const ERASE_STATEMENTS = {
    * loses their counts too: erasure errs on forgetting.
    */
   deviceVelocity: "delete from history_velocity where account_id = ? and key in (select member from history_members where account_id = ? and key = ? and kind = 'd')",
+  /** SQLite's reverse rows (migration 18): PostgreSQL finds the person among accounts sets by its identity index, and keeps none. */
+  reverse: null,
 } as const;
 
 /**
@@ -53,6 +55,12 @@ export const SQLITE_HISTORY_WRITES = {
   on conflict (account_id, key, kind, sub) do update set n = excluded.n, last_seen = excluded.last_seen`,
   upsertMember: `insert into history_cells (account_id, key, kind, sub, last_seen) values (?, ?, ?, ?, ?)
   on conflict (account_id, key, kind, sub) do update set last_seen = excluded.last_seen`,
+  /**
+   * [account, member, key, last_seen]: with each accounts-set member, its reverse row under the
+   * member's own key (migration 18), for erasure; a member trimmed from the set keeps it until pruned.
+   */
+  upsertReverse: `insert into history_cells (account_id, key, kind, sub, last_seen) values (?, ?, 'r', ?, ?)
+  on conflict (account_id, key, kind, sub) do update set last_seen = excluded.last_seen`,
   deleteMember: 'delete from history_cells where account_id = ? and key = ? and kind = ? and sub = ?',
   upsertVelocity: `insert into history_velocity (account_id, key, series, bucket, shard, n, expires) values (?, ?, ?, ?, 0, ?, ?)
   on conflict (account_id, key, series, bucket, shard) do update set n = excluded.n, expires = excluded.expires`,
@@ -70,28 +78,32 @@ export const SQLITE_PRUNE_STATEMENTS = {
   /** The end of the last hour bucket no window reads: (bucket + 1) × 3,600,000. */
   hours: "delete from history_cells where rowid in (select rowid from history_cells where kind = 'h' and last_seen < ? limit ?)",
   velocity: PRUNE_STATEMENTS.velocity,
-  /** Identifier rows and set members past HISTORY_DAYS. */
-  seen: "delete from history_cells where rowid in (select rowid from history_cells where kind in ('k', 'a', 'd', 'c') and last_seen < ? limit ?)",
+  /** Identifier rows, set members and their reverse rows past HISTORY_DAYS. */
+  seen: "delete from history_cells where rowid in (select rowid from history_cells where kind in ('k', 'a', 'd', 'c', 'r') and last_seen < ? limit ?)",
 } as const;
 
-/** SQLite's erasure: the same steps as ERASE_STATEMENTS, on `history_cells`; the person among accounts sets through its identity index. */
+/**
+ * SQLite's erasure: the same steps as ERASE_STATEMENTS, on `history_cells`. The person among the
+ * accounts sets of IPs and devices: each set their reverse rows name (migration 18), by primary key.
+ */
 export const SQLITE_ERASE_STATEMENTS = {
   keys: "delete from history_cells where account_id = ? and key = ? and kind = 'k'",
   counts: "delete from history_cells where account_id = ? and key = ? and kind in ('m', 'h')",
   ownSets: "delete from history_cells where account_id = ? and key = ? and kind in ('a', 'd', 'c')",
-  // Named: without statistics SQLite once chose the primary key's (account_id) range, every row of the account.
-  memberOf: "delete from history_cells indexed by history_cells_identity where account_id = ? and kind = 'a' and sub = ?",
+  memberOf: "delete from history_cells where (account_id, key, kind, sub) in (select account_id, sub, 'a', key from history_cells where account_id = ? and key = ? and kind = 'r')",
   velocity: ERASE_STATEMENTS.velocity,
   deviceVelocity: "delete from history_velocity where account_id = ? and key in (select sub from history_cells where account_id = ? and key = ? and kind = 'd')",
+  /** After memberOf, which reads them; not counted (they say again what the memberships say). */
+  reverse: "delete from history_cells where account_id = ? and key = ? and kind = 'r'",
 } as const satisfies Record<keyof typeof ERASE_STATEMENTS, string>;
 
 /**
- * One key's erasure, in order: which statement (ERASE_STATEMENTS or SQLITE_ERASE_STATEMENTS), what
- * it binds, and which count its deleted rows add to. Every runner walks this one list: SQLite's
- * writer thread (synchronously, in its transaction), PostgreSQL's maintenance and erasure with
- * history off (awaiting each step in theirs).
+ * One key's erasure, in order: which statement (ERASE_STATEMENTS or SQLITE_ERASE_STATEMENTS; one an
+ * engine does not have is null, and skipped), what it binds, and which count its deleted rows add
+ * to (none: not counted). Every runner walks this one list: SQLite's writer thread (synchronously,
+ * in its transaction), PostgreSQL's maintenance and erasure with history off (awaiting each step in theirs).
  */
-export const ERASE_STEPS: ReadonlyArray<{ statement: keyof typeof ERASE_STATEMENTS; counts: keyof ErasedHistory; values: (account: string, key: Uint8Array) => unknown[] }> = [
+export const ERASE_STEPS: ReadonlyArray<{ statement: keyof typeof ERASE_STATEMENTS; counts: keyof ErasedHistory | null; values: (account: string, key: Uint8Array) => unknown[] }> = [
   { statement: 'keys', counts: 'identifiers', values: (account, key) => [account, key] },
   { statement: 'counts', counts: 'counters', values: (account, key) => [account, key] },
   // The person's devices' velocity counters, while their set still names them (ownSets deletes it).
@@ -99,6 +111,7 @@ export const ERASE_STEPS: ReadonlyArray<{ statement: keyof typeof ERASE_STATEMEN
   { statement: 'velocity', counts: 'counters', values: (account, key) => [account, key] },
   { statement: 'ownSets', counts: 'memberships', values: (account, key) => [account, key] },
   { statement: 'memberOf', counts: 'memberships', values: (account, key) => [account, key] },
+  { statement: 'reverse', counts: null, values: (account, key) => [account, key] },
 ];
 
 /** `?` to `$1`, `$2`…, for PostgreSQL. */

@@ -127,8 +127,9 @@ const COUNT_BYTES = 60;
 export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
   const o = { ...SQLITE_HISTORY_DEFAULTS, ...options };
   const reader = new Sqlite(o.path, { timeout: READ_BUSY_TIMEOUT_MS });
-  // Everything under the key: its own row (`k`), its counters (`m`, `h`) and its sets' members (`a`, `d`, `c`).
-  const selectCells = reader.prepare('select kind, sub, n, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous from history_cells where account_id = ? and key = ?');
+  // Everything under the key: its own row (`k`), its counters (`m`, `h`) and its sets' members (`a`,
+  // `d`, `c`); not the reverse rows (`r`, erasure's: migration 18).
+  const selectCells = reader.prepare("select kind, sub, n, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous from history_cells where account_id = ? and key = ? and kind <> 'r'");
   const selectVelocity = reader.prepare('select series, bucket, sum(n) as n, max(expires) as expires from history_velocity where account_id = ? and key = ? and expires > ? group by series, bucket');
   const selectDevices = reader.prepare("select sub from history_cells where account_id = ? and key = ? and kind = 'd'").pluck();
 

@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Sqlite from 'better-sqlite3';
+import { SET_ACCOUNTS } from '../history/caps.js';
 import { ERASE_STEPS, SQLITE_ERASE_STATEMENTS, SQLITE_HISTORY_WRITES, SQLITE_PRUNE_STATEMENTS } from './history-sql.js';
 import { hourlyCounts, hourOf, LOG_COLUMNS, logColumns, SQLITE_LOG_ERASE, timeOfId } from './log-record.js';
 import { type LogRecord } from '../core/log-record.js';
@@ -81,6 +82,7 @@ const pruneRuleHours = sqlite.prepare('delete from rule_hours where hour < ?');
 const upsertKey = sqlite.prepare(SQLITE_HISTORY_WRITES.upsertKey);
 const upsertCount = sqlite.prepare(SQLITE_HISTORY_WRITES.upsertCount);
 const upsertMember = sqlite.prepare(SQLITE_HISTORY_WRITES.upsertMember);
+const upsertReverse = sqlite.prepare(SQLITE_HISTORY_WRITES.upsertReverse);
 const deleteMember = sqlite.prepare(SQLITE_HISTORY_WRITES.deleteMember);
 const upsertVelocity = sqlite.prepare(SQLITE_HISTORY_WRITES.upsertVelocity);
 
@@ -90,7 +92,12 @@ const row = (values: unknown[]) => values.map(blob);
 const writeHistory = sqlite.transaction((write: HistoryWrite) => {
   for (const r of write.keys) upsertKey.run(row(r));
   for (const r of write.counts) upsertCount.run(row(r));
-  for (const r of write.members) upsertMember.run(row(r));
+  for (const r of write.members) {
+    const values = row(r);
+    upsertMember.run(values);
+    // [account, key, kind, member, last_seen]: an accounts set's member gets its reverse row.
+    if (values[2] === SET_ACCOUNTS) upsertReverse.run(values[0], values[3], values[1], values[4]);
+  }
   for (const r of write.evicted) deleteMember.run(row(r));
   for (const r of write.velocity) upsertVelocity.run(row(r));
   return write.keys.length + write.counts.length + write.members.length + write.evicted.length + write.velocity.length;
@@ -102,7 +109,10 @@ const eraseHistory = sqlite.transaction((account: string, keys: Uint8Array[]) =>
   const counts = { identifiers: 0, counters: 0, memberships: 0 };
   for (const k of keys) {
     const key = blob(k) as Uint8Array;
-    for (const step of ERASE_STEPS) counts[step.counts] += erase[step.statement].run(step.values(account, key)).changes;
+    for (const step of ERASE_STEPS) {
+      const changes = erase[step.statement].run(step.values(account, key)).changes;
+      if (step.counts !== null) counts[step.counts] += changes;
+    }
   }
   return counts;
 });

@@ -87,7 +87,8 @@ describe.each(ENGINES)('the history store (%s)', (engine) => {
     const event = historyEvent({ account: 'acme', at: now, ip: hash('acme', 'ip', '203.0.113.7'), email, identity: email, device: null, user: null, place: NOWHERE });
     await store.history!.record(event);
     now += 3 * 86_400_000;
-    expect(await store.history!.prune()).toBe(5); // 2 IP counters, 1 e-mail counter, 1 membership, 1 identifier
+    // 2 IP counters, 1 e-mail counter, 1 membership (and on SQLite its reverse row, migration 18), 1 identifier.
+    expect(await store.history!.prune()).toBe(engine === 'sqlite' ? 6 : 5);
     for (const what of ['identifiers', 'counters', 'members'] as const) expect(await historyRowCount(store, what), what).toBe(0);
   });
 
@@ -102,17 +103,18 @@ describe.each(ENGINES)('the history store (%s)', (engine) => {
       await store.history!.record(historyEvent({ account: 'acme', at: now + i, ip: hash('acme', 'ip', `203.0.113.${i}`), email, identity: email, device: null, user: null, place: NOWHERE }));
     }
     now += 3 * 86_400_000;
-    // 200 rows (5 an event, as above), one per statement: the prune is still running when the store closes.
+    // 200 rows (5 an event, as above; 240 on SQLite), one per statement: the prune is still running when the store closes.
+    const rows = engine === 'sqlite' ? 240 : 200;
     const pruning = store.history!.prune();
     await new Promise((resolve) => setImmediate(resolve));
     await store.close();
     // Before, the prune went on after close: on PostgreSQL through the pool close() had ended
     // ("Cannot use a pool after calling end on the pool"), on SQLite to a released writer thread.
     const first = await pruning;
-    expect(first).toBeLessThan(200);
+    expect(first).toBeLessThan(rows);
 
     store = await openTestStore({ url }, options);
-    expect(await store.history!.prune()).toBe(200 - first);
+    expect(await store.history!.prune()).toBe(rows - first);
     for (const what of ['identifiers', 'counters', 'members'] as const) expect(await historyRowCount(store, what), what).toBe(0);
   });
 });

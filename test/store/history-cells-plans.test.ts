@@ -9,7 +9,7 @@ import { withSqlitePlans } from '../support/store.js';
  * of index must keep it so. The reader's statements too (src/store/history-sqlite.ts).
  */
 const READER = {
-  cells: 'select kind, sub, n, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous from history_cells where account_id = ? and key = ?',
+  cells: "select kind, sub, n, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous from history_cells where account_id = ? and key = ? and kind <> 'r'",
   devices: "select sub from history_cells where account_id = ? and key = ? and kind = 'd'",
 };
 

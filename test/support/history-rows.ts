@@ -3,7 +3,7 @@ import type { Store } from '../../src/store/index.js';
 /**
  * The history's rows put straight into, or counted in, the tables as each engine keeps them:
  * PostgreSQL's three (history_counts, history_members, history_keys), SQLite's one by key
- * (migration 17, history_cells). Rows are given in PostgreSQL's shape.
+ * (migration 17, history_cells; with migration 18's reverse rows). Rows are given in PostgreSQL's shape.
  */
 export interface SeedCount { account_id: string; key: Buffer; grain: number; bucket: number; n: number }
 export interface SeedMember { account_id: string; key: Buffer; kind: string; member: Buffer; last_seen: number }
@@ -17,6 +17,8 @@ export async function seedHistory(store: Store, rows: { counts?: SeedCount[]; me
       // A counter's last_seen: a time within its bucket (its start here), as pruning finds it.
       ...counts.map((c) => ({ account_id: c.account_id, key: c.key, kind: c.grain === 1 ? 'm' : 'h', sub: c.bucket, n: c.n, last_seen: c.bucket * (c.grain === 1 ? 60_000 : 3_600_000) })),
       ...members.map((m) => ({ account_id: m.account_id, key: m.key, kind: m.kind, sub: m.member, last_seen: m.last_seen })),
+      // An accounts set's member with its reverse row under the member's key, as the writer writes it (migration 18).
+      ...members.filter((m) => m.kind === 'a').map((m) => ({ account_id: m.account_id, key: m.member, kind: 'r', sub: m.key, last_seen: m.last_seen })),
     ];
     if (cells.length > 0) await db.insertInto('history_cells').values(cells).execute();
     return;

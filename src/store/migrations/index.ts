@@ -15,6 +15,7 @@ import { webhookAttempts } from './0014-webhook-attempts.js';
 import { twoFactorPerUser } from './0015-two-factor-per-user.js';
 import { slimmerWrites } from './0016-slimmer-writes.js';
 import { historyByKey } from './0017-history-by-key.js';
+import { historyReverseRows } from './0018-history-reverse-rows.js';
 import type { Migration } from './types.js';
 
 /**
@@ -24,7 +25,8 @@ import type { Migration } from './types.js';
 export const MIGRATIONS: readonly Migration[] = [configTables, evaluationLog, behaviourHistory, listsAndLabels, consoleUsers, firedRules, labelsByLabel, backtests, shadowRuleSets, secondFactor, reviewItems,
   velocityCounters, ruleHits, webhookAttempts, twoFactorPerUser,
   slimmerWrites,
-  historyByKey];
+  historyByKey,
+  historyReverseRows];
 
 /** The version a fully migrated store is at. */
 export const LATEST_VERSION = MIGRATIONS.at(-1)!.version;
