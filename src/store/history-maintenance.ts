@@ -41,8 +41,11 @@ export function postgresMaintenance(pool: pg.Pool, options: HistoryMaintenanceOp
   return {
     async prune() {
       const b = pruneBounds(options.now(), options.historyDays);
-      const total = (await deleteAll(PRUNE_STATEMENTS.counts, [b.minute, b.hour])) + (await deleteAll(PRUNE_STATEMENTS.velocity, [b.now])) +
-        (await deleteAll(PRUNE_STATEMENTS.members, [b.before])) + (await deleteAll(PRUNE_STATEMENTS.keys, [b.before]));
+      let total = 0;
+      for (const [text, values] of [[PRUNE_STATEMENTS.counts, [b.minute, b.hour]], [PRUNE_STATEMENTS.velocity, [b.now]], [PRUNE_STATEMENTS.members, [b.before]], [PRUNE_STATEMENTS.keys, [b.before]]] as const) {
+        if (stopped()) break;
+        total += await deleteAll(text, [...values]);
+      }
       pruned += total;
       return total;
     },

@@ -84,9 +84,9 @@ const WRITE_VELOCITY = `insert into history_velocity as h (account_id, key, seri
  * Each touched set back to its most recent SET_KEEP members (rows another replica's batch holds are
  * left for the next). The rows past them are found once per set, then only those are locked, and
  * deleted by their tuple id. As a join of the sets with history_members, the planner scanned the
- * whole table and ran the set's look-up once per member of it (EXPLAIN ANALYZE, a new-person mix:
- * 16–28 ms a batch at 11,000 rows); and `for update` under the offset locked the members kept too
- * (a lock written into each of them, every batch: 8 ms a batch).
+ * whole table and ran the set's look-up once per member of it (a new-person mix at 11,000 rows:
+ * 16–19 ms a batch in EXPLAIN ANALYZE, 28–40 ms mean under load); and `for update` under the
+ * offset locked the members kept too (a lock written into each of them, every batch).
  */
 const TRIM_SETS = `delete from history_members where ctid = any (array(
   select ctid from history_members where ctid = any (array(

@@ -67,6 +67,19 @@ export const SQLITE_HISTORY_WRITES = {
 } as const;
 
 /**
+ * The reader's statements (src/store/history-sqlite.ts, its own connection). A key's cells: its own
+ * row (`k`), its counters (`m`, `h`) and its sets' members (`a`, `c`, `d`), one range of the primary
+ * key that ends before its reverse rows (`r`, erasure's: migration 18; `r` sorts after every other
+ * kind), so a person's reverse rows (one per address and device they were seen from within
+ * HISTORY_DAYS, no other bound) are never read. test/store/history-cells-plans.test.ts checks the range.
+ */
+export const SQLITE_HISTORY_READS = {
+  cells: "select kind, sub, n, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous from history_cells where account_id = ? and key = ? and kind < 'r'",
+  velocity: 'select series, bucket, sum(n) as n, max(expires) as expires from history_velocity where account_id = ? and key = ? and expires > ? group by series, bucket',
+  devices: "select sub from history_cells where account_id = ? and key = ? and kind = 'd'",
+} as const;
+
+/**
  * SQLite's pruning, one small batch a statement as above, through migration 17's age index (kind,
  * last_seen). A counter's `last_seen` is a time within its bucket, so "before the end of the last
  * bucket no window reads" finds exactly the counters of that bucket and older. One statement a

@@ -6,6 +6,7 @@ import type { HistoryEvent, Prior, SetReading } from '../history/event.js';
 import type { Place } from '../history/place.js';
 import type { ErasedHistory, HistoryStore } from '../history/store.js';
 import { pruneBounds, PRUNE_BATCH, type HistoryMaintenanceOptions } from './history-maintenance.js';
+import { SQLITE_HISTORY_READS } from './history-sql.js';
 import { keyFilter, type KeyFilter } from './history-key-filter.js';
 import type { HistoryWrite } from './sqlite-log-worker.js';
 import type { SqliteWriterThread } from './sqlite-log-writer.js';
@@ -127,11 +128,9 @@ const COUNT_BYTES = 60;
 export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
   const o = { ...SQLITE_HISTORY_DEFAULTS, ...options };
   const reader = new Sqlite(o.path, { timeout: READ_BUSY_TIMEOUT_MS });
-  // Everything under the key: its own row (`k`), its counters (`m`, `h`) and its sets' members (`a`,
-  // `d`, `c`); not the reverse rows (`r`, erasure's: migration 18).
-  const selectCells = reader.prepare("select kind, sub, n, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous from history_cells where account_id = ? and key = ? and kind <> 'r'");
-  const selectVelocity = reader.prepare('select series, bucket, sum(n) as n, max(expires) as expires from history_velocity where account_id = ? and key = ? and expires > ? group by series, bucket');
-  const selectDevices = reader.prepare("select sub from history_cells where account_id = ? and key = ? and kind = 'd'").pluck();
+  const selectCells = reader.prepare(SQLITE_HISTORY_READS.cells);
+  const selectVelocity = reader.prepare(SQLITE_HISTORY_READS.velocity);
+  const selectDevices = reader.prepare(SQLITE_HISTORY_READS.devices).pluck();
 
   const known: KeyFilter = o.filter ?? loadKeyFilter(reader);
   const cache = new Map<string, KeyState>();
@@ -613,6 +612,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
     },
 
     prune() {
+      if (closed) return Promise.resolve(0);
       pruning ??= (async () => {
         const b = pruneBounds(o.now(), o.historyDays);
         // Memory first (it is the truth): written back, then what is past HISTORY_DAYS forgotten as the file forgets it.

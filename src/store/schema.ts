@@ -258,8 +258,9 @@ export interface HistoryVelocityRow {
 /**
  * SQLite's history (migration 17): an identifier's own row (kind `k`, sub 0), its counters (`m` per
  * minute, `h` per hour, sub the bucket, events in `n`) and its sets' members (`a`, `d`, `c`, sub the
- * member), side by side under (account, key). `last_seen`: an identifier's or a member's, or for a
- * counter a time within its bucket (pruning's). The place columns are a user's `k` row's.
+ * member), side by side under (account, key); and since migration 18 the reverse rows of accounts
+ * sets (`r`, under the member's key, sub the set's key), for erasure. `last_seen`: an identifier's or
+ * a member's, or for a counter a time within its bucket (pruning's). The place columns are a user's `k` row's.
  */
 export interface HistoryCellRow extends PlaceColumns {
   account_id: string;

@@ -92,13 +92,15 @@ const row = (values: unknown[]) => values.map(blob);
 const writeHistory = sqlite.transaction((write: HistoryWrite) => {
   for (const r of write.keys) upsertKey.run(row(r));
   for (const r of write.counts) upsertCount.run(row(r));
+  // Trimmed members first: one trimmed and then seen again before this write-back is in both
+  // lists, and is kept (upserted after its delete, not deleted after its upsert).
+  for (const r of write.evicted) deleteMember.run(row(r));
   for (const r of write.members) {
     const values = row(r);
     upsertMember.run(values);
     // [account, key, kind, member, last_seen]: an accounts set's member gets its reverse row.
     if (values[2] === SET_ACCOUNTS) upsertReverse.run(values[0], values[3], values[1], values[4]);
   }
-  for (const r of write.evicted) deleteMember.run(row(r));
   for (const r of write.velocity) upsertVelocity.run(row(r));
   return write.keys.length + write.counts.length + write.members.length + write.evicted.length + write.velocity.length;
 });

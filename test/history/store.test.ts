@@ -92,6 +92,23 @@ describe.each(ENGINES)('the history store (%s)', (engine) => {
     for (const what of ['identifiers', 'counters', 'members'] as const) expect(await historyRowCount(store, what), what).toBe(0);
   });
 
+  it('keeps a member trimmed from a full set and seen again before the next write-back', async () => {
+    store = await openTestStore(engine, { historyDays: 180 });
+    const hash = store.hashIdentifier;
+    const at = Date.parse('2026-06-01T12:00:00Z');
+    const ip = hash('acme', 'ip', '203.0.113.7');
+    const person = (i: number) => hash('acme', 'email', `p${i}@example.com`);
+    const event = (i: number, t: number) => historyEvent({ account: 'acme', at: t, ip, email: person(i), identity: person(i), device: null, user: null, place: NOWHERE });
+    await store.history!.record(event(0, at));
+    await store.history!.prune(); // written back (nothing is old enough to prune)
+    // The address's set fills past SET_KEEP: the first person, the oldest, is trimmed from it, then
+    // comes back, all before the next write-back (SQLite: one batch holds the delete and the upsert).
+    for (let i = 1; i <= SET_KEEP + 1; i++) await store.history!.record(event(i, at + i));
+    await store.history!.record(event(0, at + SET_KEEP + 2));
+    // Erasure counts what the store holds: the person among the address's accounts.
+    expect((await store.history!.erase('acme', [person(0)])).memberships).toBe(1);
+  });
+
   it('closes with a prune running: the prune stops between batches, close waits for it, the next prune takes the rest', async () => {
     let now = Date.parse('2026-06-01T12:00:00Z');
     const options = { historyDays: 2, now: () => now, historyPruneBatch: 1 };
