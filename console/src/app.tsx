@@ -102,8 +102,9 @@ function Shell({ session, onLogout, refresh }: { session: SessionInfo; onLogout:
   useLayoutEffect(() => {
     // An unknown or missing account in the URL: show the first one the caller has. Before the first
     // paint (a layout effect: Preact 11 runs a plain one after it), so that the address bar never
-    // names another page than the one shown.
-    if (!known && account) navigate(href(account.id, route.page));
+    // names another page than the one shown; in place of the address without it, which Back would
+    // otherwise land on and be sent forward from again.
+    if (!known && account) navigate(href(account.id, route.page), { replace: true });
   }, [known, account, route.page]);
 
   const role = account?.role;

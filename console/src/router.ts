@@ -57,6 +57,8 @@ export function useRoute(): Route {
   return parseRoute(hash);
 }
 
-export const navigate = (to: string) => {
-  location.hash = to;
+/** To another page of the console; `replace`: in place of the current history entry (a redirect, which Back should not land on). */
+export const navigate = (to: string, options: { replace?: boolean } = {}) => {
+  if (options.replace) location.replace(to);
+  else location.hash = to;
 };
