@@ -31,6 +31,16 @@ export const FLUSH_DELAY_MS = 50;
 export const MAX_PENDING_KEYS = 50_000;
 /** Counters are spread over this many rows per bucket (each replica's batch picks one); a read sums them. */
 const SHARDS = 8;
+/**
+ * Identifiers this replica writes before it has the history tables analyzed, if PostgreSQL never
+ * has. A fresh store's tables have no statistics for the first minute or so (autovacuum's naptime):
+ * every path then costs about a row, and the planner read counters through the smallest index,
+ * `history_counts_age` (grain, bucket), filtering the key (auto_explain in a new-person run on
+ * PostgreSQL 15: 617 rows for each of four counters, for every evaluation). A prepared statement's
+ * generic plan made then lasted until an ANALYZE invalidated it.
+ */
+const ANALYZE_AFTER_KEYS = 1_000;
+const HISTORY_TABLES = ['history_counts', 'history_members', 'history_keys', 'history_velocity'];
 
 const READ = `
 select
@@ -171,6 +181,8 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
   let flushing: Promise<void> | null = null;
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
+  let written = 0;
+  let analyzed = false;
   /** The prune running, if one is: one at a time, and close() waits for it (it uses the store's pool, ended after). */
   let pruning: Promise<number> | null = null;
 
@@ -288,6 +300,12 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       if (k[0]!.length > 0) await client.query({ name: 'history_write_keys', text: WRITE_KEYS, values: k });
       if (u[0]!.length > 0) await client.query({ name: 'history_write_users', text: WRITE_USERS, values: u });
       await client.query('commit');
+      written += batch.keys.size;
+      if (!analyzed && written >= ANALYZE_AFTER_KEYS) {
+        analyzed = true;
+        // Refused (a role that does not own the tables): autovacuum's ANALYZE comes later, as before.
+        void analyzeNeverAnalyzed(pool).catch(() => undefined);
+      }
     } catch (error) {
       await client.query('rollback').catch(() => undefined);
       throw error;
@@ -418,6 +436,16 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       await recordPool.end();
     },
   };
+}
+
+/** ANALYZE of the history tables PostgreSQL has never analyzed (see ANALYZE_AFTER_KEYS); none when autovacuum has. */
+async function analyzeNeverAnalyzed(pool: pg.Pool): Promise<void> {
+  const { rows } = await pool.query<{ relname: string }>({
+    text: 'select relname from pg_stat_user_tables where relname = any($1) and schemaname = current_schema() and last_analyze is null and last_autoanalyze is null',
+    values: [HISTORY_TABLES],
+  });
+  const tables = HISTORY_TABLES.filter((table) => rows.some((r) => r.relname === table));
+  if (tables.length > 0) await pool.query(`analyze ${tables.join(', ')}`);
 }
 
 /** Whether a transaction's effects are in a snapshot (`pg_current_snapshot()` as text, xmin:xmax:xip,…). */
