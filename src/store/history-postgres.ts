@@ -303,7 +303,8 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       written += batch.keys.size;
       if (!analyzed && written >= ANALYZE_AFTER_KEYS) {
         analyzed = true;
-        // Refused (a role that does not own the tables): autovacuum's ANALYZE comes later, as before.
+        // A role that does not own the tables gets a warning and no statistics: autovacuum's ANALYZE
+        // comes later, as before. An error (the store down) is left to the next write's report.
         void analyzeNeverAnalyzed(pool).catch(() => undefined);
       }
     } catch (error) {
@@ -438,7 +439,11 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
   };
 }
 
-/** ANALYZE of the history tables PostgreSQL has never analyzed (see ANALYZE_AFTER_KEYS); none when autovacuum has. */
+/**
+ * ANALYZE of the history tables PostgreSQL has never analyzed (see ANALYZE_AFTER_KEYS); none when
+ * autovacuum has. "Never" as the statistics collector says: after a reset of its counters (a crash,
+ * a failover, `pg_stat_reset()`) a grown store is analyzed once more, a bounded sample per table.
+ */
 async function analyzeNeverAnalyzed(pool: pg.Pool): Promise<void> {
   const { rows } = await pool.query<{ relname: string }>({
     text: 'select relname from pg_stat_user_tables where relname = any($1) and schemaname = current_schema() and last_analyze is null and last_autoanalyze is null',

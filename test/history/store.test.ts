@@ -102,7 +102,8 @@ describe.each(ENGINES)('the history store (%s)', (engine) => {
     await store.history!.record(event(0, at));
     await store.history!.prune(); // written back (nothing is old enough to prune)
     // The address's set fills past SET_KEEP: the first person, the oldest, is trimmed from it, then
-    // comes back, all before the next write-back (SQLite: one batch holds the delete and the upsert).
+    // comes back, all before the next write-back (SQLite: one batch holds the delete and the upsert;
+    // its record() is synchronous, so no timer, the write-back's included, runs inside this loop).
     for (let i = 1; i <= SET_KEEP + 1; i++) await store.history!.record(event(i, at + i));
     await store.history!.record(event(0, at + SET_KEEP + 2));
     // Erasure counts what the store holds: the person among the address's accounts.
