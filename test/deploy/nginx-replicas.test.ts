@@ -123,6 +123,11 @@ describe('two replicas behind nginx on one PostgreSQL', () => {
     const kept = await createKey();
     const rotated = await createKey();
     await expect.poll(async () => (await evaluate(nginx!.url, rotated)).status, { timeout: 10_000, interval: 50 }).toBe(200);
+    // Each replica sees the keys at its own poll: step 0 asks each one directly (through nginx, the
+    // poll above may have been answered by one replica while the other had not polled yet).
+    for (const replica of replicas) {
+      await expect.poll(async () => (await evaluate(`http://127.0.0.1:${replica.port}`, kept)).status, { timeout: 10_000, interval: 50 }).toBe(200);
+    }
 
     // 0. One stream of sign-ups from one address, alternating between the replicas: each answer
     //    counts every event before it, whichever replica recorded it, once that replica's writer
