@@ -23,6 +23,8 @@
  *   npx tsx bench/history-layout.ts                  # 200,000 people, batches of 50, 3 alternations
  *   npx tsx bench/history-layout.ts --people 20000   # a small store: the gap is smaller
  *   npx tsx bench/history-layout.ts --layouts three-tables,identity-index,reverse-rows
+ *   npx tsx bench/history-layout.ts --layouts 'reverse-rows,reverse-rows@mmap_size=1073741824+cache_size=-65536'
+ *                                                    # the same layout under other pragmas (name@pragma+pragma)
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -117,10 +119,14 @@ const LAYOUTS: Record<string, () => Promise<Layout>> = {
   'reverse-rows': () => layout('reverse rows', LATEST_VERSION, SQLITE_HISTORY_WRITES),
 };
 const layouts: Layout[] = [];
-for (const name of options.layouts.split(',')) {
+for (const entry of options.layouts.split(',')) {
+  // `name@pragma=value+pragma=value`: the layout with the writer connection's pragmas set so.
+  const [name, pragmas] = entry.split('@') as [string, string | undefined];
   const make = LAYOUTS[name];
   if (make === undefined) throw new Error(`--layouts: ${name} is not one of ${Object.keys(LAYOUTS).join(', ')}`);
-  layouts.push(await make());
+  const made = await make();
+  for (const pragma of pragmas?.split('+') ?? []) made.sqlite.pragma(pragma);
+  layouts.push({ ...made, name: pragmas === undefined ? made.name : `${made.name} (${pragmas})` });
 }
 const next = new Map(layouts.map((l) => [l, 0]));
 const write = (layout: Layout, people: number, batch: number) => {
