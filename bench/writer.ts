@@ -29,6 +29,7 @@ import { openSqliteWriterThread } from '../src/store/sqlite-log-writer.js';
 import { parseDatabaseUrl, type DatabaseUrl } from '../src/config/store-url.js';
 import type { LogRecord } from '../src/core/log-record.js';
 import type { HistoryWrite } from '../src/store/sqlite-log-worker.js';
+import { encodeHistoryWrite } from '../src/store/history-batch.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -145,7 +146,7 @@ for (let run = 1; run <= Number(options.repeat) * MIXES.length; run++) {
       for (const i of order) {
         const request = what === 'write'
           ? { type: 'write' as const, records: Array.from({ length: BATCH }, () => logRecord(person++)) }
-          : { type: 'history' as const, write: historyWrite((person += BATCH) - BATCH) };
+          : { type: 'history' as const, batch: encodeHistoryWrite(historyWrite((person += BATCH) - BATCH)) };
         const before = writers[i]!.cpu();
         await writers[i]!.thread.send(request);
         used[i]! += writers[i]!.cpu() - before;

@@ -8,7 +8,7 @@ import type { ErasedHistory, HistoryStore } from '../history/store.js';
 import { pruneBounds, PRUNE_BATCH, type HistoryMaintenanceOptions } from './history-maintenance.js';
 import { SQLITE_HISTORY_READS } from './history-sql.js';
 import { keyFilter, type KeyFilter } from './history-key-filter.js';
-import type { HistoryWrite } from './sqlite-log-worker.js';
+import { HistoryBatchEncoder } from './history-batch.js';
 import type { SqliteWriterThread } from './sqlite-log-writer.js';
 import type { HistoryCellRow } from './schema.js';
 
@@ -387,19 +387,23 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
     timer.unref();
   };
 
-  /** Takes the changes of up to `flushBatch` identifiers out of memory's dirty set, as rows. */
-  const takeBatch = (): { states: KeyState[]; write: HistoryWrite } => {
-    const write: HistoryWrite = { keys: [], counts: [], members: [], evicted: [], velocity: [] };
+  /** Takes the changes of up to `flushBatch` identifiers out of memory's dirty set, as one binary batch (history-batch.ts). */
+  const takeBatch = (): { states: KeyState[]; batch: Uint8Array } => {
     const states: KeyState[] = [];
+    // ~130 bytes a new person's identifier takes; a shared address's 101 members more (it grows).
+    const batch = new HistoryBatchEncoder(Math.min(dirty.size, o.flushBatch) * 160);
     for (const state of dirty) {
       if (states.length >= o.flushBatch) break;
       dirty.delete(state);
       states.push(state);
       state.inFlight += 1;
-      const { account, key } = state;
+      batch.subject(state.account, state.key);
       if (state.dirtyKey && state.firstSeen !== null && state.lastSeen !== null) {
         const p = state.place;
-        write.keys.push([account, key, state.firstSeen, state.lastSeen, p?.country ?? null, p?.latitude ?? null, p?.longitude ?? null, p?.radiusKm ?? null, p?.asn ?? null, p === null || p.anonymous === null ? null : p.anonymous ? 1 : 0]);
+        batch.key({
+          firstSeen: state.firstSeen, lastSeen: state.lastSeen, country: p?.country ?? null, latitude: p?.latitude ?? null, longitude: p?.longitude ?? null,
+          radiusKm: p?.radiusKm ?? null, asn: p?.asn ?? null, anonymous: p === null || p.anonymous === null ? null : p.anonymous ? 1 : 0,
+        });
       }
       for (const c of state.dirtyCounts ?? []) {
         const n = state.counts.get(c);
@@ -407,21 +411,21 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
         const bucket = c - grain * 1e9;
         // The key's latest event, within the bucket (an event of a later bucket may have touched it since).
         const at = Math.min(state.touchedAt, (bucket + 1) * (grain === GRAIN_HOUR ? HOUR_MS : MINUTE_MS) - 1);
-        if (n !== undefined) write.counts.push([account, key, grain, bucket, n, at]);
+        if (n !== undefined) batch.count(grain, bucket, n, at);
       }
       for (const km of state.dirtyMembers ?? []) {
         const kind = km[0]!;
         const hex = km.slice(1);
         const seen = state.sets.get(kind)?.get(hex);
-        if (seen !== undefined) write.members.push([account, key, kind, Buffer.from(hex, 'hex'), seen]);
+        if (seen !== undefined) batch.member(kind, hex, seen);
       }
-      for (const [kind, hex] of state.evicted ?? []) write.evicted.push([account, key, kind, Buffer.from(hex, 'hex')]);
+      for (const [kind, hex] of state.evicted ?? []) batch.evicted(kind, hex);
       for (const sb of state.dirtyVelocity ?? []) {
         const at = sb.indexOf('\u0000');
         const series = sb.slice(0, at);
         const bucket = Number(sb.slice(at + 1));
         const c = state.velocity?.get(series)?.get(bucket);
-        if (c !== undefined) write.velocity.push([account, key, series, bucket, c.n, c.expires]);
+        if (c !== undefined) batch.velocity(series, bucket, c.n, c.expires);
       }
       state.dirtyVelocity = null;
       state.dirtyKey = false;
@@ -429,7 +433,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       state.dirtyMembers = null;
       state.evicted = null;
     }
-    return { states, write };
+    return { states, batch: batch.finish() };
   };
 
   /**
@@ -444,8 +448,8 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       const sent: Array<Promise<void>> = [];
       while (dirty.size > 0 || sent.length > 0) {
         if (dirty.size > 0 && sent.length < FLUSH_IN_FLIGHT) {
-          const { states, write } = takeBatch();
-          sent.push(o.thread.send({ type: 'history', write }).then(
+          const { states, batch } = takeBatch();
+          sent.push(o.thread.send({ type: 'history', batch }, [batch.buffer as ArrayBuffer]).then(
             () => undefined,
             (error: unknown) => {
               // Not retried: what this batch held stays in memory only, and is counted.

@@ -5,6 +5,7 @@ import { ERASE_STEPS, SQLITE_ERASE_STATEMENTS, SQLITE_HISTORY_WRITES, SQLITE_PRU
 import { hourlyCounts, hourOf, LOG_COLUMNS, logColumns, SQLITE_LOG_ERASE, timeOfId } from './log-record.js';
 import { type LogRecord } from '../core/log-record.js';
 import { evaluationEvent, SQLITE_QUEUE_EVENT, subscriptions } from './webhook-events.js';
+import { decodeHistoryBatch } from './history-batch.js';
 
 /**
  * The SQLite writer thread: its own connection, statements prepared once, one transaction per
@@ -27,7 +28,8 @@ export interface HistoryWrite {
 export type WorkerRequest =
   | { type: 'write'; records: LogRecord[] }
   | { type: 'prune'; beforeId: string; limit: number }
-  | { type: 'history'; write: HistoryWrite }
+  /** A history write-back as one binary batch (history-batch.ts), its ArrayBuffer transferred. */
+  | { type: 'history'; batch: Uint8Array }
   | { type: 'history-prune'; statement: keyof typeof SQLITE_PRUNE_STATEMENTS; values: unknown[] }
   | { type: 'history-erase'; account: string; keys: Uint8Array[] }
   | { type: 'log-erase'; account: string; userId: string | null; email: string | null }
@@ -87,21 +89,20 @@ const deleteMember = sqlite.prepare(SQLITE_HISTORY_WRITES.deleteMember);
 const upsertVelocity = sqlite.prepare(SQLITE_HISTORY_WRITES.upsertVelocity);
 
 const blob = (value: unknown) => (value instanceof Uint8Array && !Buffer.isBuffer(value) ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : value);
-const row = (values: unknown[]) => values.map(blob);
 
+// The rows come decoded from the batch (history-batch.ts), their blobs Buffers already.
 const writeHistory = sqlite.transaction((write: HistoryWrite) => {
-  for (const r of write.keys) upsertKey.run(row(r));
-  for (const r of write.counts) upsertCount.run(row(r));
+  for (const r of write.keys) upsertKey.run(r);
+  for (const r of write.counts) upsertCount.run(r);
   // Trimmed members first: one trimmed and then seen again before this write-back is in both
   // lists, and is kept (upserted after its delete, not deleted after its upsert).
-  for (const r of write.evicted) deleteMember.run(row(r));
+  for (const r of write.evicted) deleteMember.run(r);
   for (const r of write.members) {
-    const values = row(r);
-    upsertMember.run(values);
+    upsertMember.run(r);
     // [account, key, kind, member, last_seen]: an accounts set's member gets its reverse row.
-    if (values[2] === SET_ACCOUNTS) upsertReverse.run(values[0], values[3], values[1], values[4]);
+    if (r[2] === SET_ACCOUNTS) upsertReverse.run(r[0], r[3], r[1], r[4]);
   }
-  for (const r of write.velocity) upsertVelocity.run(row(r));
+  for (const r of write.velocity) upsertVelocity.run(r);
   return write.keys.length + write.counts.length + write.members.length + write.evicted.length + write.velocity.length;
 });
 
@@ -144,7 +145,7 @@ parentPort!.on('message', (request: WorkerRequest) => {
         reply = { ok: true, count: prune.run(request.beforeId, request.limit).changes };
         break;
       case 'history':
-        reply = { ok: true, count: writeHistory.immediate(request.write) };
+        reply = { ok: true, count: writeHistory.immediate(decodeHistoryBatch(request.batch)) };
         break;
       case 'history-prune':
         reply = { ok: true, count: pruneHistory[request.statement].run(...request.values).changes };

@@ -14,7 +14,8 @@ const WORKER_BUSY_TIMEOUT_MS = 5_000;
  * both users have closed it.
  */
 export interface SqliteWriterThread {
-  send(request: WorkerRequest): Promise<WorkerReply & { ok: true }>;
+  /** `transfer`: ArrayBuffers the message moves to the thread instead of copying (unusable here after). */
+  send(request: WorkerRequest, transfer?: ArrayBuffer[]): Promise<WorkerReply & { ok: true }>;
   /** One user is done with the thread; the last one stops it. */
   release(): Promise<void>;
 }
@@ -39,11 +40,11 @@ export async function openSqliteWriterThread(database: DatabaseUrl & { engine: '
   worker.on('exit', (code) => onEnd(new Error(`the store's writer thread exited (${code})`)));
   await once(worker, 'online');
 
-  const send = (request: WorkerRequest) => {
+  const send = (request: WorkerRequest, transfer?: ArrayBuffer[]) => {
     if (exited) return Promise.reject(exited);
     return new Promise<WorkerReply>((resolve) => {
       waiting.push({ resolve });
-      worker.postMessage(request);
+      worker.postMessage(request, transfer);
     }).then((reply) => {
       if (!reply.ok) throw Object.assign(new Error(reply.error), { code: reply.code });
       return reply;
