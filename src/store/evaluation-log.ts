@@ -103,18 +103,26 @@ export function createEvaluationLog(options: EvaluationLogOptions): EvaluationLo
   const writeBatches = (): Promise<void> => {
     writing ??= (async () => {
       while (queue.length > 0 && o.available()) {
-        const batch = queue.length <= o.batchSize ? queue : queue.slice(0, o.batchSize);
+        let batch: LogRecord[] | null = queue.length <= o.batchSize ? queue : queue.slice(0, o.batchSize);
         queue = batch === queue ? [] : queue.slice(o.batchSize);
+        const ids = batch.map((record) => record.id);
         for (const record of batch) bytes -= recordSize(record);
         try {
-          await observed(observe, 'log_write', () => o.writer!.write(batch));
-          counts.written += batch.length;
+          // The records are let go once handed over (SQLite's writer thread has its copy when
+          // `write` returns its promise): kept through the write, their request and response
+          // strings outlived two scavenges and were copied into the old generation.
+          await observed(observe, 'log_write', () => {
+            const records = batch!;
+            batch = null;
+            return o.writer!.write(records);
+          });
+          counts.written += ids.length;
         } catch (error) {
-          counts.failed += batch.length;
+          counts.failed += ids.length;
           o.onWriteError(error as Error);
           break;
         } finally {
-          for (const record of batch) held.delete(record.id);
+          for (const id of ids) held.delete(id);
         }
       }
     })().finally(() => {

@@ -63,9 +63,8 @@ export async function openSqliteWriterThread(database: DatabaseUrl & { engine: '
 
 export function sqliteLogWriter(thread: SqliteWriterThread): LogWriter {
   return {
-    async write(records: LogRecord[]) {
-      await thread.send({ type: 'write', records });
-    },
+    // Not async: the records are cloned into the message at once, and nothing here holds them after.
+    write: (records: LogRecord[]) => thread.send({ type: 'write', records }).then(() => undefined),
     prune: async (beforeId, limit) => (await thread.send({ type: 'prune', beforeId, limit })).count,
     erase: async (account, userId, email) => (await thread.send({ type: 'log-erase', account, userId, email })).counts as unknown as LogErasure,
     close: () => thread.release(),
