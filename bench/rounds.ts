@@ -37,7 +37,8 @@ const { values: options } = parseArgs({
 });
 const KEY = generateKey();
 const DOMAIN = 'mail-bench.example';
-const START_FLAGS = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ').filter((w) => w.startsWith('--'));
+/** `npm start`'s Node flags, from the package.json beside the build (a build directory's own, so two builds may differ in them too). */
+const startFlags = (dist: string) => (JSON.parse(readFileSync(join(dist, '..', 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ').filter((w) => w.startsWith('--'));
 
 const freePort = () => new Promise<number>((resolve) => {
   const s = createServer().listen(0, '127.0.0.1', () => {
@@ -78,7 +79,7 @@ async function startTarget(dist: string, index: number): Promise<Target> {
   const port = await freePort();
   const store = join(root, `store-${index}`);
   mkdirSync(store);
-  const child = spawn(process.execPath, [...START_FLAGS, ...(options.prof ? ['--cpu-prof', `--cpu-prof-dir=${root}/prof-${index}`] : []), '--import', './bench/runtime-probe.mjs', join(dist, 'server.js')], {
+  const child = spawn(process.execPath, [...startFlags(dist), ...(options.prof ? ['--cpu-prof', `--cpu-prof-dir=${root}/prof-${index}`] : []), '--import', './bench/runtime-probe.mjs', join(dist, 'server.js')], {
     env: {
       PATH: process.env.PATH!, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', API_KEYS: KEY,
       DATA_DIR: dataDir, RULES_DIR: 'rules', DNS_SERVERS: `127.0.0.1:${dns.port}`, RATE_LIMIT_MAX: '10000000', DATABASE_URL: `sqlite:${store}/risk.sqlite`,
