@@ -30,7 +30,6 @@ import { parseDatabaseUrl, type DatabaseUrl } from '../src/config/store-url.js';
 import type { LogRecord } from '../src/core/log-record.js';
 import type { HistoryWrite } from '../src/store/sqlite-log-worker.js';
 import { encodeHistoryWrite } from '../src/store/history-batch.js';
-import { encodeLogBatch } from '../src/store/log-batch.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -146,7 +145,7 @@ for (let run = 1; run <= Number(options.repeat) * MIXES.length; run++) {
       if ((b / BATCH) % 2 === 1) order.reverse();
       for (const i of order) {
         const request = what === 'write'
-          ? { type: 'write' as const, batch: encodeLogBatch(Array.from({ length: BATCH }, () => logRecord(person++))) }
+          ? { type: 'write' as const, records: Array.from({ length: BATCH }, () => logRecord(person++)) }
           : { type: 'history' as const, batch: encodeHistoryWrite(historyWrite((person += BATCH) - BATCH)) };
         const before = writers[i]!.cpu();
         await writers[i]!.thread.send(request);

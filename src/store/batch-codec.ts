@@ -1,9 +1,10 @@
 /**
  * The binary form of what the main thread hands the SQLite writer thread in one message (the
- * history's write-back, history-batch.ts; the evaluation log's records, log-batch.ts): written into
- * one buffer of its own, whose ArrayBuffer is transferred (moved, not copied), and read back field
- * by field in the order written. A structured clone walks every object, array and property name of
- * a batch instead: on the main thread, where every microsecond is an evaluation's.
+ * history's write-back, history-batch.ts): written into one buffer of its own, whose ArrayBuffer is
+ * transferred (moved, not copied), and read back field by field in the order written. A structured
+ * clone walks every object, array and Buffer of a batch instead: on the main thread, where every
+ * microsecond is an evaluation's. (The evaluation log's records are cloned: mostly two long
+ * strings each, which cost the same either way.)
  *
  * Numbers are float64 (NaN for null), strings UTF-8 and bytes prefixed with their length (uint32),
  * a nullable string with a byte saying whether it is there. Little-endian.

@@ -6,7 +6,6 @@ import { hourlyCounts, hourOf, LOG_COLUMNS, logColumns, SQLITE_LOG_ERASE, timeOf
 import { type LogRecord } from '../core/log-record.js';
 import { evaluationEvent, SQLITE_QUEUE_EVENT, subscriptions } from './webhook-events.js';
 import { decodeHistoryBatch } from './history-batch.js';
-import { decodeLogBatch } from './log-batch.js';
 
 /**
  * The SQLite writer thread: its own connection, statements prepared once, one transaction per
@@ -27,8 +26,7 @@ export interface HistoryWrite {
 }
 
 export type WorkerRequest =
-  /** Evaluation log records as one binary batch (log-batch.ts), its ArrayBuffer transferred. */
-  | { type: 'write'; batch: Uint8Array }
+  | { type: 'write'; records: LogRecord[] }
   | { type: 'prune'; beforeId: string; limit: number }
   /** A history write-back as one binary batch (history-batch.ts), its ArrayBuffer transferred. */
   | { type: 'history'; batch: Uint8Array }
@@ -135,12 +133,10 @@ parentPort!.on('message', (request: WorkerRequest) => {
   let reply: WorkerReply;
   try {
     switch (request.type) {
-      case 'write': {
-        const records = decodeLogBatch(request.batch);
-        insertAll.immediate(records);
-        reply = { ok: true, count: records.length };
+      case 'write':
+        insertAll.immediate(request.records);
+        reply = { ok: true, count: request.records.length };
         break;
-      }
       case 'prune':
         pruneLabels.run(request.beforeId);
         pruneReviews.run(request.beforeId);

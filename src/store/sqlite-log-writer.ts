@@ -3,7 +3,6 @@ import { Worker } from 'node:worker_threads';
 import type { LogErasure, LogWriter } from './engine.js';
 import type { LogRecord } from '../core/log-record.js';
 import type { WorkerReply, WorkerRequest } from './sqlite-log-worker.js';
-import { encodeLogBatch } from './log-batch.js';
 import type { DatabaseUrl } from '../config/store-url.js';
 
 /** The worker may wait this long for the write lock (a configuration change, a CLI, a backup). */
@@ -64,11 +63,11 @@ export async function openSqliteWriterThread(database: DatabaseUrl & { engine: '
 
 export function sqliteLogWriter(thread: SqliteWriterThread): LogWriter {
   return {
-    // Not async: the records are encoded at once, and nothing here holds them after.
-    write: (records: LogRecord[]) => {
-      const batch = encodeLogBatch(records);
-      return thread.send({ type: 'write', batch }, [batch.buffer as ArrayBuffer]).then(() => undefined);
-    },
+    // Not async: the records are cloned into the message at once, and nothing here holds them after.
+    // Packed into one transferred buffer instead, as the history's write-back is, they cost the
+    // main thread the same (a prototype: 4.4–5.9 against 3.9–5.5 µs a record, batches of 125 and
+    // 500, the sending side only): their strings are copied either way.
+    write: (records: LogRecord[]) => thread.send({ type: 'write', records }).then(() => undefined),
     prune: async (beforeId, limit) => (await thread.send({ type: 'prune', beforeId, limit })).count,
     erase: async (account, userId, email) => (await thread.send({ type: 'log-erase', account, userId, email })).counts as unknown as LogErasure,
     close: () => thread.release(),
