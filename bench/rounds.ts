@@ -37,8 +37,17 @@ const { values: options } = parseArgs({
 });
 const KEY = generateKey();
 const DOMAIN = 'mail-bench.example';
-/** `npm start`'s Node flags, from the package.json beside the build (a build directory's own, so two builds may differ in them too). */
-const startFlags = (dist: string) => (JSON.parse(readFileSync(join(dist, '..', 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ').filter((w) => w.startsWith('--'));
+/**
+ * `npm start`'s Node flags, from the package.json beside the build (a build directory's own, so two
+ * builds may differ in them too), or this checkout's when the build has none beside it.
+ */
+const startFlags = (dist: string) => {
+  const beside = join(dist, '..', 'package.json');
+  const file = existsSync(beside) ? beside : 'package.json';
+  return (JSON.parse(readFileSync(file, 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ').filter((w) => w.startsWith('--'));
+};
+/** Read before anything is started: a bad package.json stops the run with nothing left running. */
+const FLAGS = new Map(options.dist!.split(',').map((dist) => [dist, startFlags(dist)]));
 
 const freePort = () => new Promise<number>((resolve) => {
   const s = createServer().listen(0, '127.0.0.1', () => {
@@ -79,7 +88,7 @@ async function startTarget(dist: string, index: number): Promise<Target> {
   const port = await freePort();
   const store = join(root, `store-${index}`);
   mkdirSync(store);
-  const child = spawn(process.execPath, [...startFlags(dist), ...(options.prof ? ['--cpu-prof', `--cpu-prof-dir=${root}/prof-${index}`] : []), '--import', './bench/runtime-probe.mjs', join(dist, 'server.js')], {
+  const child = spawn(process.execPath, [...FLAGS.get(dist)!, ...(options.prof ? ['--cpu-prof', `--cpu-prof-dir=${root}/prof-${index}`] : []), '--import', './bench/runtime-probe.mjs', join(dist, 'server.js')], {
     env: {
       PATH: process.env.PATH!, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', API_KEYS: KEY,
       DATA_DIR: dataDir, RULES_DIR: 'rules', DNS_SERVERS: `127.0.0.1:${dns.port}`, RATE_LIMIT_MAX: '10000000', DATABASE_URL: `sqlite:${store}/risk.sqlite`,

@@ -88,7 +88,11 @@ function logRecord(i: number): LogRecord {
 
 const key = (s: string) => createHash('sha256').update(s).digest().subarray(0, 16);
 const IP = key('ip');
-/** A batch of new people's history write-back, as the SQLite history hands it to the writer. */
+/**
+ * A batch of new people's history write-back: the rows the SQLite history hands the writer, sent
+ * as a batch by encodeHistoryWrite (grouped by kind, so with more subject rows than the history's
+ * own batch: its decoding is a little dearer here than in the service).
+ */
 function historyWrite(from: number): HistoryWrite {
   const write: HistoryWrite = { keys: [], counts: [], members: [], evicted: [], velocity: [] };
   const minute = Math.floor(ms / 60_000);

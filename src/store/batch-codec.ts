@@ -38,9 +38,9 @@ export class BatchWriter {
     this.at += 4 + n;
   }
 
-  nullableString(value: string | null | undefined): void {
-    this.u8(value === null || value === undefined ? 0 : 1);
-    if (value !== null && value !== undefined) this.string(value);
+  nullableString(value: string | null): void {
+    this.u8(value === null ? 0 : 1);
+    if (value !== null) this.string(value);
   }
 
   /** Bytes, given as they are or as hex text (read back as bytes either way). */
@@ -90,6 +90,7 @@ export class BatchReader {
   }
 
   number(): number | null {
+    if (this.at + 8 > this.buf.length) throw new RangeError('batch: cut short');
     const value = this.buf.readDoubleLE(this.at);
     this.at += 8;
     return Number.isNaN(value) ? null : value;

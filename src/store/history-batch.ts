@@ -10,7 +10,9 @@ import type { HistoryWrite } from './sqlite-log-worker.js';
  * as rows against 4.4 as this batch (bench/hand-over.ts).
  *
  * Rows, each a tag then its fields, in the order they were added: `subject` (account, key) comes
- * before the rows of that identifier; a set kind is one character.
+ * before the rows of that identifier; a set kind is one byte (its one ASCII character: `a`, `c`,
+ * `d`). No count or length is written: a transfer moves the whole buffer, and a batch cut
+ * inside a row is refused by the reader.
  */
 const SUBJECT = 0;
 const KEY = 1;

@@ -390,7 +390,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
   /** Takes the changes of up to `flushBatch` identifiers out of memory's dirty set, as one binary batch (history-batch.ts). */
   const takeBatch = (): { states: KeyState[]; batch: Uint8Array } => {
     const states: KeyState[] = [];
-    // ~130 bytes a new person's identifier takes; a shared address's 101 members more (it grows).
+    // ~150 bytes a new person's identifier takes, ~30 a member of a shared address's set (it grows).
     const batch = new HistoryBatchEncoder(Math.min(dirty.size, o.flushBatch) * 160);
     for (const state of dirty) {
       if (states.length >= o.flushBatch) break;

@@ -20,6 +20,12 @@ export interface SqliteWriterThread {
   release(): Promise<void>;
 }
 
+/** The thread's answer, or its error as one (with SQLite's code). */
+function answered(reply: WorkerReply): WorkerReply & { ok: true } {
+  if (!reply.ok) throw Object.assign(new Error(reply.error), { code: reply.code });
+  return reply;
+}
+
 export async function openSqliteWriterThread(database: DatabaseUrl & { engine: 'sqlite' }, users: number): Promise<SqliteWriterThread> {
   // From source (tests, `npm run dev`) the worker is TypeScript and needs tsx; from dist it is plain JavaScript.
   const fromSource = import.meta.url.endsWith('.ts');
@@ -40,15 +46,21 @@ export async function openSqliteWriterThread(database: DatabaseUrl & { engine: '
   worker.on('exit', (code) => onEnd(new Error(`the store's writer thread exited (${code})`)));
   await once(worker, 'online');
 
+  // No closure here reads `request`: one that did kept the whole request (a log batch's records,
+  // their request and response strings) alive in this call's scope until the thread answered,
+  // long enough to be copied into the old generation. Posted before it waits for its answer: a
+  // message that cannot be posted takes no place among the replies (they are matched in order).
   const send = (request: WorkerRequest, transfer?: ArrayBuffer[]) => {
     if (exited) return Promise.reject(exited);
-    return new Promise<WorkerReply>((resolve) => {
-      waiting.push({ resolve });
+    let resolve!: (reply: WorkerReply) => void;
+    const promise = new Promise<WorkerReply>((settle) => (resolve = settle));
+    try {
       worker.postMessage(request, transfer);
-    }).then((reply) => {
-      if (!reply.ok) throw Object.assign(new Error(reply.error), { code: reply.code });
-      return reply;
-    });
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+    waiting.push({ resolve });
+    return promise.then(answered);
   };
   return {
     send,

@@ -60,6 +60,23 @@ describe('history write-back batch (SQLite writer thread)', () => {
     port1.close();
   });
 
+  it('is never a slice of the shared pool, however small: transferred, only its own memory moves', () => {
+    // One identifier's batch is well under the size Buffer takes from its pool; a pool slice cannot
+    // be transferred (and would hand the thread everything else in the pool).
+    Buffer.allocUnsafe(8); // the pool's next slice would not start at 0
+    const batch = new HistoryBatchEncoder(128); // room for its 65 bytes: it does not grow
+    batch.subject('default', key('ip'));
+    batch.count(1, 28_333_333, 1, 5);
+    const bytes = batch.finish();
+    expect(bytes.byteOffset).toBe(0);
+    expect(bytes.buffer.byteLength).toBeLessThan(Buffer.poolSize);
+    const { port1, port2 } = new MessageChannel();
+    port1.postMessage(bytes, [bytes.buffer as ArrayBuffer]);
+    expect(bytes.byteLength).toBe(0);
+    expect(decodeHistoryBatch(receiveMessageOnPort(port2)!.message as Uint8Array).counts).toHaveLength(1);
+    port1.close();
+  });
+
   it('refuses a batch that is cut short or not a batch, instead of writing a wrong row', () => {
     const batch = encodeHistoryWrite(write);
     expect(() => decodeHistoryBatch(batch.subarray(0, batch.length - 3))).toThrow();
