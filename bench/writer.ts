@@ -29,7 +29,7 @@ import { openSqliteWriterThread } from '../src/store/sqlite-log-writer.js';
 import { parseDatabaseUrl, type DatabaseUrl } from '../src/config/store-url.js';
 import type { LogRecord } from '../src/core/log-record.js';
 import type { HistoryWrite } from '../src/store/sqlite-log-worker.js';
-import { encodeHistoryWrite } from '../src/store/history-batch.js';
+import { encodeHistoryWrite } from '../test/support/history-rows.js';
 
 const { values: options } = parseArgs({
   options: {

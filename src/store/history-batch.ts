@@ -147,37 +147,3 @@ export function decodeHistoryBatch(batch: Uint8Array): HistoryWrite {
   }
   return write;
 }
-
-/** A HistoryWrite's rows as a batch (benchmarks and tests build rows; the history builds batches directly). */
-export function encodeHistoryWrite(write: HistoryWrite): Uint8Array {
-  const encoder = new HistoryBatchEncoder();
-  let subject: string | null = null;
-  const about = (account: unknown, key: unknown) => {
-    const id = `${account as string}\u0000${Buffer.from(key as Uint8Array).toString('hex')}`;
-    if (id === subject) return;
-    subject = id;
-    encoder.subject(account as string, key as Uint8Array);
-  };
-  const n = (value: unknown) => value as number | null;
-  for (const [account, key, first, last, country, latitude, longitude, radiusKm, asn, anonymous] of write.keys) {
-    about(account, key);
-    encoder.key({ firstSeen: first as number, lastSeen: last as number, country: country as string | null, latitude: n(latitude), longitude: n(longitude), radiusKm: n(radiusKm), asn: n(asn), anonymous: n(anonymous) });
-  }
-  for (const [account, key, grain, bucket, count, at] of write.counts) {
-    about(account, key);
-    encoder.count(grain as number, bucket as number, count as number, at as number);
-  }
-  for (const [account, key, kind, member] of write.evicted) {
-    about(account, key);
-    encoder.evicted(kind as string, member as Uint8Array);
-  }
-  for (const [account, key, kind, member, seen] of write.members) {
-    about(account, key);
-    encoder.member(kind as string, member as Uint8Array, seen as number);
-  }
-  for (const [account, key, series, bucket, count, expires] of write.velocity) {
-    about(account, key);
-    encoder.velocity(series as string, bucket as number, count as number, expires as number);
-  }
-  return encoder.finish();
-}

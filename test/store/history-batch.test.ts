@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { decodeHistoryBatch, encodeHistoryWrite, HistoryBatchEncoder } from '../../src/store/history-batch.js';
+import { decodeHistoryBatch, HistoryBatchEncoder } from '../../src/store/history-batch.js';
 import type { HistoryWrite } from '../../src/store/sqlite-log-worker.js';
+import { encodeHistoryWrite } from '../support/history-rows.js';
 
 const key = (s: string) => createHash('sha256').update(s).digest().subarray(0, 16);
 
