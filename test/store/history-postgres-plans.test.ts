@@ -126,7 +126,9 @@ describe('a fresh PostgreSQL store', () => {
     const client = new pg.Client((store.engine.database as { connectionString: string }).connectionString);
     await client.connect();
     try {
-      // The store's ANALYZE (autovacuum's would set last_autoanalyze, and may come round in a test).
+      // The store's ANALYZE, not autovacuum's: autovacuum may come round first in a long run (it did
+      // in CI), and the store rightly skips a table autovacuum has analyzed. Off for these tables.
+      await client.query('alter table history_counts set (autovacuum_enabled = false); alter table history_members set (autovacuum_enabled = false); alter table history_keys set (autovacuum_enabled = false)');
       const analyzed = async () => (await client.query<{ n: string }>(
         "select count(*) as n from pg_stat_user_tables where relname in ('history_counts', 'history_members', 'history_keys') and last_analyze is not null")).rows[0]!.n;
       expect(await analyzed()).toBe('0');
