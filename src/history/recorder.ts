@@ -54,9 +54,11 @@ export interface HistoryStep {
 export const MAX_HISTORY_IN_FLIGHT = 64;
 /**
  * Round trips in flight for one IP address or one device (README "Behaviour history"): an account
- * farm from one address then holds at most this many of the pool's 10 connections; its evaluations
- * past it wait their turn behind its own, not in front of everyone else's. A constant like
- * MAX_HISTORY_IN_FLIGHT: both are about the pool, not the traffic.
+ * farm from one address then holds at most this many places in the store's reads (PostgreSQL:
+ * rows of its batched read statements); its evaluations past it wait their turn behind its own,
+ * not in front of everyone else's; and a read misses at most this many less one of the key's
+ * events, those still in flight beside it. A constant like MAX_HISTORY_IN_FLIGHT: both are about
+ * the store, not the traffic.
  */
 export const MAX_KEY_IN_FLIGHT = 4;
 /** Evaluations waiting for one key's round trips, at most; past it the answer is partial at once. */

@@ -59,6 +59,8 @@ export interface HistoryStoreStats {
   pending?: number;
   /** SQLite: estimated bytes the identifiers in memory hold (bounded by its maxBytes). */
   bytes?: number;
+  /** PostgreSQL: evaluations whose read is in flight or waiting to be sent. */
+  reading?: number;
 }
 
 export const NO_ERASURE: ErasedHistory = { identifiers: 0, counters: 0, memberships: 0 };

@@ -6,9 +6,9 @@ import type { HistoryStore } from '../history/store.js';
 import { postgresMaintenance, type HistoryMaintenanceOptions } from './history-maintenance.js';
 
 /**
- * PostgreSQL: one round trip per evaluation, a read, and no row lock taken on the request path.
- * The evaluation reads what came before it (one read-only statement: a constant number of index
- * reads, each at most 101 entries); once it is back, its own changes go into this replica's pending changes,
+ * PostgreSQL: one read per evaluation, and no row lock taken on the request path. The evaluation
+ * reads what came before it (one row of a read-only statement: a constant number of index reads,
+ * each at most 101 entries; the evaluations waiting go in one statement, `read` below); once it is back, its own changes go into this replica's pending changes,
  * which a writer sends every FLUSH_DELAY_MS in one transaction for the whole batch, summed (an
  * account farm's 1,000 events a second on one IP are one counter row update per flush, not 1,000
  * statements queued on its lock: issue 30). What an evaluation reads is the snapshot plus this
@@ -29,6 +29,10 @@ import { postgresMaintenance, type HistoryMaintenanceOptions } from './history-m
 export const FLUSH_DELAY_MS = 50;
 /** Identifiers with changes waiting to be written, at most (about 300 bytes each, and their members). */
 export const MAX_PENDING_KEYS = 50_000;
+/** Read statements in flight at once, at most (of the pool's 10 connections; the writer takes one). */
+export const READS_IN_FLIGHT = 2;
+/** Evaluations one read statement carries, at most. */
+export const READ_BATCH = 64;
 /** Counters are spread over this many rows per bucket (each replica's batch picks one); a read sums them. */
 const SHARDS = 8;
 /**
@@ -42,40 +46,75 @@ const SHARDS = 8;
 const ANALYZE_AFTER_KEYS = 1_000;
 const HISTORY_TABLES = ['history_counts', 'history_members', 'history_keys', 'history_velocity'];
 
-const READ = `
+/** The read's columns for each evaluation, in its VALUES rows (then its position, `i`). */
+const READ_TYPES = ['text', 'integer', 'integer', 'bigint', 'bigint', 'bytea', 'bytea', 'bytea', 'bytea', 'bytea', 'bytea', 'text', 'text', 'text', 'text', 'text'];
+
+/**
+ * The read of `size` evaluations (`e`: a VALUES row each, with its position `i`; rows past the
+ * evaluations sent are nulls, and read nothing), one row each: per row, a constant number of index
+ * reads, each at most SET_KEEP entries. Pending members (this replica's, not yet written) come as
+ * comma-separated hex, one text per set and evaluation; velocity reads as five arrays after the
+ * rows, each read tagged with its evaluation's position. A VALUES list, not arrays to unnest: the
+ * planner then counts the rows a generic plan reads as exactly as a custom one, and keeps the
+ * generic plan after five executions, as for any prepared statement; with arrays it estimated ten
+ * evaluations, never chose the generic plan, and planned twenty subqueries afresh at every
+ * execution (`bench/postgres-reads.ts`, four reads in flight: server CPU 2.8 ms an evaluation
+ * against 1.75 before batching). Sizes are powers of two (readSize): a few prepared statements per
+ * connection.
+ */
+function readStatement(size: number): string {
+  const rows: string[] = [];
+  for (let r = 0; r < size; r++) {
+    const first = r * READ_TYPES.length + 1;
+    rows.push(`(${READ_TYPES.map((type, c) => `$${first + c}::${type}`).join(', ')}, ${r + 1})`);
+  }
+  const v = size * READ_TYPES.length + 1;
+  return `
 select
-  pg_current_snapshot()::text as snapshot,
-  (select coalesce(sum(n), 0) from history_counts where account_id = $1 and key = $6 and grain = 1 and bucket > $2::integer - 60) as ip_minutes,
-  (select coalesce(sum(n), 0) from history_counts where account_id = $1 and key = $6 and grain = 2 and bucket > $3::integer - 24) as ip_hours,
-  (select count(*) from (select m.member from (select member from history_members where account_id = $1 and key = $6 and kind = 'a' and last_seen >= $4 order by last_seen desc limit $12) m
-    union select unnest($13::bytea[])) s) as ip_accounts,
-  (select last_seen from history_members where account_id = $1 and key = $6 and kind = 'a' and member = $8) as ip_accounts_current,
-  (select coalesce(sum(n), 0) from history_counts where account_id = $1 and key = $7 and grain = 2 and bucket > $3::integer - 24) as email_hours,
-  (select first_seen from history_keys where account_id = $1 and key = $7) as email_first_seen,
-  (select count(*) from (select m.member from (select member from history_members where account_id = $1 and key = $7 and kind = 'd' and last_seen >= $5 order by last_seen desc limit $12) m
-    union select unnest($14::bytea[])) s) as email_devices,
-  (select last_seen from history_members where account_id = $1 and key = $7 and kind = 'd' and member = $9) as email_devices_current,
-  (select coalesce(sum(n), 0) from history_counts where account_id = $1 and key = $9 and grain = 1 and bucket > $2::integer - 60) as device_minutes,
-  (select first_seen from history_keys where account_id = $1 and key = $9) as device_first_seen,
-  (select count(*) from (select m.member from (select member from history_members where account_id = $1 and key = $9 and kind = 'a' and last_seen >= $5 order by last_seen desc limit $12) m
-    union select unnest($15::bytea[])) s) as device_accounts,
-  (select last_seen from history_members where account_id = $1 and key = $9 and kind = 'a' and member = $8) as device_accounts_current,
+  (select pg_current_snapshot()::text) as snapshot,
+  (select coalesce(sum(n), 0) from history_counts where account_id = e.a and key = e.ip and grain = 1 and bucket > e.minute - ${MINUTES_IN_WINDOW}) as ip_minutes,
+  (select coalesce(sum(n), 0) from history_counts where account_id = e.a and key = e.ip and grain = 2 and bucket > e.hour - ${HOURS_IN_WINDOW}) as ip_hours,
+  (select count(*) from (select m.member from (select member from history_members where account_id = e.a and key = e.ip and kind = 'a' and last_seen >= e.since24h order by last_seen desc limit ${SET_KEEP}) m
+    union select decode(h, 'hex') from unnest(string_to_array(e.p_ip, ',')) h) s) as ip_accounts,
+  (select last_seen from history_members where account_id = e.a and key = e.ip and kind = 'a' and member = e.identity) as ip_accounts_current,
+  (select coalesce(sum(n), 0) from history_counts where account_id = e.a and key = e.email and grain = 2 and bucket > e.hour - ${HOURS_IN_WINDOW}) as email_hours,
+  (select first_seen from history_keys where account_id = e.a and key = e.email) as email_first_seen,
+  (select count(*) from (select m.member from (select member from history_members where account_id = e.a and key = e.email and kind = 'd' and last_seen >= e.since30d order by last_seen desc limit ${SET_KEEP}) m
+    union select decode(h, 'hex') from unnest(string_to_array(e.p_email, ',')) h) s) as email_devices,
+  (select last_seen from history_members where account_id = e.a and key = e.email and kind = 'd' and member = e.device) as email_devices_current,
+  (select coalesce(sum(n), 0) from history_counts where account_id = e.a and key = e.device and grain = 1 and bucket > e.minute - ${MINUTES_IN_WINDOW}) as device_minutes,
+  (select first_seen from history_keys where account_id = e.a and key = e.device) as device_first_seen,
+  (select count(*) from (select m.member from (select member from history_members where account_id = e.a and key = e.device and kind = 'a' and last_seen >= e.since30d order by last_seen desc limit ${SET_KEEP}) m
+    union select decode(h, 'hex') from unnest(string_to_array(e.p_device, ',')) h) s) as device_accounts,
+  (select last_seen from history_members where account_id = e.a and key = e.device and kind = 'a' and member = e.identity) as device_accounts_current,
   u.first_seen as user_first_seen, u.last_seen as user_last_seen, u.country as user_country, u.latitude as user_latitude,
   u.longitude as user_longitude, u.radius_km as user_radius_km, u.asn as user_asn, u.anonymous as user_anonymous,
-  (select count(*) from (select m.member from (select member from history_members where account_id = $1 and key = $10 and kind = 'd' and last_seen >= $5 order by last_seen desc limit $12) m
-    union select unnest($16::bytea[])) s) as user_devices,
-  (select last_seen from history_members where account_id = $1 and key = $10 and kind = 'd' and member = $9) as user_devices_current,
-  (select count(*) from (select m.member from (select member from history_members where account_id = $1 and key = $10 and kind = 'c' and last_seen >= $4 order by last_seen desc limit $12) m
-    union select unnest($17::bytea[])) s) as user_countries,
-  (select last_seen from history_members where account_id = $1 and key = $10 and kind = 'c' and member = $11) as user_countries_current,
-  exists (select 1 from history_members where account_id = $1 and key = $10 and kind = 'd') as user_has_devices,
-  exists (select 1 from history_members where account_id = $1 and key = $10 and kind = 'c') as user_has_countries,
-  (select coalesce(array_agg(q.v order by q.i), '{}') from (
-    select r.i, (select coalesce(sum(n), 0) from history_velocity where account_id = $1 and key = r.k and series = r.s and bucket > r.f and bucket <= r.t) as v
-    from unnest($18::bytea[], $19::text[], $20::integer[], $21::integer[]) with ordinality r(k, s, f, t, i)) q) as velocity
-from (select 1) one
-left join history_keys u on u.account_id = $1 and u.key = $10
+  (select count(*) from (select m.member from (select member from history_members where account_id = e.a and key = e.usr and kind = 'd' and last_seen >= e.since30d order by last_seen desc limit ${SET_KEEP}) m
+    union select decode(h, 'hex') from unnest(string_to_array(e.p_user_devices, ',')) h) s) as user_devices,
+  (select last_seen from history_members where account_id = e.a and key = e.usr and kind = 'd' and member = e.device) as user_devices_current,
+  (select count(*) from (select m.member from (select member from history_members where account_id = e.a and key = e.usr and kind = 'c' and last_seen >= e.since24h order by last_seen desc limit ${SET_KEEP}) m
+    union select decode(h, 'hex') from unnest(string_to_array(e.p_user_countries, ',')) h) s) as user_countries,
+  (select last_seen from history_members where account_id = e.a and key = e.usr and kind = 'c' and member = e.country) as user_countries_current,
+  exists (select 1 from history_members where account_id = e.a and key = e.usr and kind = 'd') as user_has_devices,
+  exists (select 1 from history_members where account_id = e.a and key = e.usr and kind = 'c') as user_has_countries,
+  (select coalesce(array_agg(q.v order by q.j), '{}') from (
+    select r.j, (select coalesce(sum(n), 0) from history_velocity where account_id = e.a and key = r.k and series = r.s and bucket > r.f and bucket <= r.t) as v
+    from unnest($${v}::integer[], $${v + 1}::bytea[], $${v + 2}::text[], $${v + 3}::integer[], $${v + 4}::integer[]) with ordinality r(i, k, s, f, t, j) where r.i = e.i) q) as velocity
+from (values ${rows.join(',\n  ')})
+  e(a, minute, hour, since24h, since30d, ip, email, identity, device, usr, country, p_ip, p_email, p_device, p_user_devices, p_user_countries, i)
+left join history_keys u on u.account_id = e.a and u.key = e.usr
+order by e.i
 `;
+}
+
+/** The statement size for this many evaluations: the next power of two. */
+const readSize = (evaluations: number) => 2 ** Math.ceil(Math.log2(Math.max(1, evaluations)));
+const readTexts = new Map<number, string>();
+const readText = (size: number) => {
+  let text = readTexts.get(size);
+  if (text === undefined) readTexts.set(size, (text = readStatement(size)));
+  return text;
+};
 
 /** The writer's statements: one transaction per batch, rows in key order. */
 const WRITE_COUNTS = `insert into history_counts as h (account_id, key, grain, bucket, shard, n)
@@ -137,6 +176,13 @@ interface PendingKey {
   velocity: Map<string, { series: string; bucket: number; n: number; expires: number }>;
 }
 
+/** An evaluation whose read is waiting to be sent. */
+interface WaitingRead {
+  event: HistoryEvent;
+  resolve: (prior: Prior) => void;
+  reject: (error: unknown) => void;
+}
+
 /** A batch of changes: being collected (xid null, not sent), or sent and waiting for its commit. */
 interface Batch {
   keys: Map<string, PendingKey>;
@@ -168,7 +214,8 @@ const CLIENT_GRACE_MS = 1_000;
  * every evaluation and the writer's batches, its connections opened with statement_timeout
  * (historyStatementTimeoutMs) and synchronous_commit off.
  */
-export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: HistoryMaintenanceOptions & { stepTimeoutMs: number; flushDelayMs?: number; maxPendingKeys?: number }): HistoryStore {
+export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: HistoryMaintenanceOptions & { stepTimeoutMs: number; flushDelayMs?: number; maxPendingKeys?: number; readsInFlight?: number }): HistoryStore {
+  const readsInFlight = options.readsInFlight ?? READS_IN_FLIGHT;
   const queryTimeoutMs = historyStatementTimeoutMs(options.stepTimeoutMs) + CLIENT_GRACE_MS;
   const flushDelayMs = options.flushDelayMs ?? FLUSH_DELAY_MS;
   const maxPendingKeys = options.maxPendingKeys ?? MAX_PENDING_KEYS;
@@ -183,6 +230,10 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
   let closed = false;
   let written = 0;
   let analyzed = false;
+  /** Evaluations whose read is not yet sent; read statements in flight. */
+  const waiting: WaitingRead[] = [];
+  let reading = 0;
+  let readsSent = 0;
   /** The prune running, if one is: one at a time, and close() waits for it (it uses the store's pool, ended after). */
   let pruning: Promise<number> | null = null;
 
@@ -345,46 +396,77 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
    */
   const unwritten = (): Batch[] => (sent === null ? [collecting] : [collecting, sent]);
 
+  /**
+   * The reads waiting (their evaluations' records) go in one statement, READ_BATCH at most, with
+   * at most `readsInFlight` statements in flight: at a few evaluations at once each read goes at
+   * once, alone; past that, the evaluations that arrive while statements are in flight go together
+   * in the next, and share its round trip, its protocol messages and the executor's set-up (a
+   * statement of some twenty subqueries). `waiting` holds no more than the recorder lets in flight
+   * (MAX_HISTORY_IN_FLIGHT).
+   */
+  const read = () => {
+    const reads = waiting.splice(0, READ_BATCH);
+    reading += 1;
+    readsSent += reads.length;
+    // What the read cannot show is taken when it is sent (see `unwritten`): the event itself joins a batch once read.
+    const batches = unwritten();
+    let overlays: Overlay[][];
+    let query: Promise<pg.QueryResult<Row>>;
+    try {
+      overlays = reads.map((r) => batches.map((b) => overlayOf(b, r.event)));
+      const size = readSize(reads.length);
+      query = recordPool.query<Row>({ name: `history_read_${size}`, text: readText(size), values: readValues(reads, size, batches), query_timeout: queryTimeoutMs } as pg.QueryConfig);
+    } catch (error) {
+      query = Promise.reject(error as Error);
+      overlays = [];
+    }
+    // The statement's place is free once it answers: before its evaluations go on (their next reads may take it).
+    const answered = () => {
+      reading -= 1;
+      readsSent -= reads.length;
+    };
+    void query.then(
+      (result) => {
+        answered();
+        const snapshot = result.rows.length > 0 ? visibleIn(String(result.rows[0]!.snapshot)) : () => false;
+        reads.forEach((r, i) => {
+          const row = result.rows[i];
+          if (row === undefined) {
+            failed += 1;
+            r.reject(new Error(`the history read answered ${result.rows.length} rows for ${reads.length} evaluations`));
+            return;
+          }
+          // Recorded once read, not when the read is sent: a read that waited for a pooled connection
+          // could otherwise run after its own event's batch was written, and count the event twice.
+          if (collecting.keys.size < maxPendingKeys) {
+            add(r.event);
+            schedule();
+          } else {
+            refused += 1;
+          }
+          try {
+            r.resolve(withUnwritten(priorOf(row, r.event), overlays[i]!.filter((o) => o.batch.xid === null || !snapshot(o.batch.xid))));
+          } catch (error) {
+            r.reject(error);
+          }
+        });
+      },
+      (error: unknown) => {
+        answered();
+        failed += reads.length;
+        for (const r of reads) r.reject(error);
+      },
+    ).finally(() => {
+      if (waiting.length > 0 && reading < readsInFlight) read();
+    });
+  };
+
   return {
-    async record(event: HistoryEvent): Promise<Prior> {
-      const batches = unwritten();
-      const overlays = batches.map((b) => overlayOf(b, event));
-      const members = (key: Buffer | null, kind: string): Buffer[] => {
-        if (key === null) return [];
-        const out: Buffer[] = [];
-        const id = idOf(event.account, key);
-        for (const b of batches) for (const [member] of b.keys.get(id)?.sets.get(kind)?.values() ?? []) out.push(member);
-        return out;
-      };
-      const result = recordPool.query<Row>({
-        name: 'history_read',
-        text: READ,
-        values: [
-          event.account, event.minute, event.hour, event.since24h, event.since30d,
-          event.ip, event.email, event.identity, event.device, event.user, event.country, SET_KEEP,
-          members(event.ip, SET_ACCOUNTS), members(event.email, SET_DEVICES), members(event.device, SET_ACCOUNTS),
-          members(event.user, SET_DEVICES), members(event.user, SET_COUNTRIES),
-          ...velocityReads(event),
-        ],
-        query_timeout: queryTimeoutMs,
-      } as pg.QueryConfig);
-      let row: Row;
-      try {
-        row = (await result).rows[0]!;
-      } catch (error) {
-        failed += 1;
-        throw error;
-      }
-      // Recorded once read, not when the read is sent: a read that waited for a pooled connection
-      // could otherwise run after its own event's batch was written, and count the event twice.
-      if (collecting.keys.size < maxPendingKeys) {
-        add(event);
-        schedule();
-      } else {
-        refused += 1;
-      }
-      const snapshot = visibleIn(String(row.snapshot));
-      return withUnwritten(priorOf(row, event), overlays.filter((o) => o.batch.xid === null || !snapshot(o.batch.xid)));
+    record(event: HistoryEvent): Promise<Prior> {
+      return new Promise<Prior>((resolve, reject) => {
+        waiting.push({ event, resolve, reject });
+        if (reading < readsInFlight) read();
+      });
     },
     countAfter(account, counts) {
       if (counts.length === 0) return;
@@ -427,7 +509,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       });
       return pruning;
     },
-    stats: () => ({ failed, refused, pruned: maintenance.pruned(), pending: collecting.keys.size + (sent?.keys.size ?? 0) }),
+    stats: () => ({ failed, refused, pruned: maintenance.pruned(), pending: collecting.keys.size + (sent?.keys.size ?? 0), reading: waiting.length + readsSent }),
     async close() {
       closed = true;
       clearTimeout(timer);
@@ -593,11 +675,38 @@ function priorOf(r: Row, event: HistoryEvent): Prior {
   };
 }
 
-/** The statement's velocity parameters: one row per read (key, series, buckets from–to). */
-function velocityReads(event: HistoryEvent): unknown[] {
-  const reads = event.velocity?.reads ?? [];
-  return [reads.map((r) => r.key), reads.map((r) => r.series), reads.map((r) => r.from), reads.map((r) => r.to)];
+/**
+ * The read's parameters for these evaluations, padded with nulls to `size` rows: each one's columns
+ * (READ_TYPES), with the members of its sets that these batches hold and the store may not
+ * (comma-separated hex: the batches key members by their hex already); then their velocity reads as
+ * five arrays, each read tagged with its evaluation's position (1-based, as the rows count).
+ */
+function readValues(reads: readonly WaitingRead[], size: number, batches: readonly Batch[]): unknown[] {
+  const values: unknown[] = [];
+  const velocity: unknown[][] = [[], [], [], [], []];
+  const pending = (account: string, key: Buffer | null, kind: string): string => {
+    if (key === null) return '';
+    const id = idOf(account, key);
+    let out = '';
+    for (const b of batches) {
+      for (const hex of b.keys.get(id)?.sets.get(kind)?.keys() ?? []) out = out === '' ? hex : `${out},${hex}`;
+    }
+    return out;
+  };
+  reads.forEach(({ event: e }, i) => {
+    values.push(
+      e.account, e.minute, e.hour, e.since24h, e.since30d, e.ip, e.email, e.identity, e.device, e.user, e.country,
+      pending(e.account, e.ip, SET_ACCOUNTS), pending(e.account, e.email, SET_DEVICES), pending(e.account, e.device, SET_ACCOUNTS),
+      pending(e.account, e.user, SET_DEVICES), pending(e.account, e.user, SET_COUNTRIES),
+    );
+    for (const r of e.velocity?.reads ?? []) {
+      velocity[0]!.push(i + 1); velocity[1]!.push(r.key); velocity[2]!.push(r.series); velocity[3]!.push(r.from); velocity[4]!.push(r.to);
+    }
+  });
+  for (let n = (size - reads.length) * READ_TYPES.length; n > 0; n--) values.push(null);
+  values.push(...velocity);
+  return values;
 }
 
 /** The read every evaluation makes and the writer's trim of the sets it touched: their plans are checked (test/store/history-postgres-plans.test.ts). */
-export const POSTGRES_HISTORY_STATEMENTS = { read: READ, trimSets: TRIM_SETS } as const;
+export const POSTGRES_HISTORY_STATEMENTS = { read: readStatement, trimSets: TRIM_SETS } as const;

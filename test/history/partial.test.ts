@@ -2,6 +2,7 @@ import { CompiledQuery } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_KEY_IN_FLIGHT } from '../../src/history/recorder.js';
+import { READS_IN_FLIGHT } from '../../src/store/history-postgres.js';
 import { bearer, KEY_A, type TestApp } from '../support/app.js';
 import { freshDatabaseUrl } from '../support/store.js';
 import { behaviourApp, device, evaluate, MINUTE, PLACES, testClock } from './fixtures.js';
@@ -11,7 +12,7 @@ import { behaviourApp, device, evaluate, MINUTE, PLACES, testClock } from './fix
  * another session, as deadline.test.ts does): the answers carry this replica's own counts, marked
  * partial, so ip_velocity fires from its threshold on; nothing that only the store knows is guessed.
  * And past MAX_KEY_IN_FLIGHT reads in flight for one address, the farm's evaluations wait for one of
- * its own reads to end instead of taking the pool's connections from everyone else: with the store's
+ * its own reads to end instead of filling the store's read statements ahead of everyone else: with the store's
  * history when it answers in time, from local counts by the deadline when it does not, and recorded.
  */
 const TIMEOUT_MS = 1_500;
@@ -107,17 +108,19 @@ describe('partial history: the store cannot answer', () => {
   it(`past ${MAX_KEY_IN_FLIGHT} reads in flight for one address, its next evaluations wait behind its own, not in the pool`, async () => {
     clock.advance(MINUTE);
     const farm = 12;
-    const { answers, ordinary, running } = await withHistoryLocked(async () => {
+    const { answers, ordinary, running, reading } = await withHistoryLocked(async () => {
       const answers = Array.from({ length: farm }, () => evaluate(t, farmer()));
       // Someone else signing up meanwhile, from their own address.
       const ordinary = evaluate(t, { event_type: 'account_register', ip: PLACES.london, email: 'ordinary@example.com', user: { user_id: 'ordinary' }, device_intelligence: { device_hash: device(7) } });
-      // The farm's reads that went to the server, and the ordinary one: all waiting on the lock.
-      await expect.poll(readsRunning, { timeout: 5_000, interval: 20 }).toBe(MAX_KEY_IN_FLIGHT + 1);
-      // The farm's others wait in this replica for one of its own reads to end: none is on the server.
+      // The store's read statements, at most READS_IN_FLIGHT whatever the evaluations: all waiting on the lock.
+      await expect.poll(readsRunning, { timeout: 5_000, interval: 20 }).toBe(READS_IN_FLIGHT);
+      // The farm's others wait in this replica for one of its own reads to end: the store holds the
+      // farm's MAX_KEY_IN_FLIGHT and the ordinary one (sent, or waiting for the next statement).
       await new Promise((resolve) => setTimeout(resolve, 200));
-      return { answers, ordinary, running: await readsRunning() };
+      return { answers, ordinary, running: await readsRunning(), reading: t.app.store.status().history?.reading };
     });
-    expect(running).toBe(MAX_KEY_IN_FLIGHT + 1);
+    expect(running).toBe(READS_IN_FLIGHT);
+    expect(reading).toBe(MAX_KEY_IN_FLIGHT + 1);
     // The lock gone well before the deadline: each took its turn and has the store's history.
     const settled = await Promise.all(answers);
     expect((await ordinary).history).toMatchObject({ partial: false, ip: { events_1h: 1 } });

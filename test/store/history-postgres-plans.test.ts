@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SET_KEEP } from '../../src/history/caps.js';
 import { historyEvent } from '../../src/history/event.js';
 import type { Place } from '../../src/history/place.js';
-import { POSTGRES_HISTORY_STATEMENTS } from '../../src/store/history-postgres.js';
+import { POSTGRES_HISTORY_STATEMENTS, READ_BATCH } from '../../src/store/history-postgres.js';
 import type { Store } from '../../src/store/index.js';
 import { openTestStore } from '../support/store.js';
 
@@ -100,11 +100,18 @@ describe('PostgreSQL history statements, a grown store (30,000 people)', () => {
   it('the read of a new person from an address holding many accounts goes by keys', async () => {
     const now = AT + 30 * 60_000;
     const { rows: [keys] } = await client.query<Record<string, Buffer>>(`select ${KEY("'farm'")} as ip, ${KEY("'new-e'")} as email, ${KEY("'new-u'")} as user, ${KEY("'new-d'")} as device`);
-    const values = [
+    // One evaluation, with no pending members and no velocity reads; then a full batch, READ_BATCH of them.
+    const evaluation = [
       'acme', Math.floor(now / 60_000), Math.floor(now / 3_600_000), now - 86_400_000, now - 30 * 86_400_000,
-      keys!.ip, keys!.email, keys!.user, keys!.device, keys!.user, Buffer.from('GB'), SET_KEEP, [], [], [], [], [], [], [], [], [],
+      keys!.ip, keys!.email, keys!.user, keys!.device, keys!.user, Buffer.from('GB'), '', '', '', '', '',
     ];
-    for (const plan of [await explain(POSTGRES_HISTORY_STATEMENTS.read, values), await explain(POSTGRES_HISTORY_STATEMENTS.read, null)]) {
+    const { read } = POSTGRES_HISTORY_STATEMENTS;
+    const full = [...Array.from({ length: READ_BATCH }, () => evaluation).flat(), [], [], [], [], []];
+    const plans = [
+      await explain(read(1), [...evaluation, [], [], [], [], []]), await explain(read(1), null),
+      await explain(read(READ_BATCH), full), await explain(read(READ_BATCH), null),
+    ];
+    for (const plan of plans) {
       expect(plan.some((line) => /history_members/.test(line))).toBe(true);
       expect(unkeyed(plan), plan.join('\n')).toEqual([]);
     }

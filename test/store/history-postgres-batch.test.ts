@@ -1,0 +1,93 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { historyEvent, type Prior } from '../../src/history/event.js';
+import { keyedHasher } from '../../src/history/identifiers.js';
+import type { Place } from '../../src/history/place.js';
+import type { HistoryStore } from '../../src/history/store.js';
+import { postgresHistory, READ_BATCH, READS_IN_FLIGHT } from '../../src/store/history-postgres.js';
+import { freshDatabaseUrl, openTestStore } from '../support/store.js';
+
+/**
+ * PostgreSQL's reads go batched: the evaluations that arrive while READS_IN_FLIGHT statements are
+ * out go together in the next, one row each. Each must get its own row back, whatever the batch's
+ * size (statements are prepared for powers of two, the rows past the evaluations padded with
+ * nulls), and the store's history and this replica's unwritten changes alike. Real PostgreSQL; the
+ * record pool's `query` is counted, nothing else is changed.
+ */
+const PLACE: Place = { country: 'GB', latitude: 51.5, longitude: -0.1, radiusKm: 20, asn: 2856, anonymous: false };
+const AT = Date.parse('2026-06-01T12:00:00Z');
+const hash = keyedHasher(Buffer.alloc(32, 3));
+const ACCOUNT = 'acme';
+
+let pool: pg.Pool;
+let recordPool: pg.Pool;
+let history: HistoryStore;
+let statements = 0;
+beforeAll(async () => {
+  const url = await freshDatabaseUrl('postgres');
+  await (await openTestStore({ url })).close(); // migrated
+  pool = new pg.Pool({ connectionString: url, max: 4 });
+  recordPool = new pg.Pool({ connectionString: url, max: 10 });
+  const query = recordPool.query.bind(recordPool) as (...args: unknown[]) => unknown;
+  (recordPool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    const config = args[0] as { name?: string };
+    if (config.name?.startsWith('history_read_')) statements += 1;
+    return query(...args);
+  };
+  history = postgresHistory(pool, recordPool, { stepTimeoutMs: 1_000, historyDays: 30, now: () => AT });
+}, 60_000);
+afterAll(async () => {
+  await history?.close(); // ends recordPool
+  await pool?.end();
+});
+
+/** Person `p` of address `a` at `at`: their own e-mail, user and device. */
+const event = (a: number, p: string, at: number) => {
+  const user = hash(ACCOUNT, 'user', p);
+  return historyEvent({
+    account: ACCOUNT, at, ip: hash(ACCOUNT, 'ip', `198.51.100.${a}`), email: hash(ACCOUNT, 'email', `${p}@example.com`),
+    identity: user, device: hash(ACCOUNT, 'device', p), user, place: PLACE,
+  });
+};
+
+describe('PostgreSQL history reads, batched', () => {
+  it('answers each evaluation of a batch from its own row, written history and unwritten alike', async () => {
+    // Address a holds a people (a = 0…89): written before, one at a time.
+    const addresses = 90;
+    for (let a = 0; a < addresses; a++) {
+      for (let p = 0; p < a; p++) await history.record(event(a, `old-${a}-${p}`, AT - 60_000 + p));
+    }
+    await history.prune(); // written back: the store's, not the batch's
+    // And address a has a % 3 more people in this replica's batch being collected (not written).
+    for (let a = 0; a < addresses; a++) {
+      for (let p = 0; p < a % 3; p++) await history.record(event(a, `new-${a}-${p}`, AT - 30_000 + p));
+    }
+    expect(history.stats().pending).toBeGreaterThan(0);
+
+    statements = 0;
+    // One new person per address, all at once: more than READ_BATCH, so the batches are full and not.
+    const people = Array.from({ length: addresses }, (_, a) => event(a, `now-${a}`, AT));
+    const reads = people.map((e) => history.record(e) as Promise<Prior>);
+    expect(history.stats().reading).toBe(addresses);
+    const priors = await Promise.all(reads);
+    expect(history.stats().reading).toBe(0);
+    priors.forEach((prior, a) => {
+      const expected = a + (a % 3);
+      expect({ a, hours: prior.ip.hours, accounts: prior.ip.accounts.count, email: prior.email.firstSeen, user: prior.user?.firstSeen })
+        .toEqual({ a, hours: expected, accounts: expected, email: null, user: null });
+    });
+    // READS_IN_FLIGHT went alone at once; the rest waited and went together, READ_BATCH at most a statement.
+    expect(statements).toBe(READS_IN_FLIGHT + Math.ceil((addresses - READS_IN_FLIGHT) / READ_BATCH));
+
+    // The same people again, three at a time (a statement of four rows, one of them padding): each sees itself.
+    for (let a = 0; a < 9; a += 3) {
+      const again = await Promise.all([a, a + 1, a + 2].map((i) => history.record(event(i, `now-${i}`, AT + 1_000)) as Promise<Prior>));
+      again.forEach((prior, k) => {
+        expect(prior.email.firstSeen).toBe(AT);
+        expect(prior.user?.firstSeen).toBe(AT);
+        expect(prior.ip.accounts.current).toBe(AT);
+        expect(prior.ip.hours).toBe(a + k + ((a + k) % 3) + 1);
+      });
+    }
+  });
+});
