@@ -7,6 +7,7 @@
  *   npm run build && npx tsx bench/profile.ts                   # both mixes, 10 s each, SQLite
  *   npx tsx bench/profile.ts --mix new --seconds 5 --flags=--optimize-for-size
  *   npx tsx bench/profile.ts --postgres                         # on a loopback PostgreSQL
+ *   npx tsx bench/profile.ts --postgres --statements            # and the statements it ran (pg_stat_statements)
  */
 import { fork, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import pg from 'pg';
 import { generateKey } from '../src/keys/key.js';
 import { startPostgres } from '../test/support/postgres.js';
 import { writeDataSet } from './data-set.js';
@@ -26,6 +28,7 @@ const { values: options } = parseArgs({
     seconds: { type: 'string', default: '10' },
     flags: { type: 'string', default: '' },
     postgres: { type: 'boolean', default: false },
+    statements: { type: 'boolean', default: false },
     top: { type: 'string', default: '25' },
   },
 });
@@ -69,12 +72,46 @@ const dnsProcess = fork(new URL('./dns-server-process.ts', import.meta.url), { e
 dnsProcess.send({ zone: { [DOMAIN]: { MX: [{ exchange: `mx1.${DOMAIN}`, priority: 10 }] } }, latencyMinMs: 1, latencyMaxMs: 5 });
 const dns = await new Promise<{ port: number }>((resolve) => dnsProcess.once('message', (m) => resolve(m as { port: number })));
 const postgres = options.postgres ? await startPostgres() : null;
+if (postgres !== null && options.statements) {
+  // pg_stat_statements is in the npm package's server (and Debian's): loaded at start, so a restart.
+  const admin = new pg.Client(postgres.url());
+  await admin.connect();
+  await admin.query("alter system set shared_preload_libraries = 'pg_stat_statements'");
+  await admin.end();
+  await postgres.stop();
+  await postgres.start();
+}
+
+/** The statements the run cost the server, per evaluation: calls, and time executing (ms). */
+async function statements(url: string, evaluations: number) {
+  const client = new pg.Client(url);
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ calls: string; ms: number; plan: number; plans: string; rows: string; query: string }>(
+      `select calls, total_exec_time + total_plan_time as ms, total_plan_time as plan, plans, rows, query from pg_stat_statements
+       where dbid = (select oid from pg_database where datname = current_database()) order by 2 desc limit 15`);
+    console.log(`\nStatements (pg_stat_statements), ${evaluations} evaluations:\n   calls/eval  µs/eval  of it planning  plans/call  rows/call  statement`);
+    for (const r of rows) {
+      const text = r.query.replace(/\s+/g, ' ').slice(0, 110);
+      const calls = Math.max(1, Number(r.calls));
+      console.log(`  ${(Number(r.calls) / evaluations).toFixed(3).padStart(10)} ${((r.ms * 1000) / evaluations).toFixed(0).padStart(8)} ${((r.plan * 1000) / evaluations).toFixed(0).padStart(15)} ${(Number(r.plans) / calls).toFixed(2).padStart(11)} ${(Number(r.rows) / calls).toFixed(1).padStart(10)}  ${text}`);
+    }
+  } finally {
+    await client.end();
+  }
+}
 
 try {
   for (const mix of options.mix === 'both' ? ['same', 'new'] : [options.mix!]) {
     const port = await freePort();
     const dir = mkdtempSync(join(root, `prof-${mix}-`));
     const database = postgres ? await postgres.createDatabase() : `sqlite:${dir}/risk.sqlite`;
+    if (postgres !== null && options.statements) {
+      const client = new pg.Client(database);
+      await client.connect();
+      await client.query('create extension if not exists pg_stat_statements');
+      await client.end();
+    }
     const flags = options.flags!.split(' ').filter(Boolean);
     const child = spawn(process.execPath, [...flags, '--cpu-prof', `--cpu-prof-dir=${dir}/prof`, 'dist/server.js'], {
       env: {
@@ -98,6 +135,7 @@ try {
       child.once('exit', () => resolve());
       child.kill('SIGTERM');
     });
+    if (postgres !== null && options.statements) await statements(database, result.requests.total);
     const files = readdirSync(`${dir}/prof`).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(dir, 'prof', f));
     // The main thread's profile is the largest (the writer thread's is written beside it).
     files.sort((a, b) => readFileSync(b).length - readFileSync(a).length);
