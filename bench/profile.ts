@@ -8,6 +8,7 @@
  *   npx tsx bench/profile.ts --mix new --seconds 5 --flags=--optimize-for-size
  *   npx tsx bench/profile.ts --postgres                         # on a loopback PostgreSQL
  *   npx tsx bench/profile.ts --postgres --statements            # and the statements it ran (pg_stat_statements)
+ *   npx tsx bench/profile.ts --postgres --env RETENTION_DAYS=0   # the service's environment, changed (the log off)
  */
 import { fork, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -29,6 +30,7 @@ const { values: options } = parseArgs({
     flags: { type: 'string', default: '' },
     postgres: { type: 'boolean', default: false },
     statements: { type: 'boolean', default: false },
+    env: { type: 'string', multiple: true, default: [] },
     top: { type: 'string', default: '25' },
   },
 });
@@ -117,6 +119,7 @@ try {
       env: {
         PATH: process.env.PATH!, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', API_KEYS: KEY,
         DATA_DIR: dataDir, RULES_DIR: 'rules', DNS_SERVERS: `127.0.0.1:${dns.port}`, RATE_LIMIT_MAX: '10000000', DATABASE_URL: database,
+        ...Object.fromEntries(options.env!.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)])),
       },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
@@ -130,7 +133,7 @@ try {
       headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
       requests: [{ setupRequest: (r) => ({ ...r, body: personBody(mix === 'same' ? 7 : (n += 1), DOMAIN) }) }],
     });
-    console.log(`\n== mix ${mix} (${options.postgres ? 'PostgreSQL' : 'SQLite'}; flags: ${flags.join(' ') || 'none'}): ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms, non-2xx ${result.non2xx}`);
+    console.log(`\n== mix ${mix} (${options.postgres ? 'PostgreSQL' : 'SQLite'}; flags: ${flags.join(' ') || 'none'}${options.env!.length > 0 ? `; ${options.env!.join(' ')}` : ''}): ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms, non-2xx ${result.non2xx}`);
     await new Promise<void>((resolve) => {
       child.once('exit', () => resolve());
       child.kill('SIGTERM');
