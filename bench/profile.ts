@@ -84,6 +84,25 @@ if (postgres !== null && options.statements) {
   await postgres.start();
 }
 
+/** A process's CPU so far, in clock ticks (/proc/<pid>/stat: utime, stime; all its threads), and each thread's by its name. */
+function processCpu(pid: number): { user: number; system: number; threads: Map<string, number> } {
+  const ticks = (stat: string) => {
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { user: Number(fields[11]), system: Number(fields[12]), name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) };
+  };
+  const threads = new Map<string, number>();
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const t = ticks(readFileSync(`/proc/${pid}/task/${task}/stat`, 'latin1'));
+      threads.set(t.name, (threads.get(t.name) ?? 0) + t.user + t.system);
+    } catch {
+      // the thread ended
+    }
+  }
+  const all = ticks(readFileSync(`/proc/${pid}/stat`, 'latin1'));
+  return { user: all.user, system: all.system, threads };
+}
+
 /** The statements the run cost the server, per evaluation: calls, and time executing (ms). */
 async function statements(url: string, evaluations: number) {
   const client = new pg.Client(url);
@@ -128,12 +147,18 @@ try {
       await new Promise((r) => setTimeout(r, 50));
     }
     let n = 0;
+    const before = processCpu(child.pid!);
     const result = await autocannon({
       url: `http://127.0.0.1:${port}/v1/risk/evaluate`, method: 'POST', connections: 50, duration: Number(options.seconds),
       headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
       requests: [{ setupRequest: (r) => ({ ...r, body: personBody(mix === 'same' ? 7 : (n += 1), DOMAIN) }) }],
     });
-    console.log(`\n== mix ${mix} (${options.postgres ? 'PostgreSQL' : 'SQLite'}; flags: ${flags.join(' ') || 'none'}${options.env!.length > 0 ? `; ${options.env!.join(' ')}` : ''}): ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms, non-2xx ${result.non2xx}`);
+    const after = processCpu(child.pid!);
+    const perRequest = (ticks: number) => Math.round((ticks * 10_000) / Math.max(1, result.requests.total)); // 100 ticks a second
+    console.log(`\nservice CPU µs per request (all its threads, /proc): user ${perRequest(after.user - before.user)}, system ${perRequest(after.system - before.system)}`);
+    const threads = [...after.threads].map(([name, t]) => [name, perRequest(t - (before.threads.get(name) ?? 0))] as const).filter(([, us]) => us > 0);
+    console.log(`by thread (threads of one name summed): ${threads.sort((a, b) => b[1] - a[1]).map(([name, us]) => `${name} ${us}`).join(', ')}`);
+    console.log(`== mix ${mix} (${options.postgres ? 'PostgreSQL' : 'SQLite'}; flags: ${flags.join(' ') || 'none'}${options.env!.length > 0 ? `; ${options.env!.join(' ')}` : ''}): ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms, non-2xx ${result.non2xx}`);
     await new Promise<void>((resolve) => {
       child.once('exit', () => resolve());
       child.kill('SIGTERM');
