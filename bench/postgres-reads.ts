@@ -2,8 +2,9 @@
  * `npx tsx bench/postgres-reads.ts` (after `npm run build`): the PostgreSQL history step in one
  * process, built code, on a throwaway loopback PostgreSQL (test/support/postgres.ts): events of the
  * new-person mix (new e-mail, user and device; one IP address) or of one person repeated, `record()`
- * called with `--concurrency` reads outstanding, as the recorder keeps them. Prints, per event: this
- * process's CPU (all its threads), the PostgreSQL server's CPU (every `postgres` process, from
+ * called with `--concurrency` reads outstanding (default 16, as many addresses would have; the
+ * recorder lets one address have 4). Prints, per event: this process's CPU (all its threads; the
+ * events' three HMACs included), the PostgreSQL server's CPU (its postmaster and backends, from
  * /proc), and events a second. On two cores the two CPUs add up to what an evaluation costs the
  * machine; the wall rate is what they leave. `--dist` names builds (copies of older builds beside
  * `dist/`) run alternately, each on a database of its own, so a before/after is one run.
@@ -35,20 +36,27 @@ const CONCURRENCY = Number(options.concurrency);
 const PLACE = { country: 'GB', latitude: 51.5, longitude: -0.09, radiusKm: 20, asn: 20712, anonymous: false };
 const TICK = 100; // clock ticks a second in /proc/<pid>/stat (USER_HZ)
 
-/** CPU seconds of every running `postgres` process (only the throwaway server runs here). */
-function serverCpu(): number {
-  let ticks = 0;
+/** CPU seconds of the throwaway server: its postmaster (the one listening on its port) and its children. */
+function serverCpu(port: number): number {
+  const stats = new Map<string, string[]>();
+  let postmaster: string | undefined;
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
       const close = stat.lastIndexOf(')');
       if (!stat.slice(stat.indexOf('(') + 1, close).startsWith('postgres')) continue;
-      const fields = stat.slice(close + 2).split(' ');
-      // utime, stime, and the children's the process has waited for (the postmaster: ended backends).
-      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+      stats.set(pid, stat.slice(close + 2).split(' '));
+      if (readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').join(' ').includes(`-p ${port}`)) postmaster = pid;
     } catch {
       // gone between the listing and the read
+    }
+  }
+  let ticks = 0;
+  for (const [pid, fields] of stats) {
+    if (pid === postmaster || fields[1] === postmaster) {
+      // utime, stime, and the children's the process has waited for (the postmaster: ended backends).
+      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
     }
   }
   return ticks / TICK;
@@ -107,13 +115,13 @@ try {
         }
       };
       const cpu = process.cpuUsage();
-      const server0 = serverCpu();
+      const server0 = serverCpu(server.port);
       const started = performance.now();
       await Promise.all(Array.from({ length: CONCURRENCY }, worker));
       await b.history.prune(); // the round's writes flushed: their cost is the round's
       const wall = (performance.now() - started) / 1000;
       const used = process.cpuUsage(cpu);
-      const serverUs = ((serverCpu() - server0) * 1e6) / EVENTS;
+      const serverUs = ((serverCpu(server.port) - server0) * 1e6) / EVENTS;
       const ownUs = (used.user + used.system) / EVENTS;
       console.log(`[${b.dist}] ${options.mix} round ${round}: ${(EVENTS / wall).toFixed(0)} events/s; CPU µs/event: this process ${ownUs.toFixed(0)}, ` +
         `server ${serverUs.toFixed(0)}, both ${(ownUs + serverUs).toFixed(0)}${failed > 0 ? `; ${failed} failed` : ''}`);

@@ -79,6 +79,7 @@ if (postgres !== null && options.statements) {
   const admin = new pg.Client(postgres.url());
   await admin.connect();
   await admin.query("alter system set shared_preload_libraries = 'pg_stat_statements'");
+  await admin.query('alter system set pg_stat_statements.track_planning = on'); // else planning counts 0
   await admin.end();
   await postgres.stop();
   await postgres.start();

@@ -21,7 +21,7 @@ import { countsAfter, velocityStep, type AnswerState, type VelocityPlan, type Ve
  * unavailable; at most `maxInFlight` round trips wait at once (past it, the answer is partial without
  * asking, and the event goes to the store's write-back without its read: `remember`), and at most
  * `maxKeyInFlight` for one IP address or one device: the key's next evaluations wait for one of its
- * round trips to end (in the recorder, not in the pool's queue, at most MAX_KEY_WAITING of them), and
+ * round trips to end (in the recorder, not in the store's queue, at most MAX_KEY_WAITING of them), and
  * one still waiting when `timeoutMs` has passed answers partial and is remembered. The event of a
  * timed-out step is still remembered (PostgreSQL records it in the replica's pending batch when its
  * read comes back, however late), though its answer said not.

@@ -34,9 +34,10 @@ export const READS_IN_FLIGHT = 2;
 /** Evaluations one read statement carries, at most. */
 export const READ_BATCH = 64;
 /**
- * Counters are spread over this many rows per bucket, so replicas' batches do not queue on one
- * row's lock; a read sums them. Each replica writes one shard, chosen at start: its own batches go
- * one at a time and never wait on each other. (A shard drawn for every batch filled all eight rows
+ * Counters are spread over this many rows per bucket, so replicas' batches seldom queue on one
+ * row's lock; a read sums them. Each replica writes one shard, drawn at start: its own batches go
+ * one at a time and never wait on each other; two replicas that drew the same one (1 in 8) wait on
+ * each other's commits (synchronous_commit off: short), as they did for a batch in 8 before. (A shard drawn for every batch filled all eight rows
  * of each bucket from one replica: a hot address's read summed 8 × 84 counter rows of its minute and
  * hour windows; `bench/postgres-counter-rows.ts`: 1.0–1.3 ms a read against 0.70–0.93 with one row
  * a bucket.)
@@ -243,6 +244,8 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
   const waiting: WaitingRead[] = [];
   let reading = 0;
   let readsSent = 0;
+  /** Read statements not yet answered, for close() (their evaluations join the batch once back). */
+  const statements = new Set<Promise<void>>();
   /** The prune running, if one is: one at a time, and close() waits for it (it uses the store's pool, ended after). */
   let pruning: Promise<number> | null = null;
 
@@ -434,31 +437,35 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       reading -= 1;
       readsSent -= reads.length;
     };
-    void query.then(
+    const answer = (result: pg.QueryResult<Row>) => {
+      const snapshot = result.rows.length > 0 ? visibleIn(String(result.rows[0]!.snapshot)) : () => false;
+      reads.forEach((r, i) => {
+        const row = result.rows[i];
+        if (row === undefined) {
+          failed += 1;
+          r.reject(new Error(`the history read answered ${result.rows.length} rows for ${reads.length} evaluations`));
+          return;
+        }
+        // Recorded once read, not when the read is sent: a read that waited for a pooled connection
+        // could otherwise run after its own event's batch was written, and count the event twice.
+        if (collecting.keys.size < maxPendingKeys) {
+          add(r.event);
+          schedule();
+        } else {
+          refused += 1;
+        }
+        r.resolve(withUnwritten(priorOf(row, r.event), overlays[i]!.filter((o) => o.batch.xid === null || !snapshot(o.batch.xid))));
+      });
+    };
+    const statement = query.then(
       (result) => {
         answered();
-        const snapshot = result.rows.length > 0 ? visibleIn(String(result.rows[0]!.snapshot)) : () => false;
-        reads.forEach((r, i) => {
-          const row = result.rows[i];
-          if (row === undefined) {
-            failed += 1;
-            r.reject(new Error(`the history read answered ${result.rows.length} rows for ${reads.length} evaluations`));
-            return;
-          }
-          // Recorded once read, not when the read is sent: a read that waited for a pooled connection
-          // could otherwise run after its own event's batch was written, and count the event twice.
-          if (collecting.keys.size < maxPendingKeys) {
-            add(r.event);
-            schedule();
-          } else {
-            refused += 1;
-          }
-          try {
-            r.resolve(withUnwritten(priorOf(row, r.event), overlays[i]!.filter((o) => o.batch.xid === null || !snapshot(o.batch.xid))));
-          } catch (error) {
-            r.reject(error);
-          }
-        });
+        try {
+          answer(result);
+        } catch (error) {
+          // Not expected (a row the code cannot read): the evaluations not yet answered fail, none is left waiting.
+          for (const r of reads) r.reject(error); // a settled promise ignores it
+        }
       },
       (error: unknown) => {
         answered();
@@ -466,8 +473,10 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
         for (const r of reads) r.reject(error);
       },
     ).finally(() => {
+      statements.delete(statement);
       if (waiting.length > 0 && reading < readsInFlight) read();
     });
+    statements.add(statement);
   };
 
   return {
@@ -522,6 +531,8 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     async close() {
       closed = true;
       clearTimeout(timer);
+      // The reads out (and those waiting, sent as each answers) first: their events go in the last flush.
+      while (statements.size > 0) await Promise.all(statements);
       await flushing;
       await flush();
       await pruning?.catch(() => undefined);

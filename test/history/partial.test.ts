@@ -116,6 +116,8 @@ describe('partial history: the store cannot answer', () => {
       await expect.poll(readsRunning, { timeout: 5_000, interval: 20 }).toBe(READS_IN_FLIGHT);
       // The farm's others wait in this replica for one of its own reads to end: the store holds the
       // farm's MAX_KEY_IN_FLIGHT and the ordinary one (sent, or waiting for the next statement).
+      await expect.poll(() => t.app.store.status().history?.reading, { timeout: 5_000, interval: 20 }).toBe(MAX_KEY_IN_FLIGHT + 1);
+      // And no more come, though the farm's others wait.
       await new Promise((resolve) => setTimeout(resolve, 200));
       return { answers, ordinary, running: await readsRunning(), reading: t.app.store.status().history?.reading };
     });

@@ -50,12 +50,22 @@ const event = (a: number, p: string, at: number) => {
   });
 };
 
+/** Address a's velocity counter (one series, one bucket): counted a % 5 times. */
+const SERIES = 'bench_signups';
+const BUCKET = Math.floor(AT / 600_000);
+const counterKey = (a: number) => hash(ACCOUNT, 'ip', `velocity 198.51.100.${a}`);
+const velocityRead = (a: number) => ({ key: counterKey(a), series: SERIES, from: BUCKET - 1, to: BUCKET, adds: false });
+
 describe('PostgreSQL history reads, batched', () => {
   it('answers each evaluation of a batch from its own row, written history and unwritten alike', async () => {
-    // Address a holds a people (a = 0…89): written before, one at a time.
+    // Address a holds a people (a = 0…89), written before; they go in as one evaluation per address
+    // at a time, so they batch too.
     const addresses = 90;
+    for (let p = 0; p < addresses; p++) {
+      await Promise.all(Array.from({ length: addresses - p - 1 }, (_, k) => history.record(event(p + k + 1, `old-${p + k + 1}-${p}`, AT - 60_000 + p))));
+    }
     for (let a = 0; a < addresses; a++) {
-      for (let p = 0; p < a; p++) await history.record(event(a, `old-${a}-${p}`, AT - 60_000 + p));
+      for (let k = 0; k < a % 5; k++) history.countAfter(ACCOUNT, [{ key: counterKey(a), series: SERIES, bucket: BUCKET, expires: Math.floor(AT / 60_000) + 600 }], AT);
     }
     await history.prune(); // written back: the store's, not the batch's
     // And address a has a % 3 more people in this replica's batch being collected (not written).
@@ -65,29 +75,42 @@ describe('PostgreSQL history reads, batched', () => {
     expect(history.stats().pending).toBeGreaterThan(0);
 
     statements = 0;
-    // One new person per address, all at once: more than READ_BATCH, so the batches are full and not.
-    const people = Array.from({ length: addresses }, (_, a) => event(a, `now-${a}`, AT));
+    // One new person per address, all at once: more than READ_BATCH, so the batches are full and
+    // not (padded). Each reads its own address's counter and the next one's: tagged by its position.
+    const people = Array.from({ length: addresses }, (_, a) => ({
+      ...event(a, `now-${a}`, AT),
+      velocity: { names: ['own', 'next'], reads: [velocityRead(a), velocityRead((a + 1) % addresses)], counts: [], after: [] },
+    }));
     const reads = people.map((e) => history.record(e) as Promise<Prior>);
     expect(history.stats().reading).toBe(addresses);
     const priors = await Promise.all(reads);
     expect(history.stats().reading).toBe(0);
     priors.forEach((prior, a) => {
       const expected = a + (a % 3);
-      expect({ a, hours: prior.ip.hours, accounts: prior.ip.accounts.count, email: prior.email.firstSeen, user: prior.user?.firstSeen })
-        .toEqual({ a, hours: expected, accounts: expected, email: null, user: null });
+      expect({ a, hours: prior.ip.hours, accounts: prior.ip.accounts.count, email: prior.email.firstSeen, user: prior.user?.firstSeen, velocity: prior.velocity })
+        .toEqual({ a, hours: expected, accounts: expected, email: null, user: null, velocity: [a % 5, ((a + 1) % addresses) % 5] });
     });
     // READS_IN_FLIGHT went alone at once; the rest waited and went together, READ_BATCH at most a statement.
     expect(statements).toBe(READS_IN_FLIGHT + Math.ceil((addresses - READS_IN_FLIGHT) / READ_BATCH));
 
-    // The same people again, three at a time (a statement of four rows, one of them padding): each sees itself.
-    for (let a = 0; a < 9; a += 3) {
-      const again = await Promise.all([a, a + 1, a + 2].map((i) => history.record(event(i, `now-${i}`, AT + 1_000)) as Promise<Prior>));
-      again.forEach((prior, k) => {
-        expect(prior.email.firstSeen).toBe(AT);
+    // Five of them again at once, without a device or a user for the odd ones: READS_IN_FLIGHT go
+    // alone, the other three together (a statement of four, one row of it padding). Each sees itself.
+    statements = 0;
+    const again = await Promise.all([0, 1, 2, 3, 4].map((a) => {
+      const e = event(a, `now-${a}`, AT + 1_000);
+      return history.record(a % 2 === 1 ? { ...e, device: null, user: null } : e) as Promise<Prior>;
+    }));
+    expect(statements).toBe(READS_IN_FLIGHT + 1);
+    again.forEach((prior, a) => {
+      expect(prior.email.firstSeen).toBe(AT);
+      expect(prior.ip.accounts.current).toBe(AT);
+      expect(prior.ip.hours).toBe(a + (a % 3) + 1);
+      if (a % 2 === 1) {
+        expect([prior.device, prior.user]).toEqual([null, null]);
+      } else {
         expect(prior.user?.firstSeen).toBe(AT);
-        expect(prior.ip.accounts.current).toBe(AT);
-        expect(prior.ip.hours).toBe(a + k + ((a + k) % 3) + 1);
-      });
-    }
+        expect(prior.device?.firstSeen).toBe(AT);
+      }
+    });
   });
 });
