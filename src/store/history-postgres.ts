@@ -37,10 +37,10 @@ export const READ_BATCH = 64;
  * Counters are spread over this many rows per bucket, so replicas' batches seldom queue on one
  * row's lock; a read sums them. Each replica writes one shard, drawn at start: its own batches go
  * one at a time and never wait on each other; two replicas that drew the same one (1 in 8) wait on
- * each other's commits (synchronous_commit off: short), as they did for a batch in 8 before. (A shard drawn for every batch filled all eight rows
- * of each bucket from one replica: a hot address's read summed 8 × 84 counter rows of its minute and
- * hour windows; `bench/postgres-counter-rows.ts`: 1.0–1.3 ms a read against 0.70–0.93 with one row
- * a bucket.)
+ * each other's commits (synchronous_commit off: short), as they did for a batch in 8 before. (A
+ * shard drawn for every batch filled all eight rows of each bucket from one replica: a hot
+ * address's read summed 8 × 84 counter rows of its minute and hour windows;
+ * `bench/postgres-counter-rows.ts`: 1.0–1.3 ms a read against 0.70–0.93 with one row a bucket.)
  */
 const SHARDS = 8;
 /**
@@ -222,8 +222,7 @@ const CLIENT_GRACE_MS = 1_000;
  * every evaluation and the writer's batches, its connections opened with statement_timeout
  * (historyStatementTimeoutMs) and synchronous_commit off.
  */
-export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: HistoryMaintenanceOptions & { stepTimeoutMs: number; flushDelayMs?: number; maxPendingKeys?: number; readsInFlight?: number }): HistoryStore {
-  const readsInFlight = options.readsInFlight ?? READS_IN_FLIGHT;
+export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: HistoryMaintenanceOptions & { stepTimeoutMs: number; flushDelayMs?: number; maxPendingKeys?: number }): HistoryStore {
   const queryTimeoutMs = historyStatementTimeoutMs(options.stepTimeoutMs) + CLIENT_GRACE_MS;
   const flushDelayMs = options.flushDelayMs ?? FLUSH_DELAY_MS;
   const maxPendingKeys = options.maxPendingKeys ?? MAX_PENDING_KEYS;
@@ -410,7 +409,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
 
   /**
    * The reads waiting (their evaluations' records) go in one statement, READ_BATCH at most, with
-   * at most `readsInFlight` statements in flight: at a few evaluations at once each read goes at
+   * at most `READS_IN_FLIGHT` statements in flight: at a few evaluations at once each read goes at
    * once, alone; past that, the evaluations that arrive while statements are in flight go together
    * in the next, and share its round trip, its protocol messages and the executor's set-up (a
    * statement of some twenty subqueries). `waiting` holds no more than the recorder lets in flight
@@ -474,7 +473,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       },
     ).finally(() => {
       statements.delete(statement);
-      if (waiting.length > 0 && reading < readsInFlight) read();
+      if (waiting.length > 0 && reading < READS_IN_FLIGHT) read();
     });
     statements.add(statement);
   };
@@ -483,7 +482,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     record(event: HistoryEvent): Promise<Prior> {
       return new Promise<Prior>((resolve, reject) => {
         waiting.push({ event, resolve, reject });
-        if (reading < readsInFlight) read();
+        if (reading < READS_IN_FLIGHT) read();
       });
     },
     countAfter(account, counts) {
