@@ -25,7 +25,7 @@ for (const shards of [8, 1, 8, 1]) {
   const c = new pg.Client(url);
   await c.connect();
   const user = hash(A, 'user', 'x');
-  const e = historyEvent({ account: A, at: Date.now(), ip: hash(A, 'ip', '81.2.69.160'), email: hash(A, 'email', 'e'), identity: user, device: hash(A, 'device', 'd'), user, place: PLACE }) as unknown as Record<string, unknown>;
+  const e = historyEvent({ account: A, at: Date.now(), ip: hash(A, 'ip', '81.2.69.160'), email: hash(A, 'email', 'e'), identity: user, device: hash(A, 'device', 'd'), user, place: PLACE });
   await c.query(`insert into history_counts (account_id, key, grain, bucket, shard, n)
     select $1, $2::bytea, 1, $3::integer - b, s, 5 from generate_series(0, 59) b, generate_series(0, ${shards - 1}) s union all
     select $1, $2::bytea, 2, $4::integer - b, s, 5 from generate_series(0, 23) b, generate_series(0, ${shards - 1}) s`, [A, e.ip, e.minute, e.hour]);
