@@ -32,8 +32,9 @@ export interface HistoryRecorderOptions {
   /** Whether the store answered its last probe or write (a field read). */
   available: () => boolean;
   timeoutMs: number;
+  /** Round trips in flight at once, at most (the store's, else MAX_HISTORY_IN_FLIGHT). */
   maxInFlight?: number;
-  /** Round trips in flight for one IP address or one device, at most (MAX_KEY_IN_FLIGHT). */
+  /** Round trips in flight for one IP address or one device, at most (the store's, else MAX_KEY_IN_FLIGHT). */
   maxKeyInFlight?: number;
   /** This replica's own counts; a bounded one of its own when not given. */
   local?: LocalCounts;
@@ -51,14 +52,15 @@ export interface HistoryStep {
   decided?: (state: AnswerState) => void;
 }
 
+/** Round trips in flight at once, at most, where the store does not say its own (HistoryStore.inFlight). */
 export const MAX_HISTORY_IN_FLIGHT = 64;
 /**
- * Round trips in flight for one IP address or one device (README "Behaviour history"): an account
- * farm from one address then holds at most this many places in the store's reads (PostgreSQL:
- * rows of its batched read statements); its evaluations past it wait their turn behind its own,
- * not in front of everyone else's; and a read misses at most this many less one of the key's
- * events, those still in flight beside it. A constant like MAX_HISTORY_IN_FLIGHT: both are about
- * the store, not the traffic.
+ * Round trips in flight for one IP address or one device, where the store does not say its own
+ * (HistoryStore.inFlight; PostgreSQL's, README "Behaviour history"): an account farm from one
+ * address then holds at most this many places in the store's reads; its evaluations past it wait
+ * their turn behind its own, not in front of everyone else's; and, with a store whose reads do not
+ * see the events in flight beside them, a read misses at most this many less one of the key's
+ * events. Like MAX_HISTORY_IN_FLIGHT, about the store, not the traffic.
  */
 export const MAX_KEY_IN_FLIGHT = 4;
 /** Evaluations waiting for one key's round trips, at most; past it the answer is partial at once. */
@@ -74,8 +76,8 @@ interface KeySlots {
 export type HistoryRecorder = (account: string, request: EvaluationRequest, ip: IpFacts, at: number, velocity?: VelocityPlan | null) => HistoryStep | Promise<HistoryStep>;
 
 export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryRecorder {
-  const maxInFlight = options.maxInFlight ?? MAX_HISTORY_IN_FLIGHT;
-  const maxKeyInFlight = options.maxKeyInFlight ?? MAX_KEY_IN_FLIGHT;
+  const maxInFlight = options.maxInFlight ?? options.store.inFlight?.total ?? MAX_HISTORY_IN_FLIGHT;
+  const maxKeyInFlight = options.maxKeyInFlight ?? options.store.inFlight?.perKey ?? MAX_KEY_IN_FLIGHT;
   const local = options.local ?? createLocalCounts();
   let inFlight = 0;
   /** Round trips in flight per IP address and device, with their waiting evaluations (an entry only while one is). */

@@ -20,6 +20,13 @@ export interface HistoryStore {
    */
   readonly synchronous?: boolean;
   /**
+   * The round trips the recorder lets wait at once, in all and for one IP address or device, where
+   * the store's own differ from the recorder's (MAX_HISTORY_IN_FLIGHT, MAX_KEY_IN_FLIGHT):
+   * PostgreSQL's reads see the events in flight beside them and share statements, so one key may
+   * hold more.
+   */
+  readonly inFlight?: { total: number; perKey: number };
+  /**
    * Velocity counts made after the rules decided (counters filtered on the answer's state), for an
    * event recorded at `at`: added as `record` adds its own, with the same bounds (not counted when
    * the changes waiting to be written are full). Never waits for the store.

@@ -34,6 +34,18 @@ export const READS_IN_FLIGHT = 2;
 /** Evaluations one read statement carries, at most. */
 export const READ_BATCH = 64;
 /**
+ * Evaluations the recorder lets wait for their reads at once (HistoryStore.inFlight), and for one IP
+ * address or device. A read misses none of this replica's events in flight beside it (`read`), so
+ * the per-key limit is only about sharing: one address may fill one statement, and its evaluations
+ * past that wait behind their own; four statements' worth in all, so three such addresses still
+ * leave a statement's worth of places to everyone else. (At the recorder's 4 a key, an account farm
+ * from one address made statements of 1–2 evaluations, each ~0.8 ms of server time; at 64,
+ * `bench/profile.ts --postgres`, one address at 50 connections: 422 → 700–762 req/s new person,
+ * 558 → 1,212–1,284 one person.)
+ */
+export const HISTORY_IN_FLIGHT = 4 * READ_BATCH;
+export const KEY_IN_FLIGHT = READ_BATCH;
+/**
  * Counters are spread over this many rows per bucket, so replicas' batches seldom queue on one
  * row's lock; a read sums them. Each replica writes one shard, drawn at start: its own batches go
  * one at a time and never wait on each other; two replicas that drew the same one (1 in 8) wait on
@@ -196,6 +208,18 @@ interface Batch {
   keys: Map<string, PendingKey>;
   /** The writing transaction's id, once known: a read whose snapshot shows it has these changes. */
   xid: bigint | null;
+  /**
+   * On a read statement's own events (`read`): the batch they joined once the statement was back
+   * (its xid is theirs); null while it is out, and for good if it failed (its events are then not
+   * recorded, but the reads sent while it was out saw them in flight, and count them).
+   */
+  into?: Batch | null;
+}
+
+/** Whether a read with this snapshot lacks the batch's changes (see Batch.into), and must add them. */
+function unseenIn(snapshot: (xid: bigint) => boolean, batch: Batch): boolean {
+  const { xid } = batch.into ?? batch;
+  return xid === null || !snapshot(xid);
 }
 
 const idOf = (account: string, key: Buffer) => `${account}\u0000${key.toString('hex')}`;
@@ -248,12 +272,12 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
   /** The prune running, if one is: one at a time, and close() waits for it (it uses the store's pool, ended after). */
   let pruning: Promise<number> | null = null;
 
-  const pendingOf = (account: string, key: Buffer, user = false): PendingKey => {
+  const pendingOf = (account: string, key: Buffer, user = false, batch = collecting): PendingKey => {
     const id = idOf(account, key);
-    let p = collecting.keys.get(id);
+    let p = batch.keys.get(id);
     if (p === undefined) {
       p = { account, key, cells: new Map(), sets: new Map(), firstSeen: null, lastSeen: null, user, place: null, velocity: new Map() };
-      collecting.keys.set(id, p);
+      batch.keys.set(id, p);
     }
     return p;
   };
@@ -276,32 +300,32 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     }
   };
 
-  /** The event's changes, into the batch being collected. */
-  const add = (event: HistoryEvent) => {
+  /** The event's changes, into the batch being collected (or a read statement's own: `read`). */
+  const add = (event: HistoryEvent, batch = collecting) => {
     const { account } = event;
-    const ip = pendingOf(account, event.ip);
+    const ip = pendingOf(account, event.ip, false, batch);
     count(ip, GRAIN_MINUTE, event.minute);
     count(ip, GRAIN_HOUR, event.hour);
     touch(ip, SET_ACCOUNTS, event.identity, event.at);
-    const email = pendingOf(account, event.email);
+    const email = pendingOf(account, event.email, false, batch);
     count(email, GRAIN_HOUR, event.hour);
     seenAt(email, event.at, null);
     if (event.device !== null) {
-      const device = pendingOf(account, event.device);
+      const device = pendingOf(account, event.device, false, batch);
       count(device, GRAIN_MINUTE, event.minute);
       touch(device, SET_ACCOUNTS, event.identity, event.at);
       seenAt(device, event.at, null);
       touch(email, SET_DEVICES, event.device, event.at);
     }
     if (event.user !== null) {
-      const user = pendingOf(account, event.user, true);
+      const user = pendingOf(account, event.user, true, batch);
       user.user = true;
       if (event.device !== null) touch(user, SET_DEVICES, event.device, event.at);
       if (event.country !== null) touch(user, SET_COUNTRIES, event.country, event.at);
       seenAt(user, event.at, event.place);
     }
     for (const c of event.velocity?.counts ?? []) {
-      const p = pendingOf(account, c.key);
+      const p = pendingOf(account, c.key, false, batch);
       const id = `${c.series}\u0000${c.bucket}`;
       const cell = p.velocity.get(id);
       if (cell === undefined) p.velocity.set(id, { series: c.series, bucket: c.bucket, n: 1, expires: c.expires });
@@ -401,11 +425,18 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     return flushing;
   }
 
+  /** The events of the read statements in flight, each statement's own batch (see Batch.into). */
+  const inFlight = new Set<Batch>();
   /**
-   * What this replica has recorded and the read may not show: the batch being collected, and the
-   * one sent, unless the read's snapshot shows its transaction committed.
+   * What this replica has recorded and a read sent now may not show: the batch being collected, the
+   * one sent (unless the read's snapshot shows its transaction committed), and the events of the
+   * read statements in flight (not in any batch until their statement is back).
    */
-  const unwritten = (): Batch[] => (sent === null ? [collecting] : [collecting, sent]);
+  const unwritten = (): Batch[] => {
+    const batches = sent === null ? [collecting] : [collecting, sent];
+    for (const b of inFlight) batches.push(b);
+    return batches;
+  };
 
   /**
    * The reads waiting (their evaluations' records) go in one statement, READ_BATCH at most, with
@@ -413,31 +444,47 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
    * once, alone; past that, the evaluations that arrive while statements are in flight go together
    * in the next, and share its round trip, its protocol messages and the executor's set-up (a
    * statement of some twenty subqueries). `waiting` holds no more than the recorder lets in flight
-   * (MAX_HISTORY_IN_FLIGHT).
+   * (HistoryStore.inFlight). Reads are serial in the order they are sent: each sees every event this
+   * replica sent for reading before it, those of the statements in flight and those before it in its
+   * own (the statement's batch, `ahead`, grown read by read), though none of them is written yet;
+   * so a read misses none of this replica's events, however many of one address are in flight.
    */
   const read = () => {
     const reads = waiting.splice(0, READ_BATCH);
     reading += 1;
     readsSent += reads.length;
     // What the read cannot show is taken when it is sent (see `unwritten`): the event itself joins a batch once read.
-    const batches = unwritten();
-    let overlays: Overlay[][];
+    const ahead: Batch = { keys: new Map(), xid: null, into: null };
+    const batches = [...unwritten(), ahead];
+    const overlays: Overlay[][] = [];
     let query: Promise<pg.QueryResult<Row>>;
     try {
-      overlays = reads.map((r) => batches.map((b) => overlayOf(b, r.event)));
       const size = readSize(reads.length);
-      query = recordPool.query<Row>({ name: `history_read_${size}`, text: readText(size), values: readValues(reads, size, batches), query_timeout: queryTimeoutMs } as pg.QueryConfig);
+      const values: unknown[] = [];
+      const velocity: unknown[][] = [[], [], [], [], []];
+      reads.forEach((r, i) => {
+        overlays.push(batches.map((b) => overlayOf(b, r.event)));
+        readRow(values, velocity, r.event, i, batches);
+        add(r.event, ahead);
+      });
+      for (let n = (size - reads.length) * READ_TYPES.length; n > 0; n--) values.push(null);
+      values.push(...velocity);
+      query = recordPool.query<Row>({ name: `history_read_${size}`, text: readText(size), values, query_timeout: queryTimeoutMs } as pg.QueryConfig);
+      inFlight.add(ahead);
     } catch (error) {
       query = Promise.reject(error as Error);
-      overlays = [];
     }
     // The statement's place is free once it answers: before its evaluations go on (their next reads may take it).
     const answered = () => {
       reading -= 1;
       readsSent -= reads.length;
+      inFlight.delete(ahead);
     };
     const answer = (result: pg.QueryResult<Row>) => {
       const snapshot = result.rows.length > 0 ? visibleIn(String(result.rows[0]!.snapshot)) : () => false;
+      // Its events join the batch being collected, here and now: the reads still out that counted
+      // them as in flight drop them once their snapshot shows that batch written (Batch.into).
+      ahead.into = collecting;
       reads.forEach((r, i) => {
         const row = result.rows[i];
         if (row === undefined) {
@@ -453,7 +500,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
         } else {
           refused += 1;
         }
-        r.resolve(withUnwritten(priorOf(row, r.event), overlays[i]!.filter((o) => o.batch.xid === null || !snapshot(o.batch.xid))));
+        r.resolve(withUnwritten(priorOf(row, r.event), overlays[i]!.filter((o) => unseenIn(snapshot, o.batch))));
       });
     };
     const statement = query.then(
@@ -479,6 +526,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
   };
 
   return {
+    inFlight: { total: HISTORY_IN_FLIGHT, perKey: KEY_IN_FLIGHT },
     record(event: HistoryEvent): Promise<Prior> {
       return new Promise<Prior>((resolve, reject) => {
         waiting.push({ event, resolve, reject });
@@ -695,36 +743,42 @@ function priorOf(r: Row, event: HistoryEvent): Prior {
 }
 
 /**
- * The read's parameters for these evaluations, padded with nulls to `size` rows: each one's columns
- * (READ_TYPES), with the members of its sets that these batches hold and the store may not
- * (comma-separated hex: the batches key members by their hex already); then their velocity reads as
- * five arrays, each read tagged with its evaluation's position (1-based, as the rows count).
+ * One evaluation's row of the read's parameters (READ_TYPES; `i`: its position from 0), with the
+ * members of its sets that these batches hold and the store may not (comma-separated hex: the
+ * batches key members by their hex already; distinct, at most SET_KEEP: past that the set is
+ * "at least" whatever the store adds); and its velocity reads, appended to the five arrays that
+ * follow the rows, each tagged with the evaluation's position (1-based, as the rows count).
  */
-function readValues(reads: readonly WaitingRead[], size: number, batches: readonly Batch[]): unknown[] {
-  const values: unknown[] = [];
-  const velocity: unknown[][] = [[], [], [], [], []];
-  const pending = (account: string, key: Buffer | null, kind: string): string => {
+function readRow(values: unknown[], velocity: unknown[][], e: HistoryEvent, i: number, batches: readonly Batch[]): void {
+  const pending = (key: Buffer | null, kind: string): string => {
     if (key === null) return '';
-    const id = idOf(account, key);
+    const id = idOf(e.account, key);
+    let members: Set<string> | null = null;
     let out = '';
     for (const b of batches) {
-      for (const hex of b.keys.get(id)?.sets.get(kind)?.keys() ?? []) out = out === '' ? hex : `${out},${hex}`;
+      const set = b.keys.get(id)?.sets.get(kind);
+      if (set === undefined) continue;
+      for (const hex of set.keys()) {
+        if (members === null && out === '') {
+          out = hex;
+          continue;
+        }
+        // A second member: from here on, kept distinct (two batches may hold the same).
+        members ??= new Set([out]);
+        if (members.size >= SET_KEEP) return [...members].join(',');
+        members.add(hex);
+      }
     }
-    return out;
+    return members === null ? out : [...members].join(',');
   };
-  reads.forEach(({ event: e }, i) => {
-    values.push(
-      e.account, e.minute, e.hour, e.since24h, e.since30d, e.ip, e.email, e.identity, e.device, e.user, e.country,
-      pending(e.account, e.ip, SET_ACCOUNTS), pending(e.account, e.email, SET_DEVICES), pending(e.account, e.device, SET_ACCOUNTS),
-      pending(e.account, e.user, SET_DEVICES), pending(e.account, e.user, SET_COUNTRIES),
-    );
-    for (const r of e.velocity?.reads ?? []) {
-      velocity[0]!.push(i + 1); velocity[1]!.push(r.key); velocity[2]!.push(r.series); velocity[3]!.push(r.from); velocity[4]!.push(r.to);
-    }
-  });
-  for (let n = (size - reads.length) * READ_TYPES.length; n > 0; n--) values.push(null);
-  values.push(...velocity);
-  return values;
+  values.push(
+    e.account, e.minute, e.hour, e.since24h, e.since30d, e.ip, e.email, e.identity, e.device, e.user, e.country,
+    pending(e.ip, SET_ACCOUNTS), pending(e.email, SET_DEVICES), pending(e.device, SET_ACCOUNTS),
+    pending(e.user, SET_DEVICES), pending(e.user, SET_COUNTRIES),
+  );
+  for (const r of e.velocity?.reads ?? []) {
+    velocity[0]!.push(i + 1); velocity[1]!.push(r.key); velocity[2]!.push(r.series); velocity[3]!.push(r.from); velocity[4]!.push(r.to);
+  }
 }
 
 /** The read every evaluation makes and the writer's trim of the sets it touched: their plans are checked (test/store/history-postgres-plans.test.ts). */

@@ -1,8 +1,7 @@
 import { CompiledQuery } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_KEY_IN_FLIGHT } from '../../src/history/recorder.js';
-import { READS_IN_FLIGHT } from '../../src/store/history-postgres.js';
+import { KEY_IN_FLIGHT, READS_IN_FLIGHT } from '../../src/store/history-postgres.js';
 import { bearer, KEY_A, type TestApp } from '../support/app.js';
 import { freshDatabaseUrl } from '../support/store.js';
 import { behaviourApp, device, evaluate, MINUTE, PLACES, testClock } from './fixtures.js';
@@ -11,7 +10,7 @@ import { behaviourApp, device, evaluate, MINUTE, PLACES, testClock } from './fix
  * An account farm from one address while PostgreSQL cannot answer (the history tables locked by
  * another session, as deadline.test.ts does): the answers carry this replica's own counts, marked
  * partial, so ip_velocity fires from its threshold on; nothing that only the store knows is guessed.
- * And past MAX_KEY_IN_FLIGHT reads in flight for one address, the farm's evaluations wait for one of
+ * And past KEY_IN_FLIGHT reads in flight for one address, the farm's evaluations wait for one of
  * its own reads to end instead of filling the store's read statements ahead of everyone else: with the store's
  * history when it answers in time, from local counts by the deadline when it does not, and recorded.
  */
@@ -105,9 +104,9 @@ describe('partial history: the store cannot answer', () => {
     expect(held.history).toMatchObject({ partial: true, ip: { events_1h: 3 }, email: { events_24h: 1 } });
   });
 
-  it(`past ${MAX_KEY_IN_FLIGHT} reads in flight for one address, its next evaluations wait behind its own, not in the pool`, async () => {
+  it(`past ${KEY_IN_FLIGHT} reads in flight for one address, its next evaluations wait behind its own, not in the pool`, async () => {
     clock.advance(MINUTE);
-    const farm = 12;
+    const farm = KEY_IN_FLIGHT + 8;
     const { answers, ordinary, running, reading } = await withHistoryLocked(async () => {
       const answers = Array.from({ length: farm }, () => evaluate(t, farmer()));
       // Someone else signing up meanwhile, from their own address.
@@ -115,14 +114,14 @@ describe('partial history: the store cannot answer', () => {
       // The store's read statements, at most READS_IN_FLIGHT whatever the evaluations: all waiting on the lock.
       await expect.poll(readsRunning, { timeout: 5_000, interval: 20 }).toBe(READS_IN_FLIGHT);
       // The farm's others wait in this replica for one of its own reads to end: the store holds the
-      // farm's MAX_KEY_IN_FLIGHT and the ordinary one (sent, or waiting for the next statement).
-      await expect.poll(() => t.app.store.status().history?.reading, { timeout: 5_000, interval: 20 }).toBe(MAX_KEY_IN_FLIGHT + 1);
+      // farm's KEY_IN_FLIGHT and the ordinary one (sent, or waiting for the next statement).
+      await expect.poll(() => t.app.store.status().history?.reading, { timeout: 5_000, interval: 20 }).toBe(KEY_IN_FLIGHT + 1);
       // And no more come, though the farm's others wait.
       await new Promise((resolve) => setTimeout(resolve, 200));
       return { answers, ordinary, running: await readsRunning(), reading: t.app.store.status().history?.reading };
     });
     expect(running).toBe(READS_IN_FLIGHT);
-    expect(reading).toBe(MAX_KEY_IN_FLIGHT + 1);
+    expect(reading).toBe(KEY_IN_FLIGHT + 1);
     // The lock gone well before the deadline: each took its turn and has the store's history.
     const settled = await Promise.all(answers);
     expect((await ordinary).history).toMatchObject({ partial: false, ip: { events_1h: 1 } });
@@ -132,7 +131,7 @@ describe('partial history: the store cannot answer', () => {
     // The store silent past the deadline: those on the server and those waiting their turn alike
     // answer from this replica's counts by then, and are recorded once it is back.
     clock.advance(MINUTE);
-    const late = 8;
+    const late = KEY_IN_FLIGHT + 8;
     const { held, ms } = await withHistoryLocked(async () => {
       const started = performance.now();
       const held = await Promise.all(Array.from({ length: late }, () => evaluate(t, farmer())));
@@ -144,6 +143,6 @@ describe('partial history: the store cannot answer', () => {
     // device's minute each): the farm's and the ordinary sign-up; and the erasure test's three
     // (no device: the address's minute each).
     await expect.poll(minuteCounts, { timeout: 5_000, interval: 50 }).toBe(2 * (n + 1) + ERASE_TEST_MINUTES);
-    console.log(`per-key limit: ${farm} farm evaluations through ${MAX_KEY_IN_FLIGHT} reads, all with the store's history; ${late} held past the deadline answered partial in ${Math.round(ms)} ms`);
+    console.log(`per-key limit: ${farm} farm evaluations through ${KEY_IN_FLIGHT} reads, all with the store's history; ${late} held past the deadline answered partial in ${Math.round(ms)} ms`);
   });
 });

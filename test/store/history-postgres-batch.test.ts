@@ -23,6 +23,8 @@ let pool: pg.Pool;
 let recordPool: pg.Pool;
 let history: HistoryStore;
 let statements = 0;
+/** The next read statement's query: run once this resolves (a read held back), or made to fail. */
+let holdNext: { until: Promise<void> } | { fail: Error } | null = null;
 beforeAll(async () => {
   const url = await freshDatabaseUrl('postgres');
   await (await openTestStore({ url })).close(); // migrated
@@ -31,8 +33,13 @@ beforeAll(async () => {
   const query = recordPool.query.bind(recordPool) as (...args: unknown[]) => unknown;
   (recordPool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
     const config = args[0] as { name?: string };
-    if (config.name?.startsWith('history_read_')) statements += 1;
-    return query(...args);
+    if (!config.name?.startsWith('history_read_')) return query(...args);
+    statements += 1;
+    const hold = holdNext;
+    holdNext = null;
+    if (hold === null) return query(...args);
+    if ('fail' in hold) return Promise.reject(hold.fail);
+    return hold.until.then(() => query(...args));
   };
   history = postgresHistory(pool, recordPool, { stepTimeoutMs: 1_000, historyDays: 30, now: () => AT });
 }, 60_000);
@@ -112,5 +119,66 @@ describe('PostgreSQL history reads, batched', () => {
         expect(prior.device?.firstSeen).toBe(AT);
       }
     });
+  });
+
+  it('reads serially: each sees the events sent before it, in flight or in its own statement, once', async () => {
+    // A fresh address, a new person each time (a velocity counter they all count and read), and one
+    // person twice: sent at once, READS_IN_FLIGHT alone, the rest in one statement, none written yet.
+    const a = 200;
+    const at = AT + 120_000;
+    const bucket = Math.floor(at / 600_000);
+    const counter = { key: counterKey(a), series: SERIES, from: bucket - 1, to: bucket, adds: true };
+    const people = Array.from({ length: 40 }, (_, k) => ({
+      ...event(a, k === 39 ? 'serial-0' : `serial-${k}`, at + k),
+      velocity: { names: ['own'], reads: [counter], counts: [{ key: counterKey(a), series: SERIES, bucket, expires: Math.floor(at / 60_000) + 600 }], after: [] },
+    }));
+    statements = 0;
+    const priors = await Promise.all(people.map((e) => history.record(e) as Promise<Prior>));
+    expect(statements).toBe(READS_IN_FLIGHT + 1);
+    priors.forEach((prior, k) => {
+      // k events before it: the address's events and counter, its distinct people (the last is person 0 again).
+      expect({ k, minutes: prior.ip.minutes, hours: prior.ip.hours, accounts: prior.ip.accounts.count, velocity: prior.velocity })
+        .toEqual({ k, minutes: k, hours: k, accounts: k, velocity: [k] });
+    });
+    // Person 0 again: its e-mail, user and device seen, at person 0's time; its own membership current.
+    const again = priors[39]!;
+    expect([again.email.firstSeen, again.email.hours, again.user?.firstSeen, again.device?.firstSeen, again.ip.accounts.current])
+      .toEqual([at, 1, at, at, at]);
+  });
+
+  it('counts an event of a statement in flight once, when its batch is written before a later read runs', async () => {
+    const a = 201;
+    const at = AT + 180_000;
+    await history.prune(); // nothing pending
+    // The first read goes alone; the second is sent while the first is out (it counts the first's
+    // event as in flight), but runs on the server only after that event is written and committed.
+    const first = history.record(event(a, 'written-first', at)) as Promise<Prior>;
+    let release!: () => void;
+    holdNext = { until: new Promise<void>((resolve) => (release = resolve)) };
+    const second = history.record(event(a, 'written-second', at + 1)) as Promise<Prior>;
+    expect((await first).ip.hours).toBe(0);
+    await history.prune(); // the first's event written
+    release();
+    const read = await second;
+    expect([read.ip.hours, read.ip.minutes, read.ip.accounts.count]).toEqual([1, 1, 1]);
+  });
+
+  it('counts the event of a read that failed in the reads sent while it was out, and in none after', async () => {
+    const a = 202;
+    const at = AT + 240_000;
+    await history.prune();
+    holdNext = { fail: new Error('the server went away') };
+    const first = history.record(event(a, 'lost-first', at)) as Promise<Prior>;
+    let release!: () => void;
+    holdNext = { until: new Promise<void>((resolve) => (release = resolve)) };
+    const second = history.record(event(a, 'lost-second', at + 1)) as Promise<Prior>;
+    await expect(first).rejects.toThrow('the server went away');
+    release();
+    // It happened, and the second saw it in flight (counters and members alike); it is not recorded.
+    const read = await second;
+    expect([read.ip.hours, read.ip.accounts.count]).toEqual([1, 1]);
+    await history.prune();
+    const after = await (history.record(event(a, 'lost-third', at + 2)) as Promise<Prior>);
+    expect([after.ip.hours, after.ip.accounts.count]).toEqual([1, 1]);
   });
 });
