@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SET_KEEP } from '../../src/history/caps.js';
 import { historyEvent, type Prior } from '../../src/history/event.js';
 import { keyedHasher } from '../../src/history/identifiers.js';
 import type { Place } from '../../src/history/place.js';
@@ -123,25 +124,27 @@ describe('PostgreSQL history reads, batched', () => {
 
   it('reads serially: each sees the events sent before it, in flight or in its own statement, once', async () => {
     // A fresh address, a new person each time (a velocity counter they all count and read), and one
-    // person twice: sent at once, READS_IN_FLIGHT alone, the rest in one statement, none written yet.
+    // person twice: sent at once, READS_IN_FLIGHT alone, the rest in two statements, none written
+    // yet. Past SET_KEEP people before it, a read's accounts set is full ("at least") unread.
     const a = 200;
     const at = AT + 120_000;
     const bucket = Math.floor(at / 600_000);
     const counter = { key: counterKey(a), series: SERIES, from: bucket - 1, to: bucket, adds: true };
-    const people = Array.from({ length: 40 }, (_, k) => ({
-      ...event(a, k === 39 ? 'serial-0' : `serial-${k}`, at + k),
+    const last = READS_IN_FLIGHT + 2 * READ_BATCH - 1;
+    const people = Array.from({ length: last + 1 }, (_, k) => ({
+      ...event(a, k === last ? 'serial-0' : `serial-${k}`, at + k),
       velocity: { names: ['own'], reads: [counter], counts: [{ key: counterKey(a), series: SERIES, bucket, expires: Math.floor(at / 60_000) + 600 }], after: [] },
     }));
     statements = 0;
     const priors = await Promise.all(people.map((e) => history.record(e) as Promise<Prior>));
-    expect(statements).toBe(READS_IN_FLIGHT + 1);
+    expect(statements).toBe(READS_IN_FLIGHT + 2);
     priors.forEach((prior, k) => {
       // k events before it: the address's events and counter, its distinct people (the last is person 0 again).
       expect({ k, minutes: prior.ip.minutes, hours: prior.ip.hours, accounts: prior.ip.accounts.count, velocity: prior.velocity })
-        .toEqual({ k, minutes: k, hours: k, accounts: k, velocity: [k] });
+        .toEqual({ k, minutes: k, hours: k, accounts: Math.min(k, SET_KEEP), velocity: [k] });
     });
     // Person 0 again: its e-mail, user and device seen, at person 0's time; its own membership current.
-    const again = priors[39]!;
+    const again = priors[last]!;
     expect([again.email.firstSeen, again.email.hours, again.user?.firstSeen, again.device?.firstSeen, again.ip.accounts.current])
       .toEqual([at, 1, at, at, at]);
   });
