@@ -86,7 +86,7 @@ const READ_TYPES = ['text', 'integer', 'integer', 'bigint', 'bigint', 'bytea', '
  * a young store's statistics (ANALYZE_AFTER_KEYS) the generic plan of 64 evaluations did both, on
  * history_members and history_keys, and kept them as the tables grew: a read's cost then grew with
  * the store until autovacuum analyzed it (`bench/postgres-reads.ts`, concurrency 64: server CPU
- * 0.9 → 1.5 ms an evaluation over four rounds of 5,000 new people).
+ * 0.8 → 1.7 ms an evaluation over four rounds of 5,000 new people).
  */
 function readStatement(size: number): string {
   const rows: string[] = [];
@@ -220,7 +220,10 @@ interface WaitingRead {
   reject: (error: unknown) => void;
 }
 
-/** A batch of changes: being collected (xid null, not sent), or sent and waiting for its commit. */
+/**
+ * A batch of changes: being collected (xid null, not sent), or sent and waiting for its commit; or
+ * a read statement's own events while it is out (`read`'s `ahead`, see `into`).
+ */
 interface Batch {
   keys: Map<string, PendingKey>;
   /** The writing transaction's id, once known: a read whose snapshot shows it has these changes. */
@@ -228,7 +231,9 @@ interface Batch {
   /**
    * On a read statement's own events (`read`): the batch they joined once the statement was back
    * (its xid is theirs); null while it is out, and for good if it failed (its events are then not
-   * recorded, but the reads sent while it was out saw them in flight, and count them).
+   * recorded, but the reads sent while it was out saw them in flight, and count them). Set for the
+   * whole statement: an event of it refused (the batch being collected full) or left without a row
+   * is counted by those reads until that batch is written, then by none, as it is not recorded.
    */
   into?: Batch | null;
 }
@@ -481,7 +486,8 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     const reads = waiting.splice(0, READ_BATCH);
     reading += 1;
     readsSent += reads.length;
-    // What the read cannot show is taken when it is sent (see `unwritten`): the event itself joins a batch once read.
+    // What the read cannot show is taken when it is sent (see `unwritten`): the event itself joins `ahead`
+    // as it is put in the statement, and the batch being collected once read.
     const ahead: Batch = { keys: new Map(), xid: null, into: null };
     const batches = [...unwritten(), ahead];
     const overlays: Overlay[][] = [];

@@ -29,8 +29,8 @@ describe('the store killed under load', () => {
   it('answers every evaluation, says the store is unavailable, and recovers on its own', async () => {
     // The history step's own deadline is tested with a store held still (test/history/deadline.test.ts);
     // here the step gets as long as an answer may take before the stop, on two busy cores. The 8
-    // workers rotate over 16 addresses: one address past 4 reads in flight would answer from local
-    // counts by design (test/history/partial.test.ts), and "before" means the store answering.
+    // workers rotate over 16 addresses: one address past its reads in flight (KEY_IN_FLIGHT, 64)
+    // would answer from local counts by design (test/history/partial.test.ts), and "before" means the store answering.
     t = await startTestApp({ DATABASE_URL: await postgres.createDatabase(), DNS_TIMEOUT_MS: String(DEADLINE_MS), RELOAD_INTERVAL_MS: '100', HISTORY_TIMEOUT_MS: '1000' });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = t.app.server.address() as { port: number };

@@ -114,8 +114,8 @@ async function farm(engine: (typeof ENGINES)[number], gathered: number) {
   expect(attack.outcomes).toEqual({ 200: attack.sent });
   const farmAnswers = attack.results.slice(warm);
   // Without history: none (the bound, 1 %). An answer from this replica's own counts
-  // (partial: lower bounds, which still fire ip_velocity) comes past 4 reads in flight for the
-  // address and HISTORY_TIMEOUT_MS of waiting for one of them: on a quiet machine 0–0.3 % of the
+  // (partial: lower bounds, which still fire ip_velocity) comes past KEY_IN_FLIGHT (64) reads in flight for
+  // the address and HISTORY_TIMEOUT_MS of waiting for one of them: at the earlier limit of 4, on a quiet machine 0–0.3 % of the
   // farm, 1.4 % and 6.7 % in two full-suite runs (a fresh PostgreSQL's first run): its share is the
   // store's speed beside the load, reported; bounded at 20 % so a farm answered mostly from local
   // counts (the limit answering at once, as it first did: 72 %) fails. Such answers still fire

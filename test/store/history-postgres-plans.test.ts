@@ -78,28 +78,36 @@ function unkeyed(plan: string[]): string[] {
   return found;
 }
 
-describe('PostgreSQL history statements, a grown store (30,000 people)', () => {
-  let store: Store;
-  let client: pg.Client;
+/** A store seeded (`seed`) for the describe block that calls this, a client on it, and `explain` (generic when given no values). */
+function seededStore(people: number, spanMs: number) {
+  let store: Store | undefined;
+  let client: pg.Client | undefined;
   beforeAll(async () => {
     store = await openTestStore('postgres', { historyDays: 180 });
     client = new pg.Client((store.engine.database as { connectionString: string }).connectionString);
     await client.connect();
-    await seed(client, 30_000, 3 * 86_400_000);
+    await seed(client, people, spanMs);
   });
   afterAll(async () => {
     await client?.end();
     await store?.close();
   });
-  const explain = async (text: string, values: unknown[] | null): Promise<string[]> => {
-    const options = values === null ? 'generic_plan, costs off' : 'costs off';
-    const { rows } = await client.query<{ 'QUERY PLAN': string }>({ text: `explain (${options}) ${text}`, values: values ?? [] });
-    return rows.map((r) => r['QUERY PLAN']);
+  return {
+    query: <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => client!.query<R>({ text, values }),
+    explain: async (text: string, values: unknown[] | null): Promise<string[]> => {
+      const options = values === null ? 'generic_plan, costs off' : 'costs off';
+      const { rows } = await client!.query<{ 'QUERY PLAN': string }>({ text: `explain (${options}) ${text}`, values: values ?? [] });
+      return rows.map((r) => r['QUERY PLAN']);
+    },
   };
+}
+
+describe('PostgreSQL history statements, a grown store (30,000 people)', () => {
+  const { query, explain } = seededStore(30_000, 3 * 86_400_000);
 
   it('the read of a new person from an address holding many accounts goes by keys', async () => {
     const now = AT + 30 * 60_000;
-    const { rows: [keys] } = await client.query<Record<string, Buffer>>(`select ${KEY("'farm'")} as ip, ${KEY("'new-e'")} as email, ${KEY("'new-u'")} as user, ${KEY("'new-d'")} as device`);
+    const { rows: [keys] } = await query<Record<string, Buffer>>(`select ${KEY("'farm'")} as ip, ${KEY("'new-e'")} as email, ${KEY("'new-u'")} as user, ${KEY("'new-d'")} as device`);
     // One evaluation, with no pending members and no velocity reads; then a full batch, READ_BATCH of them.
     const evaluation = [
       'acme', Math.floor(now / 60_000), Math.floor(now / 3_600_000), now - 86_400_000, now - 30 * 86_400_000,
@@ -118,7 +126,7 @@ describe('PostgreSQL history statements, a grown store (30,000 people)', () => {
   });
 
   it('the trim of the sets a batch touched goes by keys and tuple ids', async () => {
-    const { rows } = await client.query<{ a: string; k: Buffer; t: string }>('select account_id as a, key as k, kind as t from history_members group by 1, 2, 3 limit 50');
+    const { rows } = await query<{ a: string; k: Buffer; t: string }>('select account_id as a, key as k, kind as t from history_members group by 1, 2, 3 limit 50');
     const values = [rows.map((r) => r.a), rows.map((r) => r.k), rows.map((r) => r.t), SET_KEEP];
     for (const plan of [await explain(POSTGRES_HISTORY_STATEMENTS.trimSets, values), await explain(POSTGRES_HISTORY_STATEMENTS.trimSets, null)]) {
       expect(plan.some((line) => /Tid Scan on history_members/.test(line)), plan.join('\n')).toBe(true);
@@ -131,22 +139,10 @@ describe('PostgreSQL history statements, a young store (800 people, analyzed)', 
   // Statistics as the store's early ANALYZE leaves them (ANALYZE_AFTER_KEYS): small tables. A
   // batch's generic plan made then lasts until the next ANALYZE, however the tables grow; it hashed
   // the whole of history_members for the user's `exists` and joined history_keys by a sequential scan.
-  let store: Store;
-  let client: pg.Client;
-  beforeAll(async () => {
-    store = await openTestStore('postgres', { historyDays: 180 });
-    client = new pg.Client((store.engine.database as { connectionString: string }).connectionString);
-    await client.connect();
-    await seed(client, 800, 3_600_000);
-  });
-  afterAll(async () => {
-    await client?.end();
-    await store?.close();
-  });
+  const { explain } = seededStore(800, 3_600_000);
 
   it('reads a full batch by keys all the same', async () => {
-    const { rows } = await client.query<{ 'QUERY PLAN': string }>(`explain (generic_plan, costs off) ${POSTGRES_HISTORY_STATEMENTS.read(READ_BATCH)}`);
-    const plan = rows.map((r) => r['QUERY PLAN']);
+    const plan = await explain(POSTGRES_HISTORY_STATEMENTS.read(READ_BATCH), null);
     expect(plan.some((line) => /history_keys/.test(line))).toBe(true);
     expect(unkeyed(plan), plan.join('\n')).toEqual([]);
   });
