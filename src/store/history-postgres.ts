@@ -198,7 +198,6 @@ const WRITE_USERS = `insert into history_keys as h (account_id, key, first_seen,
 /** One identifier's changes not yet written: counters, set members, first and last seen (and a user's last place). */
 interface PendingKey {
   account: string;
-  key: Buffer;
   /** The key in hex (as its batch's map has it): what the writer sends. */
   hex: string;
   /** grain * 1e9 + bucket → events. */
@@ -299,7 +298,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     const id = `${account}\u0000${hex}`;
     let p = batch.keys.get(id);
     if (p === undefined) {
-      p = { account, key, hex, cells: new Map(), sets: new Map(), firstSeen: null, lastSeen: null, user, place: null, velocity: new Map() };
+      p = { account, hex, cells: new Map(), sets: new Map(), firstSeen: null, lastSeen: null, user, place: null, velocity: new Map() };
       batch.keys.set(id, p);
     }
     return p;
@@ -671,6 +670,8 @@ interface EventIds {
   identity: string;
   deviceMember: string | null;
   country: string | null;
+  /** Each velocity read's key. */
+  velocity: Array<string | null>;
 }
 
 function idsOf(event: HistoryEvent): EventIds {
@@ -679,6 +680,7 @@ function idsOf(event: HistoryEvent): EventIds {
   return {
     ip: idOf(event.account, event.ip), email: idOf(event.account, event.email), device: id(event.device), user: id(event.user),
     identity: event.identity.toString('hex'), deviceMember: hex(event.device), country: hex(event.country),
+    velocity: (event.velocity?.reads ?? []).map((read) => id(read.key)),
   };
 }
 
@@ -707,9 +709,9 @@ function overlayOf(batch: Batch, event: HistoryEvent, ids: EventIds): Overlay {
     ipHours: sum(ip, GRAIN_HOUR, hourFrom, event.hour),
     emailHours: sum(email, GRAIN_HOUR, hourFrom, event.hour),
     deviceMinutes: sum(device, GRAIN_MINUTE, minuteFrom, event.minute),
-    velocity: (event.velocity?.reads ?? []).map((read) => {
+    velocity: (event.velocity?.reads ?? []).map((read, i) => {
       let total = 0;
-      for (const cell of get(read.key === null ? null : idOf(event.account, read.key))?.velocity.values() ?? []) {
+      for (const cell of get(ids.velocity[i] ?? null)?.velocity.values() ?? []) {
         if (cell.series === read.series && cell.bucket > read.from && cell.bucket <= read.to) total += cell.n;
       }
       return total;
