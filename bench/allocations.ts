@@ -13,6 +13,7 @@
  *
  *   npx tsx bench/allocations.ts                        # both mixes, 4 s warm-up, 10 s measured
  *   npx tsx bench/allocations.ts --mix new --sample --dist var/before/dist,dist
+ *   npx tsx bench/allocations.ts --postgres --mix new   # the store on a loopback PostgreSQL (a database per service)
  *
  * A scavenge's cost is mostly what it copies: an object that outlives one (a queued log record, an
  * identifier held by the history's memory) is copied once or twice, then marked by every
@@ -26,6 +27,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { generateKey } from '../src/keys/key.js';
 import { freePort } from '../test/support/process.js';
+import { startPostgres } from '../test/support/postgres.js';
 import { writeDataSet } from './data-set.js';
 import { personBody } from './mixes.js';
 
@@ -37,6 +39,7 @@ const { values: options } = parseArgs({
     seconds: { type: 'string', default: '10' },
     sample: { type: 'boolean', default: false },
     top: { type: 'string', default: '25' },
+    postgres: { type: 'boolean', default: false },
   },
 });
 const KEY = generateKey();
@@ -49,6 +52,7 @@ writeDataSet(join(root, 'data'));
 const dnsProcess = fork(new URL('./dns-server-process.ts', import.meta.url), { execArgv: ['--import', 'tsx'] });
 dnsProcess.send({ zone: { [DOMAIN]: { MX: [{ exchange: `mx1.${DOMAIN}`, priority: 10 }] } }, latencyMinMs: 1, latencyMaxMs: 5 });
 const dns = await new Promise<{ port: number }>((resolve) => dnsProcess.once('message', (m) => resolve(m as { port: number })));
+const postgres = options.postgres ? await startPostgres() : null;
 
 interface GcLine { at: number; kind: string; fields: Record<string, string> }
 
@@ -97,10 +101,11 @@ async function measure(dist: string, mix: 'same' | 'new') {
   const trace = join(root, 'gc.txt');
   const heap = join(root, 'allocations.heapprofile');
   const out = openSync(trace, 'w');
+  const database = postgres === null ? `sqlite:${store}/risk.sqlite` : await postgres.createDatabase();
   const child = spawn(process.execPath, [...START_FLAGS, '--trace-gc', '--trace-gc-nvp', ...(options.sample ? ['--import', './bench/heap-sampler.mjs'] : []), join(dist, 'server.js')], {
     env: {
       PATH: process.env.PATH!, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', API_KEYS: KEY, HEAP_PROFILE: heap,
-      DATA_DIR: join(root, 'data'), RULES_DIR: 'rules', DNS_SERVERS: `127.0.0.1:${dns.port}`, RATE_LIMIT_MAX: '10000000', DATABASE_URL: `sqlite:${store}/risk.sqlite`,
+      DATA_DIR: join(root, 'data'), RULES_DIR: 'rules', DNS_SERVERS: `127.0.0.1:${dns.port}`, RATE_LIMIT_MAX: '10000000', DATABASE_URL: database,
     },
     stdio: ['ignore', out, 'inherit', ...(options.sample ? ['ipc' as const] : [])],
   });
@@ -154,5 +159,6 @@ try {
   for (const mix of mixes) for (const dist of options.dist!.split(',')) await measure(dist, mix);
 } finally {
   dnsProcess.kill('SIGTERM');
+  await postgres?.close();
   rmSync(root, { recursive: true, force: true });
 }

@@ -365,8 +365,8 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
   };
 
   const writeBatch = async (batch: Batch) => {
-    // Keys, members and numbers as array literals (arrayLiteral); account ids, kinds, series and
-    // the user's place as arrays, which pg's client escapes element by element.
+    // Keys, members, numbers, account ids, kinds and series as array literals (arrayLiteral,
+    // textLiteral); the user's place as arrays, which pg's client escapes element by element.
     const c: unknown[][] = [[], [], [], [], []];
     const m: unknown[][] = [[], [], [], [], []];
     const k: unknown[][] = [[], [], [], []];
@@ -397,6 +397,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     }
     const hexes = (column: unknown[]) => arrayLiteral(column as string[], true);
     const numbers = (column: unknown[]) => arrayLiteral(column as number[], false);
+    const texts = (column: unknown[]) => textLiteral(column as string[]);
     const client = await recordPool.connect();
     try {
       await client.query('begin');
@@ -405,18 +406,18 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       const xid = await client.query<{ xid: string }>('select pg_current_xact_id()::text as xid');
       batch.xid = BigInt(xid.rows[0]!.xid);
       if (c[0]!.length > 0) {
-        await client.query({ name: 'history_write_counts', text: WRITE_COUNTS, values: [c[0], hexes(c[1]!), numbers(c[2]!), numbers(c[3]!), numbers(c[4]!), shard] });
+        await client.query({ name: 'history_write_counts', text: WRITE_COUNTS, values: [texts(c[0]!), hexes(c[1]!), numbers(c[2]!), numbers(c[3]!), numbers(c[4]!), shard] });
       }
       if (v[0]!.length > 0) {
-        await client.query({ name: 'history_write_velocity', text: WRITE_VELOCITY, values: [v[0], hexes(v[1]!), v[2], numbers(v[3]!), numbers(v[4]!), numbers(v[5]!), shard] });
+        await client.query({ name: 'history_write_velocity', text: WRITE_VELOCITY, values: [texts(v[0]!), hexes(v[1]!), texts(v[2]!), numbers(v[3]!), numbers(v[4]!), numbers(v[5]!), shard] });
       }
       if (m[0]!.length > 0) {
-        const keys = hexes(m[1]!);
-        await client.query({ name: 'history_write_members', text: WRITE_MEMBERS, values: [m[0], keys, m[2], hexes(m[3]!), numbers(m[4]!)] });
-        await client.query({ name: 'history_trim_sets', text: TRIM_SETS, values: [m[0], keys, m[2], SET_KEEP] });
+        const [accounts, keys, kinds] = [texts(m[0]!), hexes(m[1]!), texts(m[2]!)];
+        await client.query({ name: 'history_write_members', text: WRITE_MEMBERS, values: [accounts, keys, kinds, hexes(m[3]!), numbers(m[4]!)] });
+        await client.query({ name: 'history_trim_sets', text: TRIM_SETS, values: [accounts, keys, kinds, SET_KEEP] });
       }
-      if (k[0]!.length > 0) await client.query({ name: 'history_write_keys', text: WRITE_KEYS, values: [k[0], hexes(k[1]!), numbers(k[2]!), numbers(k[3]!)] });
-      if (u[0]!.length > 0) await client.query({ name: 'history_write_users', text: WRITE_USERS, values: [u[0], hexes(u[1]!), numbers(u[2]!), numbers(u[3]!), ...u.slice(4)] });
+      if (k[0]!.length > 0) await client.query({ name: 'history_write_keys', text: WRITE_KEYS, values: [texts(k[0]!), hexes(k[1]!), numbers(k[2]!), numbers(k[3]!)] });
+      if (u[0]!.length > 0) await client.query({ name: 'history_write_users', text: WRITE_USERS, values: [texts(u[0]!), hexes(u[1]!), numbers(u[2]!), numbers(u[3]!), ...u.slice(4)] });
       await client.query('commit');
       written += batch.keys.size;
       if (!analyzed && written >= ANALYZE_AFTER_KEYS) {
@@ -776,6 +777,26 @@ function withUnwritten(prior: Prior, overlays: Overlay[]): Prior {
 function arrayLiteral(values: readonly (string | number)[], bytes: boolean): string {
   if (values.length === 0) return '{}';
   return bytes ? `{"\\\\x${values.join('","\\\\x')}"}` : `{${values.join(',')}}`;
+}
+
+/**
+ * A PostgreSQL array literal of strings, each quoted, when none holds a character the quoting would
+ * have to escape (`"` or a backslash): account ids (ACCOUNT_ID allows neither), set kinds, velocity
+ * series. Otherwise the array itself, which pg's client escapes element by element. The writer's
+ * batches repeat one account id and a few kinds row after row, so a value is checked only when it
+ * differs from the one before. The client's own serialization of these columns (`arrayString`,
+ * two regular expressions an element) was ~35 µs of the main thread and ~10 KB allocated an
+ * evaluation in the new-person mix (bench/profile.ts --postgres, bench/allocations.ts --postgres).
+ */
+export function textLiteral(values: readonly string[]): string | readonly string[] {
+  if (values.length === 0) return '{}';
+  let checked: string | null = null;
+  for (const value of values) {
+    if (value === checked) continue;
+    if (typeof value !== 'string' || value.includes('"') || value.includes('\\')) return values;
+    checked = value;
+  }
+  return `{"${values.join('","')}"}`;
 }
 
 /** A boolean that may be unknown, as the nullable integer column holds it. */

@@ -5,7 +5,7 @@ import { historyEvent, type Prior } from '../../src/history/event.js';
 import { keyedHasher } from '../../src/history/identifiers.js';
 import type { Place } from '../../src/history/place.js';
 import type { HistoryStore } from '../../src/history/store.js';
-import { postgresHistory, READ_BATCH, READS_IN_FLIGHT } from '../../src/store/history-postgres.js';
+import { postgresHistory, READ_BATCH, READS_IN_FLIGHT, textLiteral } from '../../src/store/history-postgres.js';
 import { freshDatabaseUrl, openTestStore } from '../support/store.js';
 
 /**
@@ -183,5 +183,37 @@ describe('PostgreSQL history reads, batched', () => {
     await history.prune();
     const after = await (history.record(event(a, 'lost-third', at + 2)) as Promise<Prior>);
     expect([after.ip.hours, after.ip.accounts.count]).toEqual([1, 1]);
+  });
+});
+
+/**
+ * The writer sends its account ids, set kinds and velocity series as array literals it makes itself
+ * (textLiteral) when no value needs escaping, and as arrays for pg's client to escape otherwise.
+ * Either way the server must read back exactly the strings given.
+ */
+describe('PostgreSQL history writes, text arrays', () => {
+  const strings = async (value: unknown) => (await pool.query<{ a: string[] }>({ text: 'select $1::text[] as a', values: [value] })).rows[0]!.a;
+
+  it('reads back every string of a literal, and of an array left for the client to escape', async () => {
+    const plain = ['acme', 'acme', 'a', 'NULL', '', ' spaced out ', 'with,comma', '{braces}', 'ünïcode ✓', "it's"];
+    expect(typeof textLiteral(plain)).toBe('string');
+    expect(await strings(textLiteral(plain))).toEqual(plain);
+    for (const odd of [['acme', 'say "hi"'], ['back\\slash', 'acme'], ['acme', 'acme', 'tail"']]) {
+      expect(textLiteral(odd)).toBe(odd);
+      expect(await strings(textLiteral(odd))).toEqual(odd);
+    }
+    expect(await strings(textLiteral([]))).toEqual([]);
+  });
+
+  it('writes a velocity series whose name needs escaping, and reads it back', async () => {
+    await history.prune();
+    const series = 'odd "series", {with} \\ all';
+    const key = hash(ACCOUNT, 'ip', 'velocity odd');
+    const expires = Math.floor(AT / 60_000) + 600;
+    history.countAfter(ACCOUNT, [{ key, series, bucket: BUCKET, expires }, { key, series: SERIES, bucket: BUCKET, expires }], AT);
+    await history.prune(); // written
+    const person = event(203, 'odd-series', AT + 300_000);
+    const read = await (history.record({ ...person, velocity: { reads: [{ key, series, from: BUCKET - 1, to: BUCKET, adds: false }, { key, series: SERIES, from: BUCKET - 1, to: BUCKET, adds: false }], counts: [] } }) as Promise<Prior>);
+    expect(read.velocity).toEqual([1, 1]);
   });
 });
