@@ -213,7 +213,7 @@ describe('PostgreSQL history writes, text arrays', () => {
     history.countAfter(ACCOUNT, [{ key, series, bucket: BUCKET, expires }, { key, series: SERIES, bucket: BUCKET, expires }], AT);
     await history.prune(); // written
     const person = event(203, 'odd-series', AT + 300_000);
-    const read = await (history.record({ ...person, velocity: { reads: [{ key, series, from: BUCKET - 1, to: BUCKET, adds: false }, { key, series: SERIES, from: BUCKET - 1, to: BUCKET, adds: false }], counts: [] } }) as Promise<Prior>);
+    const read = await (history.record({ ...person, velocity: { names: ['odd', 'plain'], reads: [{ key, series, from: BUCKET - 1, to: BUCKET, adds: false }, { key, series: SERIES, from: BUCKET - 1, to: BUCKET, adds: false }], counts: [], after: [] } }) as Promise<Prior>);
     expect(read.velocity).toEqual([1, 1]);
   });
 });
