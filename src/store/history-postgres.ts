@@ -4,6 +4,7 @@ import type { HistoryEvent, Prior } from '../history/event.js';
 import type { Place } from '../history/place.js';
 import type { HistoryStore } from '../history/store.js';
 import { postgresMaintenance, type HistoryMaintenanceOptions } from './history-maintenance.js';
+import { arrayLiteral, textLiteral } from './pg-arrays.js';
 
 /**
  * PostgreSQL: one read per evaluation, and no row lock taken on the request path. The evaluation
@@ -765,38 +766,6 @@ function withUnwritten(prior: Prior, overlays: Overlay[]): Prior {
     }
   }
   return prior;
-}
-
-/**
- * A PostgreSQL array literal of numbers, or of byte strings given in hex (`bytes`: each element
- * `"\\x…"`, bytea's hex input once the literal's quoting is read): no element needs escaping, so
- * one string is made where the pg client's array serialization escapes each element with two
- * regular expressions (a Buffer's hex made again first): ~40 µs of the main thread an evaluation
- * in the new-person mix, the writer's ~25 array elements an evaluation (bench/profile.ts --postgres).
- */
-function arrayLiteral(values: readonly (string | number)[], bytes: boolean): string {
-  if (values.length === 0) return '{}';
-  return bytes ? `{"\\\\x${values.join('","\\\\x')}"}` : `{${values.join(',')}}`;
-}
-
-/**
- * A PostgreSQL array literal of strings, each quoted, when none holds a character the quoting would
- * have to escape (`"` or a backslash): account ids (ACCOUNT_ID allows neither), set kinds, velocity
- * series. Otherwise the array itself, which pg's client escapes element by element. The writer's
- * batches repeat one account id and a few kinds row after row, so a value is checked only when it
- * differs from the one before. The client's own serialization of these columns (`arrayString`,
- * two regular expressions an element) was ~35 µs of the main thread and ~10 KB allocated an
- * evaluation in the new-person mix (bench/profile.ts --postgres, bench/allocations.ts --postgres).
- */
-export function textLiteral(values: readonly string[]): string | readonly string[] {
-  if (values.length === 0) return '{}';
-  let checked: string | null = null;
-  for (const value of values) {
-    if (value === checked) continue;
-    if (typeof value !== 'string' || value.includes('"') || value.includes('\\')) return values;
-    checked = value;
-  }
-  return `{"${values.join('","')}"}`;
 }
 
 /** A boolean that may be unknown, as the nullable integer column holds it. */

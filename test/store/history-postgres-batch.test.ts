@@ -5,7 +5,8 @@ import { historyEvent, type Prior } from '../../src/history/event.js';
 import { keyedHasher } from '../../src/history/identifiers.js';
 import type { Place } from '../../src/history/place.js';
 import type { HistoryStore } from '../../src/history/store.js';
-import { postgresHistory, READ_BATCH, READS_IN_FLIGHT, textLiteral } from '../../src/store/history-postgres.js';
+import { postgresHistory, READ_BATCH, READS_IN_FLIGHT } from '../../src/store/history-postgres.js';
+import { columnLiteral, textLiteral } from '../../src/store/pg-arrays.js';
 import { freshDatabaseUrl, openTestStore } from '../support/store.js';
 
 /**
@@ -187,9 +188,9 @@ describe('PostgreSQL history reads, batched', () => {
 });
 
 /**
- * The writer sends its account ids, set kinds and velocity series as array literals it makes itself
- * (textLiteral) when no value needs escaping, and as arrays for pg's client to escape otherwise.
- * Either way the server must read back exactly the strings given.
+ * The history writer and the evaluation log send their text and number arrays as literals made
+ * here (pg-arrays.ts) when no value needs escaping, and as arrays for pg's client to escape
+ * otherwise. Either way the server must read back exactly the values given.
  */
 describe('PostgreSQL history writes, text arrays', () => {
   const strings = async (value: unknown) => (await pool.query<{ a: string[] }>({ text: 'select $1::text[] as a', values: [value] })).rows[0]!.a;
@@ -203,6 +204,17 @@ describe('PostgreSQL history writes, text arrays', () => {
       expect(await strings(textLiteral(odd))).toEqual(odd);
     }
     expect(await strings(textLiteral([]))).toEqual([]);
+    // A null goes as the array (a literal would make it a string).
+    expect(await strings(columnLiteral(['a', null, 'b']))).toEqual(['a', null, 'b']);
+  });
+
+  it('sends a column of numbers as a literal, and one holding a null as the array', async () => {
+    const numbers = async (value: unknown) => (await pool.query<{ a: string[] }>({ text: 'select $1::bigint[] as a', values: [value] })).rows[0]!.a.map((v) => (v === null ? null : Number(v)));
+    const times = [1_780_000_000_000, 0, -5, 493_884];
+    expect(typeof columnLiteral(times)).toBe('string');
+    expect(await numbers(columnLiteral(times))).toEqual(times);
+    expect(columnLiteral([1, null, 2])).toEqual([1, null, 2]);
+    expect(await numbers(columnLiteral([1, null, 2]))).toEqual([1, null, 2]);
   });
 
   it('writes a velocity series whose name needs escaping, and reads it back', async () => {
