@@ -14,6 +14,7 @@
  *   npx tsx bench/allocations.ts                        # both mixes, 4 s warm-up, 10 s measured
  *   npx tsx bench/allocations.ts --mix new --sample --dist var/before/dist,dist
  *   npx tsx bench/allocations.ts --postgres --mix new   # the store on a loopback PostgreSQL (a database per service)
+ *   npx tsx bench/allocations.ts --mix new --env HISTORY_DAYS=0   # the service's environment changed
  *
  * A scavenge's cost is mostly what it copies: an object that outlives one (a queued log record, an
  * identifier held by the history's memory) is copied once or twice, then marked by every
@@ -40,8 +41,11 @@ const { values: options } = parseArgs({
     sample: { type: 'boolean', default: false },
     top: { type: 'string', default: '25' },
     postgres: { type: 'boolean', default: false },
+    /** The service's environment changed, `K=V` (e.g. HISTORY_DAYS=0: the history off). */
+    env: { type: 'string', multiple: true, default: [] },
   },
 });
+const extraEnv = Object.fromEntries(options.env!.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
 const KEY = generateKey();
 const DOMAIN = 'mail-bench.example';
 const START_FLAGS = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ').filter((w) => w.startsWith('--'));
@@ -106,6 +110,7 @@ async function measure(dist: string, mix: 'same' | 'new') {
     env: {
       PATH: process.env.PATH!, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', API_KEYS: KEY, HEAP_PROFILE: heap,
       DATA_DIR: join(root, 'data'), RULES_DIR: 'rules', DNS_SERVERS: `127.0.0.1:${dns.port}`, RATE_LIMIT_MAX: '10000000', DATABASE_URL: database,
+      ...extraEnv,
     },
     stdio: ['ignore', out, 'inherit', ...(options.sample ? ['ipc' as const] : [])],
   });

@@ -490,7 +490,9 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     // What the read cannot show is taken when it is sent (see `unwritten`): the event itself joins `ahead`
     // as it is put in the statement, and the batch being collected once read.
     const ahead: Batch = { keys: new Map(), xid: null, into: null };
-    const batches = [...unwritten(), ahead];
+    const others = unwritten();
+    const batches = [...others, ahead];
+    const pending = pendingMembers(others, ahead);
     const overlays: Overlay[][] = [];
     let query: Promise<pg.QueryResult<Row>>;
     try {
@@ -500,7 +502,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       reads.forEach((r, i) => {
         const ids = idsOf(r.event);
         overlays.push(batches.map((b) => overlayOf(b, r.event, ids)));
-        readRow(values, velocity, r.event, ids, i, batches);
+        readRow(values, velocity, r.event, ids, i, pending);
         add(r.event, ahead);
       });
       for (let n = (size - reads.length) * READ_TYPES.length; n > 0; n--) values.push(null);
@@ -802,33 +804,53 @@ function priorOf(r: Row, event: HistoryEvent): Prior {
 }
 
 /**
- * One evaluation's row of the read's parameters (READ_TYPES; `i`: its position from 0), with the
- * members of its sets that these batches hold and the store may not (comma-separated hex: the
- * batches key members by their hex already; null once SET_KEEP distinct ones are found: the set is
- * then full whatever the store holds, setCount); and its velocity reads, appended to the five arrays that
- * follow the rows, each tagged with the evaluation's position (1-based, as the rows count).
+ * The members of an evaluation's set that the batches a read overlays hold and the store may not,
+ * for the read's parameters: comma-separated hex (the batches key members by their hex already),
+ * duplicates left to the statement's union; null once SET_KEEP distinct ones are found, as the set
+ * is then full whatever the store holds (setCount). One of these serves every read of a statement:
+ * the batches but the statement's own (`ahead`) do not change while its rows are made, so their
+ * members are gathered once a set; each read adds those of `ahead` before it. An account farm's
+ * address has ~100 pending members in those batches: gathered for every read, they were ~23 µs
+ * of the main thread an evaluation (bench/profile.ts --postgres, new-person mix).
  */
-function readRow(values: unknown[], velocity: unknown[][], e: HistoryEvent, ids: EventIds, i: number, batches: readonly Batch[]): void {
-  const pending = (id: string | null, kind: string): string | null => {
-    if (id === null) return '';
-    let members: Set<string> | null = null;
-    let out = '';
-    for (const b of batches) {
-      const set = b.keys.get(id)?.sets.get(kind);
-      if (set === undefined) continue;
-      for (const hex of set.keys()) {
-        if (members === null && out === '') {
-          out = hex;
-          continue;
-        }
-        // A second member: from here on, kept distinct (two batches may hold the same).
-        members ??= new Set([out]);
-        members.add(hex);
-        if (members.size >= SET_KEEP) return null;
+function pendingMembers(others: readonly Batch[], ahead: Batch): (id: string | null, kind: string) => string | null {
+  const gathered = new Map<string, { distinct: Set<string>; text: string } | null>();
+  const gather = (id: string, kind: string) => {
+    const distinct = new Set<string>();
+    for (const b of others) {
+      for (const hex of b.keys.get(id)?.sets.get(kind)?.keys() ?? []) {
+        distinct.add(hex);
+        if (distinct.size >= SET_KEEP) return null;
       }
     }
-    return members === null ? out : [...members].join(',');
+    return { distinct, text: [...distinct].join(',') };
   };
+  return (id, kind) => {
+    if (id === null) return '';
+    const at = `${kind}${id}`;
+    let known = gathered.get(at);
+    if (known === undefined) gathered.set(at, (known = gather(id, kind)));
+    if (known === null) return null;
+    const own = ahead.keys.get(id)?.sets.get(kind);
+    if (own === undefined) return known.text;
+    let size = known.distinct.size;
+    let text = known.text;
+    for (const hex of own.keys()) {
+      if (known.distinct.has(hex)) continue;
+      size += 1;
+      if (size >= SET_KEEP) return null;
+      text = text === '' ? hex : `${text},${hex}`;
+    }
+    return text;
+  };
+}
+
+/**
+ * One evaluation's row of the read's parameters (READ_TYPES; `i`: its position from 0), with the
+ * pending members of its sets (pendingMembers); and its velocity reads, appended to the five
+ * arrays that follow the rows, each tagged with the evaluation's position (1-based, as the rows count).
+ */
+function readRow(values: unknown[], velocity: unknown[][], e: HistoryEvent, ids: EventIds, i: number, pending: ReturnType<typeof pendingMembers>): void {
   values.push(
     e.account, e.minute, e.hour, e.since24h, e.since30d, e.ip, e.email, e.identity, e.device, e.user, e.country,
     pending(ids.ip, SET_ACCOUNTS), pending(ids.email, SET_DEVICES), pending(ids.device, SET_ACCOUNTS),

@@ -187,6 +187,31 @@ describe('PostgreSQL history reads, batched', () => {
   });
 });
 
+describe('PostgreSQL history reads, pending set members', () => {
+  it('counts a member pending twice, in a batch and in its own statement, once', async () => {
+    // A store that writes nothing back while this runs: what the reads count is pending, never stored.
+    const records = new pg.Pool({ connectionString: pool.options.connectionString, max: 10 });
+    const held = postgresHistory(pool, records, { stepTimeoutMs: 1_000, historyDays: 30, now: () => AT, flushDelayMs: 600_000 });
+    try {
+      const a = 204;
+      const at = AT + 360_000;
+      const person = (p: number) => event(a, `pending-${p}`, at + p);
+      // Sixty people of one address, one at a time: their accounts wait in the batch being collected.
+      for (let p = 0; p < 60; p++) await held.record(person(p));
+      // Then 47 of them again and 5 new, at once: READS_IN_FLIGHT go alone, the rest in one
+      // statement whose own events repeat members of the batch. Distinct accounts before each
+      // read: the sixty, and the new people ahead of it, far from SET_KEEP (counted with their
+      // repeats, the reads past the 41st repeat would say SET_KEEP: "at least", wrongly).
+      const again = [...Array.from({ length: 47 }, (_, p) => p), 60, 61, 62, 63, 64];
+      const priors = await Promise.all(again.map((p) => held.record(person(p)) as Promise<Prior>));
+      expect(priors.map((prior) => prior.ip.accounts.count)).toEqual(again.map((p) => 60 + Math.max(0, p - 60)));
+      expect(SET_KEEP).toBeGreaterThan(64);
+    } finally {
+      await held.close(); // ends `records`
+    }
+  });
+});
+
 /**
  * The history writer and the evaluation log send their text and number arrays as literals made
  * here (pg-arrays.ts) when no value needs escaping, and as arrays for pg's client to escape
