@@ -23,6 +23,7 @@
  *   npx tsx bench/history-layout.ts                  # 200,000 people, batches of 50, 3 alternations
  *   npx tsx bench/history-layout.ts --people 20000   # a small store: the gap is smaller
  *   npx tsx bench/history-layout.ts --layouts three-tables,identity-index,reverse-rows
+ *   npx tsx bench/history-layout.ts --layouts reverse-rows,packed --people 50000 --batch 100   # against a prototype
  *   npx tsx bench/history-layout.ts --layouts 'reverse-rows,reverse-rows@mmap_size=1073741824+cache_size=-65536'
  *                                                    # the same layout under other pragmas (name@pragma+pragma)
  */
@@ -62,6 +63,8 @@ interface Layout {
   sqlite: Sqlite.Database;
   /** One new person, as the write-back writes them: identifiers, counters, set members, the IP's set trimmed. */
   person: (i: number) => void;
+  /** What a write-back writes once, whatever its people (the packed layout's shared address). */
+  batchEnd?: (i: number) => void;
 }
 
 type Writes = Record<Exclude<keyof typeof SQLITE_HISTORY_WRITES, 'upsertReverse'>, string> & { upsertReverse: string | null };
@@ -113,7 +116,48 @@ async function layout(name: string, version: number, writes: Writes): Promise<La
   };
 }
 
+/**
+ * Not a migration: a prototype of a layout with one row per identifier, its counters and set
+ * members (and, under a person's key, the addresses and devices whose accounts sets hold them, for
+ * erasure) packed in a blob. A new person is then three rows (e-mail, user, device), and the shared
+ * address one row a write-back whatever its people (its ~100 accounts and 84 counters, ~3.4 KB,
+ * rewritten). The blobs' bytes are the sizes such an encoding would take (a member 16 bytes and a
+ * time, a counter a bucket and a count); what the rows cost the writer is what this measures.
+ */
+async function packed(): Promise<Layout> {
+  const path = join(mkdtempSync(join(tmpdir(), 'risk-layout-')), 'risk.sqlite');
+  const sqlite = new Sqlite(path);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.exec(`create table history_packed (
+    account_id text not null, key blob not null, first_seen integer, last_seen integer not null,
+    country text, latitude real, longitude real, radius_km real, asn integer, anonymous integer, cells blob,
+    primary key (account_id, key))`);
+  sqlite.exec('create index history_packed_age on history_packed (last_seen)');
+  const upsert = sqlite.prepare(`insert into history_packed (account_id, key, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous, cells)
+    values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (account_id, key) do update set first_seen = excluded.first_seen, last_seen = excluded.last_seen,
+    country = excluded.country, latitude = excluded.latitude, longitude = excluded.longitude, radius_km = excluded.radius_km, asn = excluded.asn,
+    anonymous = excluded.anonymous, cells = excluded.cells`);
+  const MEMBER = 16 + 8;
+  const COUNTER = 4 + 4;
+  const blob = (members: number, counters: number) => Buffer.alloc(members * MEMBER + counters * COUNTER, 7);
+  return {
+    name: 'packed (prototype)',
+    sqlite,
+    person(i) {
+      const email = key(`e${i}`), user = key(`u${i}`), device = key(`d${i}`), at = NOW + i;
+      upsert.run('default', email, at, at, null, null, null, null, null, null, blob(1, 1)); // hour counter, a device
+      upsert.run('default', user, at, at, 'GB', null, null, null, 20712, 0, blob(2 + 2, 0)); // a device, a country; reverse: the address, the device
+      upsert.run('default', device, at, at, null, null, null, null, null, null, blob(1, 1)); // minute counter, an account
+    },
+    batchEnd(i) {
+      upsert.run('default', IP, NOW, NOW + i, null, null, null, null, null, null, blob(101, 84));
+    },
+  };
+}
+
 const LAYOUTS: Record<string, () => Promise<Layout>> = {
+  packed,
   'three-tables': () => layout('three tables', 16, THREE_TABLE_WRITES),
   'identity-index': () => layout('identity index', 17, { ...SQLITE_HISTORY_WRITES, upsertReverse: null }),
   'reverse-rows': () => layout('reverse rows', LATEST_VERSION, SQLITE_HISTORY_WRITES),
@@ -132,6 +176,7 @@ const next = new Map(layouts.map((l) => [l, 0]));
 const write = (layout: Layout, people: number, batch: number) => {
   const tx = layout.sqlite.transaction((from: number, n: number) => {
     for (let i = from; i < from + n; i++) layout.person(i);
+    layout.batchEnd?.(from + n);
   });
   let from = next.get(layout)!;
   for (const end = from + people; from < end; from += batch) tx(from, Math.min(batch, end - from));
