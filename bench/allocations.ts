@@ -45,7 +45,10 @@ const { values: options } = parseArgs({
     env: { type: 'string', multiple: true, default: [] },
   },
 });
-const extraEnv = Object.fromEntries(options.env!.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+const extraEnv = Object.fromEntries(options.env!.map((pair) => {
+  if (!pair.includes('=')) throw new Error(`--env ${pair}: expected K=V`);
+  return [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
+}));
 const KEY = generateKey();
 const DOMAIN = 'mail-bench.example';
 const START_FLAGS = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ').filter((w) => w.startsWith('--'));

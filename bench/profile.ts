@@ -139,7 +139,10 @@ try {
       env: {
         PATH: process.env.PATH!, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', API_KEYS: KEY,
         DATA_DIR: dataDir, RULES_DIR: 'rules', DNS_SERVERS: `127.0.0.1:${dns.port}`, RATE_LIMIT_MAX: '10000000', DATABASE_URL: database,
-        ...Object.fromEntries(options.env!.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)])),
+        ...Object.fromEntries(options.env!.map((pair) => {
+          if (!pair.includes('=')) throw new Error(`--env ${pair}: expected K=V`);
+          return [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
+        })),
       },
       stdio: ['ignore', 'ignore', 'inherit'],
     });

@@ -492,7 +492,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     const ahead: Batch = { keys: new Map(), xid: null, into: null };
     const others = unwritten();
     const batches = [...others, ahead];
-    const pending = pendingMembers(others, ahead);
+    let pending: ReturnType<typeof pendingMembers> | null = pendingMembers(others, ahead);
     const overlays: Overlay[][] = [];
     let query: Promise<pg.QueryResult<Row>>;
     try {
@@ -502,9 +502,11 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       reads.forEach((r, i) => {
         const ids = idsOf(r.event);
         overlays.push(batches.map((b) => overlayOf(b, r.event, ids)));
-        readRow(values, velocity, r.event, ids, i, pending);
+        readRow(values, velocity, r.event, ids, i, pending!);
         add(r.event, ahead);
       });
+      // The callbacks below share this scope: what was gathered would live until the statement is back.
+      pending = null;
       for (let n = (size - reads.length) * READ_TYPES.length; n > 0; n--) values.push(null);
       values.push(...velocity);
       query = recordPool.query<Row>({ name: `history_read_${size}`, text: readText(size), values, query_timeout: queryTimeoutMs } as pg.QueryConfig);
@@ -806,24 +808,26 @@ function priorOf(r: Row, event: HistoryEvent): Prior {
 /**
  * The members of an evaluation's set that the batches a read overlays hold and the store may not,
  * for the read's parameters: comma-separated hex (the batches key members by their hex already),
- * duplicates left to the statement's union; null once SET_KEEP distinct ones are found, as the set
- * is then full whatever the store holds (setCount). One of these serves every read of a statement:
- * the batches but the statement's own (`ahead`) do not change while its rows are made, so their
- * members are gathered once a set; each read adds those of `ahead` before it. An account farm's
- * address has ~100 pending members in those batches: gathered for every read, they were ~23 µs
- * of the main thread an evaluation (bench/profile.ts --postgres, new-person mix).
+ * each once; null once SET_KEEP distinct ones are found, as the set is then full whatever the
+ * store holds (setCount). One of these serves every read of a statement: the batches but the
+ * statement's own (`ahead`) do not change while its rows are made (synchronously, in `read`), so
+ * their members are gathered once a set; each read adds those of `ahead` before it. An account
+ * farm's address has ~100 pending members in those batches: gathered for every read, they were
+ * ~23 µs of the main thread an evaluation (bench/profile.ts --postgres, new-person mix). Let go
+ * once the rows are made: `read` does not keep it for the statement's round trip.
  */
 function pendingMembers(others: readonly Batch[], ahead: Batch): (id: string | null, kind: string) => string | null {
-  const gathered = new Map<string, { distinct: Set<string>; text: string } | null>();
+  const gathered = new Map<string, { distinct: ReadonlySet<string>; text: string } | null>();
   const gather = (id: string, kind: string) => {
-    const distinct = new Set<string>();
+    let distinct: Set<string> | null = null;
     for (const b of others) {
       for (const hex of b.keys.get(id)?.sets.get(kind)?.keys() ?? []) {
-        distinct.add(hex);
+        (distinct ??= new Set()).add(hex);
         if (distinct.size >= SET_KEEP) return null;
       }
     }
-    return { distinct, text: [...distinct].join(',') };
+    // Most sets (a new person's) are in no batch: one shared empty answer, nothing allocated.
+    return distinct === null ? NO_MEMBERS : { distinct, text: [...distinct].join(',') };
   };
   return (id, kind) => {
     if (id === null) return '';
@@ -844,6 +848,8 @@ function pendingMembers(others: readonly Batch[], ahead: Batch): (id: string | n
     return text;
   };
 }
+
+const NO_MEMBERS = { distinct: new Set<string>() as ReadonlySet<string>, text: '' };
 
 /**
  * One evaluation's row of the read's parameters (READ_TYPES; `i`: its position from 0), with the

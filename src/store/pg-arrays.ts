@@ -15,6 +15,9 @@ export function arrayLiteral(values: readonly (string | number)[], bytes: boolea
   return bytes ? `{"\\\\x${values.join('","\\\\x')}"}` : `{${values.join(',')}}`;
 }
 
+/** What textLiteral's last checked value starts as: equal to no value a caller passes (a null, undefined). */
+const UNCHECKED = Symbol('unchecked');
+
 /**
  * A literal of strings, each quoted, when none holds a character the quoting would have to escape
  * (`"` or a backslash) and none is null: account ids (ACCOUNT_ID allows neither), set kinds,
@@ -26,7 +29,8 @@ export function arrayLiteral(values: readonly (string | number)[], bytes: boolea
  */
 export function textLiteral(values: readonly (string | null)[]): string | readonly (string | null)[] {
   if (values.length === 0) return '{}';
-  let checked: string | null = null;
+  // The first is checked as any other: nothing a caller passes equals UNCHECKED.
+  let checked: unknown = UNCHECKED;
   for (const value of values) {
     if (value === checked) continue;
     if (typeof value !== 'string' || value.includes('"') || value.includes('\\')) return values;

@@ -210,6 +210,25 @@ describe('PostgreSQL history reads, pending set members', () => {
       await held.close(); // ends `records`
     }
   });
+
+  it('says the set is full once the pending members and its own statement reach SET_KEEP', async () => {
+    const records = new pg.Pool({ connectionString: pool.options.connectionString, max: 10 });
+    const held = postgresHistory(pool, records, { stepTimeoutMs: 1_000, historyDays: 30, now: () => AT, flushDelayMs: 600_000 });
+    try {
+      const a = 205;
+      const at = AT + 420_000;
+      const person = (p: number) => event(a, `full-${p}`, at + p);
+      const before = SET_KEEP - 6;
+      for (let p = 0; p < before; p++) await held.record(person(p));
+      // Twelve new people at once: READS_IN_FLIGHT alone, then ten in one statement, each seeing
+      // those ahead of it; from the one that finds SET_KEEP on, "at least" SET_KEEP.
+      const fresh = Array.from({ length: 12 }, (_, k) => before + k);
+      const priors = await Promise.all(fresh.map((p) => held.record(person(p)) as Promise<Prior>));
+      expect(priors.map((prior) => prior.ip.accounts.count)).toEqual(fresh.map((p) => Math.min(p, SET_KEEP)));
+    } finally {
+      await held.close();
+    }
+  });
 });
 
 /**
@@ -229,8 +248,12 @@ describe('PostgreSQL history writes, text arrays', () => {
       expect(await strings(textLiteral(odd))).toEqual(odd);
     }
     expect(await strings(textLiteral([]))).toEqual([]);
-    // A null goes as the array (a literal would make it a string).
-    expect(await strings(columnLiteral(['a', null, 'b']))).toEqual(['a', null, 'b']);
+    // A null goes as the array (a literal would make it a string), wherever it is.
+    for (const nulls of [['a', null, 'b'], [null], [null, 'a'], [null, null], ['a', 'a', null]]) {
+      expect(columnLiteral(nulls)).toBe(nulls);
+      expect(await strings(columnLiteral(nulls))).toEqual(nulls);
+    }
+    expect(textLiteral([undefined as unknown as string, 'a'])).toEqual([undefined, 'a']);
   });
 
   it('sends a column of numbers as a literal, and one holding a null as the array', async () => {
