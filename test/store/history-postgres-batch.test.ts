@@ -188,46 +188,41 @@ describe('PostgreSQL history reads, batched', () => {
 });
 
 describe('PostgreSQL history reads, pending set members', () => {
-  it('counts a member pending twice, in a batch and in its own statement, once', async () => {
-    // A store that writes nothing back while this runs: what the reads count is pending, never stored.
+  /**
+   * Address `a`'s people `first` one at a time, then `then` at once, on a store that writes nothing
+   * back meanwhile (what the reads count is pending, never stored): the accounts count each read.
+   */
+  const accountsSeen = async (a: number, first: number, then: number[]) => {
     const records = new pg.Pool({ connectionString: pool.options.connectionString, max: 10 });
     const held = postgresHistory(pool, records, { stepTimeoutMs: 1_000, historyDays: 30, now: () => AT, flushDelayMs: 600_000 });
     try {
-      const a = 204;
-      const at = AT + 360_000;
+      const at = AT + a * 60_000;
       const person = (p: number) => event(a, `pending-${p}`, at + p);
-      // Sixty people of one address, one at a time: their accounts wait in the batch being collected.
-      for (let p = 0; p < 60; p++) await held.record(person(p));
-      // Then 47 of them again and 5 new, at once: READS_IN_FLIGHT go alone, the rest in one
-      // statement whose own events repeat members of the batch. Distinct accounts before each
-      // read: the sixty, and the new people ahead of it, far from SET_KEEP (counted with their
-      // repeats, the reads past the 41st repeat would say SET_KEEP: "at least", wrongly).
-      const again = [...Array.from({ length: 47 }, (_, p) => p), 60, 61, 62, 63, 64];
-      const priors = await Promise.all(again.map((p) => held.record(person(p)) as Promise<Prior>));
-      expect(priors.map((prior) => prior.ip.accounts.count)).toEqual(again.map((p) => 60 + Math.max(0, p - 60)));
-      expect(SET_KEEP).toBeGreaterThan(64);
+      for (let p = 0; p < first; p++) await held.record(person(p));
+      const priors = await Promise.all(then.map((p) => held.record(person(p)) as Promise<Prior>));
+      return priors.map((prior) => prior.ip.accounts.count);
     } finally {
       await held.close(); // ends `records`
     }
+  };
+
+  it('counts a member pending twice, in a batch and in its own statement, once', async () => {
+    // Sixty people waiting in the batch being collected; then 47 of them again and 5 new, at once:
+    // READS_IN_FLIGHT go alone, the rest in one statement whose own events repeat members of the
+    // batch. Distinct accounts before each read: the sixty, and the new people ahead of it, far from
+    // SET_KEEP (counted with their repeats, the reads past the 41st repeat would say SET_KEEP: "at
+    // least", wrongly).
+    expect(SET_KEEP).toBeGreaterThan(64);
+    const again = [...Array.from({ length: 47 }, (_, p) => p), 60, 61, 62, 63, 64];
+    expect(await accountsSeen(204, 60, again)).toEqual(again.map((p) => 60 + Math.max(0, p - 60)));
   });
 
   it('says the set is full once the pending members and its own statement reach SET_KEEP', async () => {
-    const records = new pg.Pool({ connectionString: pool.options.connectionString, max: 10 });
-    const held = postgresHistory(pool, records, { stepTimeoutMs: 1_000, historyDays: 30, now: () => AT, flushDelayMs: 600_000 });
-    try {
-      const a = 205;
-      const at = AT + 420_000;
-      const person = (p: number) => event(a, `full-${p}`, at + p);
-      const before = SET_KEEP - 6;
-      for (let p = 0; p < before; p++) await held.record(person(p));
-      // Twelve new people at once: READS_IN_FLIGHT alone, then ten in one statement, each seeing
-      // those ahead of it; from the one that finds SET_KEEP on, "at least" SET_KEEP.
-      const fresh = Array.from({ length: 12 }, (_, k) => before + k);
-      const priors = await Promise.all(fresh.map((p) => held.record(person(p)) as Promise<Prior>));
-      expect(priors.map((prior) => prior.ip.accounts.count)).toEqual(fresh.map((p) => Math.min(p, SET_KEEP)));
-    } finally {
-      await held.close();
-    }
+    // Twelve new people at once after SET_KEEP - 6: READS_IN_FLIGHT alone, then ten in one
+    // statement, each seeing those ahead of it; from the one that finds SET_KEEP on, "at least".
+    const before = SET_KEEP - 6;
+    const fresh = Array.from({ length: 12 }, (_, k) => before + k);
+    expect(await accountsSeen(205, before, fresh)).toEqual(fresh.map((p) => Math.min(p, SET_KEEP)));
   });
 });
 
