@@ -30,6 +30,7 @@ import { generateKey } from '../src/keys/key.js';
 import { freePort } from '../test/support/process.js';
 import { startPostgres } from '../test/support/postgres.js';
 import { writeDataSet } from './data-set.js';
+import { envPairs } from './env-pairs.js';
 import { personBody } from './mixes.js';
 
 const { values: options } = parseArgs({
@@ -45,10 +46,7 @@ const { values: options } = parseArgs({
     env: { type: 'string', multiple: true, default: [] },
   },
 });
-const extraEnv = Object.fromEntries(options.env!.map((pair) => {
-  if (!pair.includes('=')) throw new Error(`--env ${pair}: expected K=V`);
-  return [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
-}));
+const extraEnv = envPairs(options.env!);
 const KEY = generateKey();
 const DOMAIN = 'mail-bench.example';
 const START_FLAGS = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ').filter((w) => w.startsWith('--'));

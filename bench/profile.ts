@@ -21,6 +21,7 @@ import pg from 'pg';
 import { generateKey } from '../src/keys/key.js';
 import { startPostgres } from '../test/support/postgres.js';
 import { writeDataSet } from './data-set.js';
+import { envPairs } from './env-pairs.js';
 import { personBody } from './mixes.js';
 
 const { values: options } = parseArgs({
@@ -139,10 +140,7 @@ try {
       env: {
         PATH: process.env.PATH!, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', API_KEYS: KEY,
         DATA_DIR: dataDir, RULES_DIR: 'rules', DNS_SERVERS: `127.0.0.1:${dns.port}`, RATE_LIMIT_MAX: '10000000', DATABASE_URL: database,
-        ...Object.fromEntries(options.env!.map((pair) => {
-          if (!pair.includes('=')) throw new Error(`--env ${pair}: expected K=V`);
-          return [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
-        })),
+        ...envPairs(options.env!),
       },
       stdio: ['ignore', 'ignore', 'inherit'],
     });

@@ -22,6 +22,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { generateKey } from '../src/keys/key.js';
 import { writeDataSet } from './data-set.js';
+import { envPairs } from './env-pairs.js';
 import { personBody } from './mixes.js';
 
 const { values: options } = parseArgs({
@@ -77,7 +78,7 @@ writeDataSet(dataDir);
 const dnsProcess = fork(new URL('./dns-server-process.ts', import.meta.url), { execArgv: ['--import', 'tsx'] });
 dnsProcess.send({ zone: { [DOMAIN]: { MX: [{ exchange: `mx1.${DOMAIN}`, priority: 10 }] } }, latencyMinMs: 1, latencyMaxMs: 5 });
 const dns = await new Promise<{ port: number }>((resolve) => dnsProcess.once('message', (m) => resolve(m as { port: number })));
-const extraEnv = Object.fromEntries(options.env!.map((kv) => kv.split('=') as [string, string]));
+const extraEnv = envPairs(options.env!);
 
 interface Runtime { rss_bytes: number; heap_used_bytes?: number; event_loop_delay_p99_ms?: number; event_loop_delay_max_ms?: number; stalls?: Array<[number, number]> }
 interface Target { dist: string; port: number; store: string; child: ChildProcess; spans: Span[]; stalls: Span[] }
