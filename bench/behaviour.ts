@@ -140,7 +140,7 @@ export async function benchKeyCost(url: string, events: number, samples = SAMPLE
   const members = Array.from({ length: Math.min(events, SET_KEEP) }, (_, i) => ({
     account_id: 'default', key: ip, kind: 'a', member: hash('default', 'user', `farm-${events}-${i}`), last_seen: now - i * 1_000,
   }));
-  // As each engine keeps them: SQLite in one table by key (migration 17).
+  // As each engine keeps them: SQLite one row an identifier (migration 19).
   await seedHistory(seed, { counts, members });
   await seed.close();
 

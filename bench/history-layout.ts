@@ -11,19 +11,20 @@
  * - `identity index`: migration 17, one table whose primary key starts with (account, key) holds an
  *   identifier's row, its counters and its set members side by side, so a key's rows share a page;
  *   erasure's index of accounts-set members (account, member) beside it.
- * - `reverse rows`: today's (every migration, and the writer thread's statements,
- *   SQLITE_HISTORY_WRITES in src/store/history-sql.ts): migration 18, no identity index, and with
- *   each accounts-set member a reverse row under the member's own key.
+ * - `reverse rows`: migration 18, no identity index, and with each accounts-set member a reverse
+ *   row under the member's own key.
+ * - `packed`: today's (every migration, and the writer thread's code, src/store/history-packed.ts):
+ *   migration 19, one row an identifier, its cells in a blob.
  *
  * Printed per layout: WAL frames (b-tree pages written) per person, counted with the automatic
  * checkpoint off; and CPU µs per person (user + system, this process) with it on, as the writer
  * runs, so each page's checkpoint copy is in it too. The file holds ~1 KiB per person, so the
  * default 200,000 people is a file of ~200 MB, past any cache: each new row's leaf is a miss.
  *
- *   npx tsx bench/history-layout.ts                  # 200,000 people, batches of 50, 3 alternations
+ *   npx tsx bench/history-layout.ts                  # reverse rows against packed: 200,000 people, batches of 50, 3 alternations
  *   npx tsx bench/history-layout.ts --people 20000   # a small store: the gap is smaller
  *   npx tsx bench/history-layout.ts --layouts three-tables,identity-index,reverse-rows
- *   npx tsx bench/history-layout.ts --layouts reverse-rows,packed --people 50000 --batch 100   # against a prototype
+ *   npx tsx bench/history-layout.ts --layouts reverse-rows,packed --people 50000 --batch 100
  *   npx tsx bench/history-layout.ts --layouts 'reverse-rows,reverse-rows@mmap_size=1073741824+cache_size=-65536'
  *                                                    # the same layout under other pragmas (name@pragma+pragma)
  */
@@ -35,9 +36,10 @@ import { parseArgs } from 'node:util';
 import Sqlite from 'better-sqlite3';
 import { openSqlite } from '../src/store/sqlite.js';
 import { migrate } from '../src/store/migrate.js';
-import { LATEST_VERSION, MIGRATIONS } from '../src/store/migrations/index.js';
+import { MIGRATIONS } from '../src/store/migrations/index.js';
 import { parseDatabaseUrl, type DatabaseUrl } from '../src/config/store-url.js';
-import { SQLITE_HISTORY_WRITES } from '../src/store/history-sql.js';
+import { packedHistory } from '../src/store/history-packed.js';
+import type { HistoryWrite } from '../src/store/sqlite-log-worker.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -45,7 +47,7 @@ const { values: options } = parseArgs({
     batch: { type: 'string', default: '50' },
     rows: { type: 'string', default: '5000' },
     repeat: { type: 'string', default: '3' },
-    layouts: { type: 'string', default: 'identity-index,reverse-rows' },
+    layouts: { type: 'string', default: 'reverse-rows,packed' },
   },
 });
 const PEOPLE = Number(options.people);
@@ -63,11 +65,25 @@ interface Layout {
   sqlite: Sqlite.Database;
   /** One new person, as the write-back writes them: identifiers, counters, set members, the IP's set trimmed. */
   person: (i: number) => void;
-  /** What a write-back writes once, whatever its people (the packed layout's shared address). */
-  batchEnd?: (i: number) => void;
+  /** At the end of a write-back (the packed layout writes its rows then, once each). */
+  batchEnd?: () => void;
 }
 
-type Writes = Record<Exclude<keyof typeof SQLITE_HISTORY_WRITES, 'upsertReverse'>, string> & { upsertReverse: string | null };
+interface Writes { upsertKey: string; upsertCount: string; upsertMember: string; deleteMember: string; upsertReverse: string | null }
+
+/** The writer thread's statements on migration 17's and 18's history_cells (before migration 19). */
+const CELLS_WRITES: Writes = {
+  upsertKey: `insert into history_cells (account_id, key, kind, sub, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous)
+  values (?, ?, 'k', 0, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (account_id, key, kind, sub) do update set first_seen = excluded.first_seen, last_seen = excluded.last_seen,
+  country = excluded.country, latitude = excluded.latitude, longitude = excluded.longitude, radius_km = excluded.radius_km, asn = excluded.asn, anonymous = excluded.anonymous`,
+  upsertCount: `insert into history_cells (account_id, key, kind, sub, n, last_seen) values (?, ?, case ? when 1 then 'm' else 'h' end, cast(? as integer), ?, ?)
+  on conflict (account_id, key, kind, sub) do update set n = excluded.n, last_seen = excluded.last_seen`,
+  upsertMember: `insert into history_cells (account_id, key, kind, sub, last_seen) values (?, ?, ?, ?, ?)
+  on conflict (account_id, key, kind, sub) do update set last_seen = excluded.last_seen`,
+  deleteMember: 'delete from history_cells where account_id = ? and key = ? and kind = ? and sub = ?',
+  upsertReverse: `insert into history_cells (account_id, key, kind, sub, last_seen) values (?, ?, 'r', ?, ?)
+  on conflict (account_id, key, kind, sub) do update set last_seen = excluded.last_seen`,
+};
 
 /** The writer thread's statements before migration 17, on history_keys, history_counts and history_members. */
 const THREE_TABLE_WRITES: Writes = {
@@ -79,7 +95,6 @@ const THREE_TABLE_WRITES: Writes = {
   upsertMember: `insert into history_members (account_id, key, kind, member, last_seen) values (?, ?, ?, ?, ?)
   on conflict (account_id, key, kind, member) do update set last_seen = excluded.last_seen`,
   deleteMember: 'delete from history_members where account_id = ? and key = ? and kind = ? and member = ?',
-  upsertVelocity: SQLITE_HISTORY_WRITES.upsertVelocity,
   upsertReverse: null,
 };
 
@@ -117,41 +132,45 @@ async function layout(name: string, version: number, writes: Writes): Promise<La
 }
 
 /**
- * Not a migration: a prototype of a layout with one row per identifier, its counters and set
- * members (and, under a person's key, the addresses and devices whose accounts sets hold them, for
- * erasure) packed in a blob. A new person is then three rows (e-mail, user, device), and the shared
- * address one row a write-back whatever its people (its ~100 accounts and 84 counters, ~3.4 KB,
- * rewritten). The blobs' bytes are the sizes such an encoding would take (a member 16 bytes and a
- * time, a counter a bucket and a count); what the rows cost the writer is what this measures.
+ * Today's (migration 19; src/store/history-packed.ts): one row an identifier, its counters and set
+ * members (and, under a person's key, the addresses and devices whose accounts sets hold them) packed
+ * in blobs. A write-back's rows are read, changed and written once each, as the writer thread does:
+ * a new person is three rows (e-mail, user, device), and the shared address one row a write-back
+ * whatever its people (its ~100 accounts and 84 counters).
  */
 async function packed(): Promise<Layout> {
   const path = join(mkdtempSync(join(tmpdir(), 'risk-layout-')), 'risk.sqlite');
+  const parsed = parseDatabaseUrl(`sqlite:${path}`) as DatabaseUrl & { engine: 'sqlite' };
+  const engine = openSqlite(parsed);
+  await migrate(engine, MIGRATIONS);
+  await engine.close();
   const sqlite = new Sqlite(path);
-  sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
-  sqlite.exec(`create table history_packed (
-    account_id text not null, key blob not null, first_seen integer, last_seen integer not null,
-    country text, latitude real, longitude real, radius_km real, asn integer, anonymous integer, cells blob,
-    primary key (account_id, key))`);
-  sqlite.exec('create index history_packed_age on history_packed (last_seen)');
-  const upsert = sqlite.prepare(`insert into history_packed (account_id, key, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous, cells)
-    values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (account_id, key) do update set first_seen = excluded.first_seen, last_seen = excluded.last_seen,
-    country = excluded.country, latitude = excluded.latitude, longitude = excluded.longitude, radius_km = excluded.radius_km, asn = excluded.asn,
-    anonymous = excluded.anonymous, cells = excluded.cells`);
-  const MEMBER = 16 + 8;
-  const COUNTER = 4 + 4;
-  const blob = (members: number, counters: number) => Buffer.alloc(members * MEMBER + counters * COUNTER, 7);
+  const history = packedHistory(sqlite);
+  let write: HistoryWrite = { fresh: [], keys: [], counts: [], members: [], evicted: [], velocity: [] };
+  /** The address's accounts-set rows of this write-back, by person: one trimmed in it is not written (as the history's memory leaves it out). */
+  let added = new Map<number, unknown[]>();
   return {
-    name: 'packed (prototype)',
+    name: 'packed',
     sqlite,
     person(i) {
       const email = key(`e${i}`), user = key(`u${i}`), device = key(`d${i}`), at = NOW + i;
-      upsert.run('default', email, at, at, null, null, null, null, null, null, blob(1, 1)); // hour counter, a device
-      upsert.run('default', user, at, at, 'GB', null, null, null, 20712, 0, blob(2 + 2, 0)); // a device, a country; reverse: the address, the device
-      upsert.run('default', device, at, at, null, null, null, null, null, null, blob(1, 1)); // minute counter, an account
+      // The person's keys are new: the main thread's filter says so (history-batch.ts's fresh subjects).
+      write.fresh!.push(['default', email], ['default', user], ['default', device]);
+      write.keys.push(['default', email, at, at, null, null, null, null, null, null], ['default', user, at, at, 'GB', null, null, null, 20712, 0], ['default', device, at, at, null, null, null, null, null, null]);
+      write.counts.push(['default', email, 2, HOUR, 1, at], ['default', device, 1, MINUTE, 1, at], ['default', IP, 1, MINUTE, i, at], ['default', IP, 2, HOUR, i, at]);
+      for (const [k, kind, member] of [[IP, 'a', user], [device, 'a', user], [email, 'd', device], [user, 'd', device], [user, 'c', Buffer.from('GB')]] as const) {
+        const row = ['default', k, kind, member, at];
+        if (k === IP) added.set(i, row);
+        else write.members.push(row);
+      }
+      if (i >= 101 && !added.delete(i - 101)) write.evicted.push(['default', IP, 'a', key(`u${i - 101}`)]);
     },
-    batchEnd(i) {
-      upsert.run('default', IP, NOW, NOW + i, null, null, null, null, null, null, blob(101, 84));
+    batchEnd() {
+      write.members.push(...added.values());
+      history.write(write);
+      write = { fresh: [], keys: [], counts: [], members: [], evicted: [], velocity: [] };
+      added = new Map();
     },
   };
 }
@@ -159,8 +178,8 @@ async function packed(): Promise<Layout> {
 const LAYOUTS: Record<string, () => Promise<Layout>> = {
   packed,
   'three-tables': () => layout('three tables', 16, THREE_TABLE_WRITES),
-  'identity-index': () => layout('identity index', 17, { ...SQLITE_HISTORY_WRITES, upsertReverse: null }),
-  'reverse-rows': () => layout('reverse rows', LATEST_VERSION, SQLITE_HISTORY_WRITES),
+  'identity-index': () => layout('identity index', 17, { ...CELLS_WRITES, upsertReverse: null }),
+  'reverse-rows': () => layout('reverse rows', 18, CELLS_WRITES),
 };
 const layouts: Layout[] = [];
 for (const entry of options.layouts.split(',')) {
@@ -176,7 +195,7 @@ const next = new Map(layouts.map((l) => [l, 0]));
 const write = (layout: Layout, people: number, batch: number) => {
   const tx = layout.sqlite.transaction((from: number, n: number) => {
     for (let i = from; i < from + n; i++) layout.person(i);
-    layout.batchEnd?.(from + n);
+    layout.batchEnd?.();
   });
   let from = next.get(layout)!;
   for (const end = from + people; from < end; from += batch) tx(from, Math.min(batch, end - from));

@@ -6,7 +6,8 @@
  * the writer thread itself (/proc/self/task), so it holds on a busy machine far better than req/s.
  * The real writer thread (src/store/sqlite-log-worker.ts) and the real migrations; `--schema 15`
  * stops before migration 16. `--schema 15,16`: one store and writer thread per version, fed batch
- * after batch in turn, so a schema's before and after share the machine's drift.
+ * after batch in turn, so a schema's before and after share the machine's drift. (The history's
+ * write-back is today's, into migration 19's table: with `--schema` below 19, pass `--history false`.)
  *
  *   npx tsx bench/writer.ts                       # 20,000 rows after 20,000 to warm, batches of 500
  *   npx tsx bench/writer.ts --schema 15,16 --endpoint  # versions 15 and 16 side by side; an endpoint takes review.opened
@@ -94,11 +95,13 @@ const IP = key('ip');
  * own batch: its decoding is a little dearer here than in the service).
  */
 function historyWrite(from: number): HistoryWrite {
-  const write: HistoryWrite = { keys: [], counts: [], members: [], evicted: [], velocity: [] };
+  const write: HistoryWrite = { fresh: [], keys: [], counts: [], members: [], evicted: [], velocity: [] };
   const minute = Math.floor(ms / 60_000);
   const hour = Math.floor(ms / 3_600_000);
   for (let i = from; i < from + BATCH; i++) {
     const email = key(`e${i}`), user = key(`u${i}`), device = key(`d${i}`), at = ms + i;
+    // New: the history's key filter says so, and the writer inserts them without a read (history-batch.ts).
+    write.fresh!.push(['default', email], ['default', user], ['default', device]);
     write.keys.push(['default', email, at, at, null, null, null, null, null, null], ['default', user, at, at, 'GB', null, null, null, 20712, 0], ['default', device, at, at, null, null, null, null, null, null]);
     write.counts.push(['default', email, 2, hour, 1, at], ['default', device, 1, minute, 1, at]);
     write.members.push(['default', IP, 'a', user, at], ['default', device, 'a', user, at], ['default', email, 'd', device, at], ['default', user, 'd', device, at], ['default', user, 'c', Buffer.from('GB'), at]);

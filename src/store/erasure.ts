@@ -7,7 +7,8 @@ import { NO_ERASURE, type ErasedHistory, type HistoryStore } from '../history/st
 import { appendAudit } from './audit.js';
 import type { Engine } from './engine.js';
 import type { EvaluationLog } from './evaluation-log.js';
-import { ERASE_STATEMENTS, ERASE_STEPS, SQLITE_ERASE_STATEMENTS } from './history-sql.js';
+import { ERASE_STATEMENTS, ERASE_STEPS } from './history-sql.js';
+import { erasePackedFile } from './history-packed.js';
 import { StoreRequestError } from './errors.js';
 
 /**
@@ -75,20 +76,17 @@ export async function erasePerson(deps: ErasureDependencies, account: string, su
 }
 
 /**
- * When history is off now (HISTORY_DAYS=0), what an earlier setting kept is still erased: the
- * statements the history store runs (history-sql.ts), each engine's own, in one transaction.
+ * When history is off now (HISTORY_DAYS=0), what an earlier setting kept is still erased as the
+ * history store erases it: on SQLite the writer thread's JS (history-packed.ts), on PostgreSQL its
+ * statements (history-sql.ts) in one transaction.
  */
 async function eraseHistoryRows(engine: Engine, account: string, keys: Buffer[]): Promise<ErasedHistory> {
+  if (engine.database.engine === 'sqlite') return erasePackedFile(engine.database.path, account, keys);
   const erased = { ...NO_ERASURE };
-  const statements = engine.kind === 'sqlite' ? SQLITE_ERASE_STATEMENTS : ERASE_STATEMENTS;
   await engine.db.transaction().execute(async (trx) => {
-    const run = async (text: string, values: unknown[]) => Number((await bound(text, values).execute(trx)).numAffectedRows ?? 0);
     for (const key of keys) {
       for (const step of ERASE_STEPS) {
-        const text = statements[step.statement];
-        if (text === null) continue;
-        const deleted = await run(text, step.values(account, key));
-        if (step.counts !== null) erased[step.counts] += deleted;
+        erased[step.counts] += Number((await bound(ERASE_STATEMENTS[step.statement], step.values(account, key)).execute(trx)).numAffectedRows ?? 0);
       }
     }
   });

@@ -20,6 +20,8 @@ const COUNT = 2;
 const MEMBER = 3;
 const EVICTED = 4;
 const VELOCITY = 5;
+/** A subject the file does not hold yet (the main thread's key filter says so: certain). */
+const FRESH_SUBJECT = 6;
 
 /** An identifier row's columns: first and last seen, and its last place (anonymous as 1/0). */
 export interface KeyColumns {
@@ -41,9 +43,12 @@ export class HistoryBatchEncoder {
     this.out = new BatchWriter(size);
   }
 
-  /** The identifier the rows after it are of. */
-  subject(account: string, key: Uint8Array): void {
-    this.out.u8(SUBJECT);
+  /**
+   * The identifier the rows after it are of; `fresh`: never in the file (its first write-back):
+   * the writer thread inserts its row without reading for it first.
+   */
+  subject(account: string, key: Uint8Array, fresh = false): void {
+    this.out.u8(fresh ? FRESH_SUBJECT : SUBJECT);
     this.out.string(account);
     this.out.bytes(key);
   }
@@ -107,15 +112,16 @@ export class HistoryBatchEncoder {
  */
 export function decodeHistoryBatch(batch: Uint8Array): HistoryWrite {
   const r = new BatchReader(batch);
-  const write: HistoryWrite = { keys: [], counts: [], members: [], evicted: [], velocity: [] };
+  const write: HistoryWrite = { fresh: [], keys: [], counts: [], members: [], evicted: [], velocity: [] };
   let account: string | null = null;
   let key: Buffer | null = null;
   const kind = () => String.fromCharCode(r.u8());
   while (!r.done) {
     const tag = r.u8();
-    if (tag === SUBJECT) {
+    if (tag === SUBJECT || tag === FRESH_SUBJECT) {
       account = r.string();
       key = r.bytes();
+      if (tag === FRESH_SUBJECT) write.fresh!.push([account, key]);
       continue;
     }
     if (tag > VELOCITY) throw new Error(`history batch: unknown row tag ${tag}`);

@@ -24,7 +24,7 @@ export const PRUNE_BATCH = 1_000;
 
 /**
  * PostgreSQL's pruning and erasure, through the pool (SQLite's writer thread runs its own:
- * SQLITE_PRUNE_STATEMENTS, SQLITE_ERASE_STATEMENTS). A prune stops between batches once `stopped()`
+ * history-packed.ts). A prune stops between batches once `stopped()`
  * (the store closing): the next minute's prune, or the next start's, takes the rest.
  */
 export function postgresMaintenance(pool: pg.Pool, options: HistoryMaintenanceOptions, stopped: () => boolean): Pick<HistoryStore, 'erase' | 'prune'> & { pruned: () => number } {
@@ -56,10 +56,8 @@ export function postgresMaintenance(pool: pg.Pool, options: HistoryMaintenanceOp
         await client.query('begin');
         for (const key of keys) {
           for (const step of ERASE_STEPS) {
-            const text = ERASE_STATEMENTS[step.statement];
-            if (text === null) continue;
-            const deleted = (await client.query({ text: numbered(text), values: step.values(account, key) })).rowCount ?? 0;
-            if (step.counts !== null) erased[step.counts] += deleted;
+            const deleted = (await client.query({ text: numbered(ERASE_STATEMENTS[step.statement]), values: step.values(account, key) })).rowCount ?? 0;
+            erased[step.counts] += deleted;
           }
         }
         await client.query('commit');

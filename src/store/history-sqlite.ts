@@ -10,14 +10,15 @@ import { SQLITE_HISTORY_READS } from './history-sql.js';
 import { keyFilter, type KeyFilter } from './history-key-filter.js';
 import { HistoryBatchEncoder } from './history-batch.js';
 import type { SqliteWriterThread } from './sqlite-log-writer.js';
-import type { HistoryCellRow } from './schema.js';
+import type { HistoryPackedRow } from './schema.js';
+import { devicesIn, forEachCell, PACKED_SQL } from './history-packed.js';
 
 /**
  * SQLite: the process is the store's only writer (README "Store": SQLite is for one process), so
  * the history it has touched lately is held in memory, and memory is the truth. An evaluation
  * reads and updates its identifiers there, synchronously; an identifier not in memory is read
- * from the file first (one range read of its rows, which sit side by side in one table by key,
- * migration 17; WAL readers never wait for the writer), unless the key
+ * from the file first (one row, its cells packed: history-packed.ts, migration 19; WAL readers
+ * never wait for the writer), unless the key
  * filter (history-key-filter.ts, loaded when the store opens) says the file cannot hold it: a new
  * person costs no read of the file. Changes are
  * written back in batches by the writer thread the evaluation log uses, so the request path never
@@ -95,12 +96,14 @@ interface KeyState {
   velocity: Map<string, Map<number, VelocityCell>> | null;
   /** The file may hold velocity cells of this key not read yet: false for a key never seen, or being erased. */
   velocityInFile: boolean;
+  /** Not in the file (the key filter said so) and not yet sent to be written: its write-back inserts without a read. */
+  fresh: boolean;
   /** series + '\u0000' + bucket */
   dirtyVelocity: Set<string> | null;
 }
 
-/** A row of `history_cells` as the reader selects it (its key's columns left out). */
-type CellRow = Omit<HistoryCellRow, 'account_id' | 'key'>;
+/** A row of `history_packed` as the reader selects it (PACKED_SQL.read: its key's columns and reverse entries left out). */
+type PackedReadRow = Omit<HistoryPackedRow, 'account_id' | 'key' | 'reverse' | 'oldest'>;
 
 interface VelocityCell {
   n: number;
@@ -128,9 +131,9 @@ const COUNT_BYTES = 60;
 export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
   const o = { ...SQLITE_HISTORY_DEFAULTS, ...options };
   const reader = new Sqlite(o.path, { timeout: READ_BUSY_TIMEOUT_MS });
-  const selectCells = reader.prepare(SQLITE_HISTORY_READS.cells);
+  const selectRow = reader.prepare(PACKED_SQL.read);
   const selectVelocity = reader.prepare(SQLITE_HISTORY_READS.velocity);
-  const selectDevices = reader.prepare(SQLITE_HISTORY_READS.devices).pluck();
+  const selectCells = reader.prepare(PACKED_SQL.cells).pluck();
 
   const known: KeyFilter = o.filter ?? loadKeyFilter(reader);
   const cache = new Map<string, KeyState>();
@@ -154,7 +157,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
     const state: KeyState = {
       id, account, key, firstSeen: null, lastSeen: null, place: null, counts: new Map(), sets: new Map(),
       dirtyKey: false, dirtyCounts: null, dirtyMembers: null, evicted: null, inFlight: 0, bytes: BASE_BYTES, touchedAt: 0, recent: false,
-      velocity: null, velocityInFile: true, dirtyVelocity: null,
+      velocity: null, velocityInFile: true, dirtyVelocity: null, fresh: false,
     };
     if (erasingKeys.has(id)) {
       state.velocityInFile = false;
@@ -164,26 +167,28 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
     if (!known.mayHave(key)) {
       known.add(key);
       state.velocityInFile = false;
+      state.fresh = true;
       return state;
     }
-    for (const row of selectCells.iterate(account, key) as Iterable<CellRow>) {
-      if (row.kind === 'k') {
-        state.firstSeen = row.first_seen;
-        state.lastSeen = row.last_seen;
-        state.place = { country: row.country, latitude: row.latitude, longitude: row.longitude, radiusKm: row.radius_km, asn: row.asn, anonymous: row.anonymous === null ? null : row.anonymous === 1 };
-      } else if (row.kind === 'm' || row.kind === 'h') {
-        // Counters out of their window (not pruned yet) are left out, as no window reads them.
-        const bucket = row.sub as number;
-        if (row.kind === 'm' ? bucket <= minute - MINUTES_IN_WINDOW : bucket <= hour - HOURS_IN_WINDOW) continue;
-        state.counts.set(cell(row.kind === 'm' ? GRAIN_MINUTE : GRAIN_HOUR, bucket), row.n!);
-        state.bytes += COUNT_BYTES;
-      } else {
-        const hex = (row.sub as Buffer).toString('hex');
-        if (row.kind === SET_ACCOUNTS && erasingMembers.has(`${account}\u0000${hex}`)) continue;
-        setOf(state, row.kind).set(hex, row.last_seen!);
-        state.bytes += MEMBER_BYTES;
-      }
+    const row = selectRow.get(account, key) as PackedReadRow | undefined;
+    if (row === undefined) return state;
+    if (row.first_seen !== null) {
+      state.firstSeen = row.first_seen;
+      state.lastSeen = row.last_seen;
+      state.place = { country: row.country, latitude: row.latitude, longitude: row.longitude, radiusKm: row.radius_km, asn: row.asn, anonymous: row.anonymous === null ? null : row.anonymous === 1 };
     }
+    forEachCell(row.cells, (grain, bucket, n) => {
+      // Counters out of their window (not pruned yet) are left out, as no window reads them.
+      if (grain === GRAIN_MINUTE ? bucket <= minute - MINUTES_IN_WINDOW : bucket <= hour - HOURS_IN_WINDOW) return;
+      state.counts.set(cell(grain, bucket), n);
+      state.bytes += COUNT_BYTES;
+    }, (code, b, start, end, seen) => {
+      const kind = String.fromCharCode(code);
+      const hex = b.toString('hex', start, end);
+      if (kind === SET_ACCOUNTS && erasingMembers.has(`${account}\u0000${hex}`)) return;
+      setOf(state, kind).set(hex, seen);
+      state.bytes += MEMBER_BYTES;
+    });
     return state;
   };
 
@@ -397,7 +402,8 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       dirty.delete(state);
       states.push(state);
       state.inFlight += 1;
-      batch.subject(state.account, state.key);
+      batch.subject(state.account, state.key, state.fresh);
+      state.fresh = false;
       if (state.dirtyKey && state.firstSeen !== null && state.lastSeen !== null) {
         const p = state.place;
         batch.key({
@@ -568,7 +574,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       await flush();
       const ids = keys.map((key) => `${account}\u0000${key.toString('hex')}`);
       // The person's devices (from the file, now that memory is written): their velocity counters go too.
-      const devices = keys.flatMap((key) => selectDevices.all(account, key) as Buffer[]).map((d) => `${account}\u0000${d.toString('hex')}`);
+      const devices = keys.flatMap((key) => devicesIn((selectCells.get(account, key) as Buffer | null | undefined) ?? null)).map((d) => `${account}\u0000${d.toString('hex')}`);
       for (const id of devices) {
         erasingVelocity.add(id);
         const state = cache.get(id);
@@ -639,13 +645,17 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
         }
         const batch = o.pruneBatch ?? PRUNE_BATCH;
         let total = 0;
-        for (const [statement, values] of [['minutes', [(b.minute + 1) * MINUTE_MS]], ['hours', [(b.hour + 1) * HOUR_MS]], ['velocity', [b.now]], ['seen', [b.before]]] as const) {
-          for (;;) {
-            const { count: deleted } = await o.thread.send({ type: 'history-prune', statement, values: [...values, batch] });
-            total += deleted;
-            if (deleted < batch || closed) break;
-          }
+        // history_packed's rows with something past HISTORY_DAYS (history-packed.ts), then velocity cells no window reads.
+        for (;;) {
+          const reply = await o.thread.send({ type: 'history-prune-packed', before: b.before, minute: b.minute, hour: b.hour, limit: batch });
+          total += reply.count;
+          if ((reply.counts?.rows ?? 0) < batch || closed) break;
+        }
+        for (;;) {
           if (closed) break;
+          const { count: deleted } = await o.thread.send({ type: 'history-prune', statement: 'velocity', values: [b.now, batch] });
+          total += deleted;
+          if (deleted < batch) break;
         }
         pruned += total;
         return total;
@@ -671,13 +681,12 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
 }
 
 /**
- * Every key the history tables hold, into a new filter: one pass over each table, each key once
- * from `history_cells` (its rows are side by side: `distinct` reads the primary key in order),
- * a key with velocity counters added again (harmless). IPs have counters and sets but no identifier row.
+ * Every key the history tables hold, into a new filter: one pass over each table, a key with
+ * velocity counters added again (harmless).
  */
 export function loadKeyFilter(reader: Sqlite.Database): KeyFilter {
   const filter = keyFilter();
-  for (const text of ['select distinct account_id, key from history_cells', 'select key from history_velocity']) {
+  for (const text of ['select key from history_packed', 'select key from history_velocity']) {
     for (const row of reader.prepare(text).raw().iterate() as Iterable<unknown[]>) filter.add(row.at(-1) as Buffer);
   }
   return filter;

@@ -20,8 +20,8 @@ export interface Database {
   history_counts: HistoryCountRow;
   history_members: HistoryMemberRow;
   history_velocity: HistoryVelocityRow;
-  /** SQLite only (migration 17): what the three tables above hold on PostgreSQL, in one table by key. */
-  history_cells: HistoryCellRow;
+  /** SQLite only (migration 19): what the three tables above hold on PostgreSQL, one row an identifier. */
+  history_packed: HistoryPackedRow;
   list_entries: ListEntryRow;
   labels: LabelRow;
   evaluation_rules: EvaluationRuleRow;
@@ -256,20 +256,19 @@ export interface HistoryVelocityRow {
 }
 
 /**
- * SQLite's history (migration 17): an identifier's own row (kind `k`, sub 0), its counters (`m` per
- * minute, `h` per hour, sub the bucket, events in `n`) and its sets' members (`a`, `d`, `c`, sub the
- * member), side by side under (account, key); and since migration 18 the reverse rows of accounts
- * sets (`r`, under the member's key, sub the set's key), for erasure. `last_seen`: an identifier's or
- * a member's, or for a counter a time within its bucket (pruning's). The place columns are a user's `k` row's.
+ * SQLite's history (migration 19; src/store/history-packed.ts): an identifier's own columns (first
+ * and last seen, a user's last place; null for an IP), its counters and set members packed in
+ * `cells`, and under a person's key the addresses and devices whose accounts sets hold them in
+ * `reverse` (erasure's). `oldest`: the earliest time in the row past which something is pruned.
  */
-export interface HistoryCellRow extends PlaceColumns {
+export interface HistoryPackedRow extends PlaceColumns {
   account_id: string;
   key: Buffer;
-  kind: string;
-  sub: number | Buffer;
-  n: number | null;
   first_seen: number | null;
   last_seen: number | null;
+  cells: Buffer | null;
+  reverse: Buffer | null;
+  oldest: number | null;
 }
 
 export interface HistoryCountRow {

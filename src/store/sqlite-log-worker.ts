@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Sqlite from 'better-sqlite3';
-import { SET_ACCOUNTS } from '../history/caps.js';
-import { ERASE_STEPS, SQLITE_ERASE_STATEMENTS, SQLITE_HISTORY_WRITES, SQLITE_PRUNE_STATEMENTS } from './history-sql.js';
+import { PRUNE_STATEMENTS } from './history-sql.js';
+import { packedHistory } from './history-packed.js';
 import { hourlyCounts, hourOf, LOG_COLUMNS, logColumns, SQLITE_LOG_ERASE, timeOfId } from './log-record.js';
 import { type LogRecord } from '../core/log-record.js';
 import { evaluationEvent, SQLITE_QUEUE_EVENT, subscriptions } from './webhook-events.js';
@@ -13,6 +13,8 @@ import { decodeHistoryBatch } from './history-batch.js';
  * main thread never waits for the write lock. Waiting for it blocks this thread only.
  */
 export interface HistoryWrite {
+  /** [account, key]: identifiers the file does not hold yet (history-batch.ts's fresh subjects). */
+  fresh?: unknown[][];
   /** [account, key, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous] */
   keys: unknown[][];
   /** [account, key, grain, bucket, n, at]: absolute counts (this process is the only writer); `at` a time within the bucket (pruning's). */
@@ -30,7 +32,10 @@ export type WorkerRequest =
   | { type: 'prune'; beforeId: string; limit: number }
   /** A history write-back as one binary batch (history-batch.ts), its ArrayBuffer transferred. */
   | { type: 'history'; batch: Uint8Array }
-  | { type: 'history-prune'; statement: keyof typeof SQLITE_PRUNE_STATEMENTS; values: unknown[] }
+  /** history_packed's rows with something past `before` (HISTORY_DAYS), `limit` of them: count, what was removed; counts.rows, the rows gone through. */
+  | { type: 'history-prune-packed'; before: number; minute: number; hour: number; limit: number }
+  /** Velocity cells no window reads, a batch: [the minute now, limit]. */
+  | { type: 'history-prune'; statement: 'velocity'; values: unknown[] }
   | { type: 'history-erase'; account: string; keys: Uint8Array[] }
   | { type: 'log-erase'; account: string; userId: string | null; email: string | null }
   | { type: 'close' };
@@ -79,46 +84,14 @@ const prune = sqlite.prepare('delete from evaluations where id in (select id fro
 const pruneHours = sqlite.prepare('delete from evaluation_hours where hour < ?');
 const pruneRuleHours = sqlite.prepare('delete from rule_hours where hour < ?');
 
-// Cells are written as they stand in the main thread's memory, which is the only writer's: into
-// one table by key (migration 17), so a key's rows share a leaf page.
-const upsertKey = sqlite.prepare(SQLITE_HISTORY_WRITES.upsertKey);
-const upsertCount = sqlite.prepare(SQLITE_HISTORY_WRITES.upsertCount);
-const upsertMember = sqlite.prepare(SQLITE_HISTORY_WRITES.upsertMember);
-const upsertReverse = sqlite.prepare(SQLITE_HISTORY_WRITES.upsertReverse);
-const deleteMember = sqlite.prepare(SQLITE_HISTORY_WRITES.deleteMember);
-const upsertVelocity = sqlite.prepare(SQLITE_HISTORY_WRITES.upsertVelocity);
-
-const blob = (value: unknown) => (value instanceof Uint8Array && !Buffer.isBuffer(value) ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : value);
-
+// The history in `history_packed` (migration 19): a row an identifier, read, changed and written
+// back here (history-packed.ts), so the main thread never waits for the write lock.
+const packed = packedHistory(sqlite);
 // The rows come decoded from the batch (history-batch.ts), their blobs Buffers already.
-const writeHistory = sqlite.transaction((write: HistoryWrite) => {
-  for (const r of write.keys) upsertKey.run(r);
-  for (const r of write.counts) upsertCount.run(r);
-  // Trimmed members first: one trimmed and then seen again before this write-back is in both
-  // lists, and is kept (upserted after its delete, not deleted after its upsert).
-  for (const r of write.evicted) deleteMember.run(r);
-  for (const r of write.members) {
-    upsertMember.run(r);
-    // [account, key, kind, member, last_seen]: an accounts set's member gets its reverse row.
-    if (r[2] === SET_ACCOUNTS) upsertReverse.run(r[0], r[3], r[1], r[4]);
-  }
-  for (const r of write.velocity) upsertVelocity.run(r);
-  return write.keys.length + write.counts.length + write.members.length + write.evicted.length + write.velocity.length;
-});
-
-const pruneHistory = Object.fromEntries(Object.entries(SQLITE_PRUNE_STATEMENTS).map(([name, text]) => [name, sqlite.prepare(text)])) as Record<keyof typeof SQLITE_PRUNE_STATEMENTS, Sqlite.Statement>;
-const erase = Object.fromEntries(Object.entries(SQLITE_ERASE_STATEMENTS).map(([name, text]) => [name, sqlite.prepare(text)])) as Record<keyof typeof SQLITE_ERASE_STATEMENTS, Sqlite.Statement>;
-const eraseHistory = sqlite.transaction((account: string, keys: Uint8Array[]) => {
-  const counts = { identifiers: 0, counters: 0, memberships: 0 };
-  for (const k of keys) {
-    const key = blob(k) as Uint8Array;
-    for (const step of ERASE_STEPS) {
-      const changes = erase[step.statement].run(step.values(account, key)).changes;
-      if (step.counts !== null) counts[step.counts] += changes;
-    }
-  }
-  return counts;
-});
+const writeHistory = sqlite.transaction((write: HistoryWrite) => packed.write(write));
+const prunePacked = sqlite.transaction((before: number, minute: number, hour: number, limit: number) => packed.prune(before, minute, hour, limit));
+const pruneHistory = { velocity: sqlite.prepare(PRUNE_STATEMENTS.velocity) };
+const eraseHistory = sqlite.transaction((account: string, keys: Uint8Array[]) => packed.erase(account, keys));
 
 const eraseLabels = sqlite.prepare(SQLITE_LOG_ERASE.labels);
 const eraseReviews = sqlite.prepare(SQLITE_LOG_ERASE.reviews);
@@ -147,12 +120,17 @@ parentPort!.on('message', (request: WorkerRequest) => {
       case 'history':
         reply = { ok: true, count: writeHistory.immediate(decodeHistoryBatch(request.batch)) };
         break;
+      case 'history-prune-packed': {
+        const { removed, rows } = prunePacked.immediate(request.before, request.minute, request.hour, request.limit);
+        reply = { ok: true, count: removed, counts: { rows } };
+        break;
+      }
       case 'history-prune':
         reply = { ok: true, count: pruneHistory[request.statement].run(...request.values).changes };
         break;
       case 'history-erase': {
         const counts = eraseHistory.immediate(request.account, request.keys);
-        reply = { ok: true, count: counts.identifiers + counts.counters + counts.memberships, counts };
+        reply = { ok: true, count: counts.identifiers + counts.counters + counts.memberships, counts: { ...counts } };
         break;
       }
       case 'log-erase': {

@@ -13,6 +13,7 @@ const plain = (write: HistoryWrite) =>
 
 describe('history write-back batch (SQLite writer thread)', () => {
   const write: HistoryWrite = {
+    fresh: [['acme', key('u2')], ['acme', key('d2')]],
     keys: [
       ['default', key('e1'), 1_700_000_000_000, 1_700_000_000_500, null, null, null, null, null, null],
       ['acme', key('u1'), 1_700_000_000_000, 1_700_000_000_500, 'GB', 51.5, -0.12, 20.5, 20712, 0],
@@ -34,6 +35,16 @@ describe('history write-back batch (SQLite writer thread)', () => {
     const decoded = decodeHistoryBatch(encodeHistoryWrite(write));
     expect(plain(decoded)).toEqual(plain(write));
     expect(Buffer.isBuffer(decoded.members[0]![3])).toBe(true);
+  });
+
+  it('says which subjects are fresh (not in the file yet), and a batch without any has none', () => {
+    const batch = new HistoryBatchEncoder(8);
+    batch.subject('default', key('ip'));
+    batch.count(1, 5, 1, 300_000);
+    batch.subject('default', key('e9'), true);
+    batch.count(2, 0, 1, 300_000);
+    expect(plain(decodeHistoryBatch(batch.finish())).fresh).toEqual([['default', `bytes:${key('e9').toString('hex')}`]]);
+    expect(decodeHistoryBatch(encodeHistoryWrite({ keys: [], counts: [], members: [], evicted: [], velocity: [] })).fresh).toEqual([]);
   });
 
   it('writes a member given as hex as the bytes the history holds', () => {

@@ -16,6 +16,7 @@ import { twoFactorPerUser } from './0015-two-factor-per-user.js';
 import { slimmerWrites } from './0016-slimmer-writes.js';
 import { historyByKey } from './0017-history-by-key.js';
 import { historyReverseRows } from './0018-history-reverse-rows.js';
+import { historyPacked } from './0019-history-packed.js';
 import type { Migration } from './types.js';
 
 /**
@@ -26,7 +27,8 @@ export const MIGRATIONS: readonly Migration[] = [configTables, evaluationLog, be
   velocityCounters, ruleHits, webhookAttempts, twoFactorPerUser,
   slimmerWrites,
   historyByKey,
-  historyReverseRows];
+  historyReverseRows,
+  historyPacked];
 
 /** The version a fully migrated store is at. */
 export const LATEST_VERSION = MIGRATIONS.at(-1)!.version;

@@ -1,0 +1,445 @@
+import Sqlite from 'better-sqlite3';
+import { GRAIN_HOUR, GRAIN_MINUTE, HOURS_IN_WINDOW, HOUR_MS, MINUTES_IN_WINDOW, MINUTE_MS, SET_ACCOUNTS, SET_DEVICES } from '../history/caps.js';
+import type { ErasedHistory } from '../history/store.js';
+import type { HistoryWrite } from './sqlite-log-worker.js';
+
+/**
+ * SQLite's behaviour history, one row an identifier (migration 19, `history_packed`): the
+ * identifier's own columns (first and last seen, a user's last place), and its counters and set
+ * members packed in one blob, `cells`; under a person's key, `reverse`, the addresses and devices
+ * whose accounts sets hold them (erasure's way to them, as migration 18's reverse rows were). A new
+ * person is three rows written (e-mail, user, device) where they were thirteen (3 identifiers, 2
+ * counters, 5 set members, 2 reverse rows, 1 member trimmed from the shared address's set), and the
+ * shared address one row a write-back, whatever its people: bench/history-layout.ts, 200,000 people,
+ * 145–151 against 399–415 CPU µs a new person, a file a third the size.
+ *
+ * The blobs are written only by the writer thread (src/store/sqlite-log-worker.ts): it reads a row,
+ * applies the main thread's changes (history-batch.ts: absolute counts, members' times, members a
+ * set no longer keeps) and writes it back. Pruning and erasure rewrite rows here too, in JS, in the
+ * writer's transactions; the main thread reads rows (`forEachCell`) and keeps the reverse entries
+ * out of memory.
+ *
+ * A cell, little-endian, one after another:
+ * - a counter: its grain (1 minute, 2 hour), the bucket (uint32, minutes or hours since the epoch),
+ *   the events in it (uint32): 9 bytes;
+ * - a set member: its kind (`a`, `c`, `d`; `r` in `reverse`), the member's length (uint8) and bytes,
+ *   seen last (float64 ms): 10 bytes and the member's.
+ *
+ * `oldest`: the earliest time of the identifier's last event, its members and reverse entries
+ * (indexed: pruning finds rows with something past HISTORY_DAYS by it). Counters are not in it:
+ * the write-back drops those no window reads (by the row's own latest bucket: time moves forward),
+ * and pruning drops the rest with the row's stale members. A row with counters only (none is
+ * written so: every counted event touches a member or the identifier too) takes its latest counter's time.
+ */
+export interface PackedRow {
+  rowid: number | null;
+  account: string;
+  key: Buffer;
+  /** Null: no event of the identifier itself (an IP, or a key with reverse entries only). */
+  firstSeen: number | null;
+  lastSeen: number | null;
+  country: string | null;
+  latitude: number | null;
+  longitude: number | null;
+  radiusKm: number | null;
+  asn: number | null;
+  anonymous: number | null;
+  /** grain × 1e9 + bucket → events (the main thread's form, history-sqlite.ts). */
+  counts: Map<number, number>;
+  /** kind + the member's bytes as latin1 → seen last. */
+  members: Map<string, number>;
+  /** The key whose accounts set holds this person, as latin1 → the membership's time. */
+  reverse: Map<string, number>;
+}
+
+const COUNTER_BYTES = 9;
+const MEMBER_BASE = 10;
+const UINT32_MAX = 2 ** 32 - 1;
+const REVERSE = 0x72; // 'r'
+
+/**
+ * Walks a blob's cells: counters to `onCount`, members to `onMember` with where the member's bytes
+ * are in the blob (a reader turns them into what it keys members by). A cell cut short or of an
+ * unknown tag ends the walk with an error: the blob is not one this code wrote.
+ */
+export function forEachCell(
+  blob: Uint8Array | null,
+  onCount: (grain: number, bucket: number, n: number) => void,
+  onMember: (kind: number, blob: Buffer, start: number, end: number, seen: number) => void,
+): void {
+  if (blob === null) return;
+  const b = Buffer.isBuffer(blob) ? blob : Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength);
+  let at = 0;
+  while (at < b.length) {
+    const tag = b[at]!;
+    if (tag === GRAIN_MINUTE || tag === GRAIN_HOUR) {
+      if (at + COUNTER_BYTES > b.length) break;
+      onCount(tag, b.readUInt32LE(at + 1), b.readUInt32LE(at + 5));
+      at += COUNTER_BYTES;
+      continue;
+    }
+    if (tag < 0x61 || tag > 0x7a || at + 2 > b.length) break;
+    const start = at + 2;
+    const end = start + b[at + 1]!;
+    if (end + 8 > b.length) break;
+    onMember(tag, b, start, end, b.readDoubleLE(end));
+    at = end + 8;
+  }
+  if (at !== b.length) throw new Error(`history_packed: a cell cut short or unknown at byte ${at} of ${b.length}`);
+}
+
+/** The row's cells and reverse entries, as the writer changes them. */
+export function unpack(row: Omit<PackedRow, 'counts' | 'members' | 'reverse'>, cells: Uint8Array | null, reverse: Uint8Array | null): PackedRow {
+  const packed: PackedRow = { ...row, counts: new Map(), members: new Map(), reverse: new Map() };
+  forEachCell(
+    cells,
+    (grain, bucket, n) => packed.counts.set(grain * 1e9 + bucket, n),
+    (kind, b, start, end, seen) => packed.members.set(String.fromCharCode(kind) + b.toString('latin1', start, end), seen),
+  );
+  forEachCell(reverse, () => undefined, (_kind, b, start, end, seen) => packed.reverse.set(b.toString('latin1', start, end), seen));
+  return packed;
+}
+
+/** The blobs to store: `cells` and `reverse` (null when empty). */
+export function pack(row: PackedRow): { cells: Buffer | null; reverse: Buffer | null } {
+  return { cells: packCells(row.counts, row.members), reverse: packReverse(row.reverse) };
+}
+
+function packCells(counts: Map<number, number>, members: Map<string, number>): Buffer | null {
+  let size = counts.size * COUNTER_BYTES;
+  members.forEach((_seen, m) => (size += MEMBER_BASE + m.length - 1));
+  if (size === 0) return null;
+  const b = Buffer.allocUnsafe(size);
+  let at = 0;
+  counts.forEach((n, c) => {
+    const grain = c >= 2e9 ? GRAIN_HOUR : GRAIN_MINUTE;
+    b[at] = grain;
+    b.writeUInt32LE(c - grain * 1e9, at + 1);
+    b.writeUInt32LE(Math.min(n, UINT32_MAX), at + 5);
+    at += COUNTER_BYTES;
+  });
+  members.forEach((seen, m) => {
+    at = packMember(b, at, m.charCodeAt(0), m.slice(1), seen);
+  });
+  return b;
+}
+
+function packReverse(reverse: Map<string, number>): Buffer | null {
+  let size = 0;
+  reverse.forEach((_seen, k) => (size += MEMBER_BASE + k.length));
+  if (size === 0) return null;
+  const b = Buffer.allocUnsafe(size);
+  let at = 0;
+  reverse.forEach((seen, k) => {
+    at = packMember(b, at, REVERSE, k, seen);
+  });
+  return b;
+}
+
+/** A member's bytes are given as latin1 text (one character a byte). */
+function packMember(b: Buffer, at: number, tag: number, member: string, seen: number): number {
+  const length = member.length;
+  if (length > 255) throw new Error(`history_packed: a member of ${length} bytes (255 at most)`);
+  b[at] = tag;
+  b[at + 1] = length;
+  b.write(member, at + 2, length, 'latin1');
+  b.writeDoubleLE(seen, at + 2 + length);
+  return at + 2 + length + 8;
+}
+
+/** The earliest time pruning finds the row by (see above); null: nothing in it. */
+export function oldestOf(row: PackedRow): number | null {
+  let oldest = row.lastSeen ?? Infinity;
+  row.members.forEach((seen) => {
+    if (seen < oldest) oldest = seen;
+  });
+  row.reverse.forEach((seen) => {
+    if (seen < oldest) oldest = seen;
+  });
+  if (oldest !== Infinity) return oldest;
+  let latest = -Infinity;
+  row.counts.forEach((_n, c) => {
+    const grain = c >= 2e9 ? GRAIN_HOUR : GRAIN_MINUTE;
+    latest = Math.max(latest, (c - grain * 1e9) * (grain === GRAIN_HOUR ? HOUR_MS : MINUTE_MS));
+  });
+  return latest === -Infinity ? null : latest;
+}
+
+/** Counters no window reads any more, after the row's latest minute and hour: dropped. */
+function dropStaleCounts(row: PackedRow): void {
+  let minute = -Infinity;
+  let hour = -Infinity;
+  row.counts.forEach((_n, c) => {
+    if (c >= 2e9) hour = Math.max(hour, c - 2e9);
+    else minute = Math.max(minute, c - 1e9);
+  });
+  dropCountsBefore(row, minute - MINUTES_IN_WINDOW, hour - HOURS_IN_WINDOW);
+}
+
+/** Drops entries seen before `before`; answers how many. */
+function dropSeenBefore(entries: Map<string, number>, before: number): number {
+  let dropped = 0;
+  entries.forEach((seen, k) => {
+    if (seen >= before) return;
+    entries.delete(k);
+    dropped += 1;
+  });
+  return dropped;
+}
+
+/** Drops minute buckets up to `minute`, hour buckets up to `hour`; answers how many. */
+function dropCountsBefore(row: PackedRow, minute: number, hour: number): number {
+  let dropped = 0;
+  row.counts.forEach((_n, c) => {
+    const stale = c >= 2e9 ? c - 2e9 <= hour : c - 1e9 <= minute;
+    if (stale) {
+      row.counts.delete(c);
+      dropped += 1;
+    }
+  });
+  return dropped;
+}
+
+const COLUMNS = 'rowid, account_id, key, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous, cells, reverse';
+
+/** The statements that read and write `history_packed`, on one connection. */
+export const PACKED_SQL = {
+  /** The main thread's read of a key (history-sqlite.ts): everything but its reverse entries. */
+  read: 'select first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous, cells from history_packed where account_id = ? and key = ?',
+  /** A key's blob alone (the devices of a person being erased). */
+  cells: 'select cells from history_packed where account_id = ? and key = ?',
+  row: `select ${COLUMNS} from history_packed where account_id = ? and key = ?`,
+  /** Nothing if the key is there already (a fresh subject that was not: see `save`). */
+  insert: `insert into history_packed (account_id, key, first_seen, last_seen, country, latitude, longitude, radius_km, asn, anonymous, cells, reverse, oldest)
+    values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (account_id, key) do nothing`,
+  update: `update history_packed set first_seen = ?, last_seen = ?, country = ?, latitude = ?, longitude = ?, radius_km = ?, asn = ?, anonymous = ?, cells = ?, reverse = ?, oldest = ?
+    where rowid = ?`,
+  delete: 'delete from history_packed where rowid = ?',
+  /** Rows with something past HISTORY_DAYS, oldest first, through `history_packed_oldest`. */
+  stale: `select ${COLUMNS} from history_packed where oldest < ? order by oldest limit ?`,
+  upsertVelocity: `insert into history_velocity (account_id, key, series, bucket, shard, n, expires) values (?, ?, ?, ?, 0, ?, ?)
+  on conflict (account_id, key, series, bucket, shard) do update set n = excluded.n, expires = excluded.expires`,
+  eraseVelocity: 'delete from history_velocity where account_id = ? and key = ?',
+} as const;
+
+interface StoredRow {
+  rowid: number;
+  account_id: string;
+  key: Buffer;
+  first_seen: number | null;
+  last_seen: number | null;
+  country: string | null;
+  latitude: number | null;
+  longitude: number | null;
+  radius_km: number | null;
+  asn: number | null;
+  anonymous: number | null;
+  cells: Buffer | null;
+  reverse: Buffer | null;
+}
+
+const fromStored = (r: StoredRow): PackedRow => unpack({
+  rowid: r.rowid, account: r.account_id, key: r.key, firstSeen: r.first_seen, lastSeen: r.last_seen, country: r.country, latitude: r.latitude,
+  longitude: r.longitude, radiusKm: r.radius_km, asn: r.asn, anonymous: r.anonymous,
+}, r.cells, r.reverse);
+
+const emptyRow = (account: string, key: Buffer): PackedRow => ({
+  rowid: null, account, key, firstSeen: null, lastSeen: null, country: null, latitude: null, longitude: null, radiusKm: null, asn: null, anonymous: null,
+  counts: new Map(), members: new Map(), reverse: new Map(),
+});
+
+const bufferOf = (value: unknown) => {
+  const v = value as Uint8Array;
+  return Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+};
+
+/** `extra`'s cells added to `row`'s: counts summed, identifier, members and reverse entries the later of the two. */
+function merged(row: PackedRow, extra: PackedRow): PackedRow {
+  if (extra.firstSeen !== null && extra.lastSeen !== null) {
+    row.firstSeen = row.firstSeen === null ? extra.firstSeen : Math.min(row.firstSeen, extra.firstSeen);
+    if (row.lastSeen === null || extra.lastSeen >= row.lastSeen) {
+      Object.assign(row, { lastSeen: extra.lastSeen, country: extra.country, latitude: extra.latitude, longitude: extra.longitude, radiusKm: extra.radiusKm, asn: extra.asn, anonymous: extra.anonymous });
+    }
+  }
+  extra.counts.forEach((n, c) => row.counts.set(c, (row.counts.get(c) ?? 0) + n));
+  extra.members.forEach((seen, m) => row.members.set(m, Math.max(row.members.get(m) ?? seen, seen)));
+  extra.reverse.forEach((seen, k) => row.reverse.set(k, Math.max(row.reverse.get(k) ?? seen, seen)));
+  return row;
+}
+
+/** What pruning did: cells, identifiers and reverse entries removed, and rows it went through. */
+export interface PackedPrune {
+  removed: number;
+  rows: number;
+}
+
+/**
+ * The writer's work on `history_packed`, on its connection (the writer thread's, or erasure's with
+ * history off): each in the caller's transaction.
+ */
+export function packedHistory(sqlite: Sqlite.Database) {
+  const select = sqlite.prepare(PACKED_SQL.row);
+  const insert = sqlite.prepare(PACKED_SQL.insert);
+  const update = sqlite.prepare(PACKED_SQL.update);
+  const remove = sqlite.prepare(PACKED_SQL.delete);
+  const stale = sqlite.prepare(PACKED_SQL.stale);
+  const upsertVelocity = sqlite.prepare(PACKED_SQL.upsertVelocity);
+  const eraseVelocity = sqlite.prepare(PACKED_SQL.eraseVelocity);
+
+  const read = (account: string, key: Buffer): PackedRow | null => {
+    const r = select.get(account, key) as StoredRow | undefined;
+    return r === undefined ? null : fromStored(r);
+  };
+
+  /**
+   * Stores the row as it stands, or deletes it if nothing is left in it. A row not read from the
+   * file (a fresh subject's, or one the file did not have) is inserted; should the file hold the key
+   * after all (the main thread's filter is certain about "not there", so this is a defect's path),
+   * what memory counted is added to what the file holds, not lost.
+   */
+  const save = (row: PackedRow) => {
+    const oldest = oldestOf(row);
+    if (oldest === null && row.firstSeen === null) {
+      if (row.rowid !== null) remove.run(row.rowid);
+      return;
+    }
+    const { cells, reverse } = pack(row);
+    const columns = [row.firstSeen, row.lastSeen, row.country, row.latitude, row.longitude, row.radiusKm, row.asn, row.anonymous, cells, reverse, oldest];
+    if (row.rowid !== null) update.run(...columns, row.rowid);
+    else if (insert.run(row.account, row.key, ...columns).changes === 0) save(merged(read(row.account, row.key)!, row));
+  };
+
+  return {
+    /**
+     * A write-back (history-batch.ts's rows): each identifier it touches read, changed and written
+     * once, its accounts-set members' reverse entries with it. Trimmed members first: one trimmed and
+     * seen again before this write-back is in both lists, and is kept.
+     */
+    write(write: HistoryWrite): number {
+      const rows = new Map<string, PackedRow>();
+      // Keys the file does not hold: not read for (most of a new person's rows).
+      for (const [account, key] of write.fresh ?? []) {
+        const k = bufferOf(key);
+        rows.set(`${account as string}\u0000${k.toString('latin1')}`, emptyRow(account as string, Buffer.from(k)));
+      }
+      const rowOf = (account: unknown, key: unknown) => {
+        const k = bufferOf(key);
+        const id = `${account as string}\u0000${k.toString('latin1')}`;
+        let row = rows.get(id);
+        if (row === undefined) rows.set(id, (row = read(account as string, k) ?? emptyRow(account as string, Buffer.from(k))));
+        return row;
+      };
+      for (const [account, key, first, last, country, latitude, longitude, radiusKm, asn, anonymous] of write.keys) {
+        const row = rowOf(account, key);
+        row.firstSeen = first as number;
+        row.lastSeen = last as number;
+        row.country = country as string | null;
+        row.latitude = latitude as number | null;
+        row.longitude = longitude as number | null;
+        row.radiusKm = radiusKm as number | null;
+        row.asn = asn as number | null;
+        row.anonymous = anonymous as number | null;
+      }
+      for (const [account, key, grain, bucket, n] of write.counts) rowOf(account, key).counts.set((grain as number) * 1e9 + (bucket as number), n as number);
+      for (const [account, key, kind, member] of write.evicted) rowOf(account, key).members.delete((kind as string) + bufferOf(member).toString('latin1'));
+      for (const [account, key, kind, member, seen] of write.members) {
+        const m = bufferOf(member);
+        rowOf(account, key).members.set((kind as string) + m.toString('latin1'), seen as number);
+        if (kind === SET_ACCOUNTS) rowOf(account, m).reverse.set(bufferOf(key).toString('latin1'), seen as number);
+      }
+      for (const row of rows.values()) {
+        dropStaleCounts(row);
+        save(row);
+      }
+      for (const r of write.velocity) upsertVelocity.run(r);
+      return rows.size + write.velocity.length;
+    },
+
+    /**
+     * Up to `limit` rows with something older than `before`: what is past HISTORY_DAYS goes (the
+     * identifier's own columns if its last event is, members, reverse entries), and with them
+     * counters no window reads after `minute` and `hour` (the last buckets none reads). A row left
+     * with nothing but counters is deleted: none of them is in a window then (they came with events
+     * older than `before`).
+     */
+    prune(before: number, minute: number, hour: number, limit: number): PackedPrune {
+      const found = (stale.all(before, limit) as StoredRow[]).map(fromStored);
+      let removed = 0;
+      for (const row of found) {
+        removed += dropSeenBefore(row.members, before) + dropSeenBefore(row.reverse, before);
+        if (row.lastSeen !== null && row.lastSeen < before) {
+          Object.assign(row, { firstSeen: null, lastSeen: null, country: null, latitude: null, longitude: null, radiusKm: null, asn: null, anonymous: null });
+          removed += 1;
+        }
+        removed += dropCountsBefore(row, minute, hour);
+        if (row.firstSeen === null && row.members.size === 0 && row.reverse.size === 0) {
+          removed += row.counts.size;
+          row.counts.clear();
+        }
+        save(row);
+      }
+      return { removed, rows: found.length };
+    },
+
+    /**
+     * Everything under the person's keys (the identifier, its counters and sets, velocity counters
+     * under it and under the devices of its devices set: a device counter is the person's), and the
+     * person among the accounts sets of every address and device their reverse entries name.
+     */
+    erase(account: string, keys: Uint8Array[]): ErasedHistory {
+      const counts: ErasedHistory = { identifiers: 0, counters: 0, memberships: 0 };
+      for (const k of keys) {
+        const key = bufferOf(k);
+        const row = read(account, key);
+        counts.counters += eraseVelocity.run(account, key).changes;
+        if (row === null) continue;
+        if (row.firstSeen !== null) counts.identifiers += 1;
+        counts.counters += row.counts.size;
+        counts.memberships += row.members.size;
+        const member = SET_ACCOUNTS + key.toString('latin1');
+        row.members.forEach((_seen, m) => {
+          // A device shared with others loses their counts too: erasure errs on forgetting.
+          if (m.charCodeAt(0) === SET_DEVICES.charCodeAt(0)) counts.counters += eraseVelocity.run(account, Buffer.from(m.slice(1), 'latin1')).changes;
+        });
+        row.reverse.forEach((_seen, holder) => {
+          const set = read(account, Buffer.from(holder, 'latin1'));
+          if (set === null || !set.members.delete(member)) return;
+          counts.memberships += 1;
+          save(set);
+        });
+        remove.run(row.rowid);
+      }
+      return counts;
+    },
+  };
+}
+
+/**
+ * A person's devices (the devices set under their key), for the main thread to hold their velocity
+ * counters as empty while they are erased.
+ */
+export function devicesIn(cells: Uint8Array | null): Buffer[] {
+  const devices: Buffer[] = [];
+  const d = SET_DEVICES.charCodeAt(0);
+  forEachCell(cells, () => undefined, (kind, b, start, end) => {
+    if (kind === d) devices.push(Buffer.from(b.subarray(start, end)));
+  });
+  return devices;
+}
+
+/** How long erasure with history off waits for the file's write lock (the log's writer thread may hold it). */
+const ERASE_BUSY_TIMEOUT_MS = 5_000;
+
+/**
+ * Erasure with history off now (HISTORY_DAYS=0): what an earlier setting kept in the file, erased
+ * as the writer thread erases it, on a connection of its own for the one transaction.
+ */
+export function erasePackedFile(path: string, account: string, keys: Uint8Array[]): ErasedHistory {
+  const sqlite = new Sqlite(path, { timeout: ERASE_BUSY_TIMEOUT_MS });
+  try {
+    const packed = packedHistory(sqlite);
+    return sqlite.transaction(() => packed.erase(account, keys)).immediate();
+  } finally {
+    sqlite.close();
+  }
+}
