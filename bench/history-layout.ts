@@ -24,6 +24,7 @@
  *   npx tsx bench/history-layout.ts                  # reverse rows against packed: 200,000 people, batches of 50, 3 alternations
  *   npx tsx bench/history-layout.ts --people 20000   # a small store: the gap is smaller
  *   npx tsx bench/history-layout.ts --layouts three-tables,identity-index,reverse-rows
+ *   npx tsx bench/history-layout.ts --layouts reverse-rows --migrate   # grown, then migrated to today's: how long that takes
  *   npx tsx bench/history-layout.ts --layouts reverse-rows,packed --people 50000 --batch 100
  *   npx tsx bench/history-layout.ts --layouts 'reverse-rows,reverse-rows@mmap_size=1073741824+cache_size=-65536'
  *                                                    # the same layout under other pragmas (name@pragma+pragma)
@@ -48,6 +49,7 @@ const { values: options } = parseArgs({
     rows: { type: 'string', default: '5000' },
     repeat: { type: 'string', default: '3' },
     layouts: { type: 'string', default: 'reverse-rows,packed' },
+    migrate: { type: 'boolean', default: false },
   },
 });
 const PEOPLE = Number(options.people);
@@ -210,6 +212,22 @@ for (const layout of layouts) {
   layout.sqlite.pragma('synchronous = NORMAL');
   const size = (layout.sqlite.pragma('page_count', { simple: true }) as number) * (layout.sqlite.pragma('page_size', { simple: true }) as number);
   console.log(`${layout.name}: grown to ${PEOPLE} people, ${Math.round(size / 2 ** 20)} MB`);
+}
+
+if (options.migrate) {
+  // Each grown store migrated to today's schema, timed (wall and this process's CPU), and nothing else.
+  for (const layout of layouts) {
+    const path = layout.sqlite.name;
+    layout.sqlite.close();
+    const engine = openSqlite(parseDatabaseUrl(`sqlite:${path}`) as DatabaseUrl & { engine: 'sqlite' });
+    const [wall, cpu] = [performance.now(), process.cpuUsage()];
+    const { from, to } = await migrate(engine, MIGRATIONS);
+    const used = process.cpuUsage(cpu);
+    await engine.close();
+    console.log(`${layout.name}: migrated ${from} → ${to} in ${((performance.now() - wall) / 1000).toFixed(1)} s (CPU ${((used.user + used.system) / 1e6).toFixed(1)} s)`);
+    rmSync(dirname(path), { recursive: true, force: true });
+  }
+  process.exit(0);
 }
 
 for (const layout of layouts) {

@@ -60,6 +60,7 @@ export interface HistoryStoreStats {
   failed: number;
   /** SQLite: events not recorded, and answered without history, because the changes waiting to be written filled memory. */
   refused?: number;
+  /** Removed by pruning: rows on PostgreSQL; on SQLite the cells, identifiers and reverse entries taken out of its packed rows (migration 19). */
   pruned: number;
   /** SQLite: identifiers held in memory, and those with changes not yet written. */
   cached?: number;
