@@ -9,6 +9,7 @@ import type { Engine } from './engine.js';
 import type { EvaluationLog } from './evaluation-log.js';
 import { ERASE_STATEMENTS, ERASE_STEPS } from './history-sql.js';
 import { erasePackedFile } from './history-packed.js';
+import { SQLITE_SERVING_BUSY_TIMEOUT_MS } from './sqlite.js';
 import { StoreRequestError } from './errors.js';
 
 /**
@@ -81,7 +82,7 @@ export async function erasePerson(deps: ErasureDependencies, account: string, su
  * statements (history-sql.ts) in one transaction.
  */
 async function eraseHistoryRows(engine: Engine, account: string, keys: Buffer[]): Promise<ErasedHistory> {
-  if (engine.database.engine === 'sqlite') return erasePackedFile(engine.database.path, account, keys);
+  if (engine.database.engine === 'sqlite') return erasePackedFile(engine.database.path, SQLITE_SERVING_BUSY_TIMEOUT_MS, account, keys);
   const erased = { ...NO_ERASURE };
   await engine.db.transaction().execute(async (trx) => {
     for (const key of keys) {

@@ -20,7 +20,11 @@ const COUNT = 2;
 const MEMBER = 3;
 const EVICTED = 4;
 const VELOCITY = 5;
-/** A subject the file does not hold yet (the main thread's key filter says so: certain). */
+/**
+ * A subject whose own rows the file does not hold (the main thread's key filter said "not there"
+ * when it was first met): the writer inserts it without a read, and merges should a reverse entry
+ * written by an earlier write-back be there (history-packed.ts `save`).
+ */
 const FRESH_SUBJECT = 6;
 
 /** An identifier row's columns: first and last seen, and its last place (anonymous as 1/0). */

@@ -1,6 +1,8 @@
 import Sqlite from 'better-sqlite3';
 import { GRAIN_HOUR, GRAIN_MINUTE, HOURS_IN_WINDOW, HOUR_MS, MINUTES_IN_WINDOW, MINUTE_MS, SET_ACCOUNTS, SET_DEVICES } from '../history/caps.js';
 import type { ErasedHistory } from '../history/store.js';
+import type { KeyColumns } from './history-batch.js';
+import type { HistoryPackedRow } from './schema.js';
 import type { HistoryWrite } from './sqlite-log-worker.js';
 
 /**
@@ -28,22 +30,16 @@ import type { HistoryWrite } from './sqlite-log-worker.js';
  * `oldest`: the earliest time of the identifier's last event, its members and reverse entries
  * (indexed: pruning finds rows with something past HISTORY_DAYS by it). Counters are not in it:
  * the write-back drops those no window reads (by the row's own latest bucket: time moves forward),
- * and pruning drops the rest with the row's stale members. A row with counters only (none is
- * written so: every counted event touches a member or the identifier too) takes its latest counter's time.
+ * and pruning drops the rest with the row's stale members. A row with counters only (an address
+ * whose accounts set lost its last member to an erasure) takes its latest counter's time.
  */
-export interface PackedRow {
+/** An identifier's own columns as the write-back hands them (history-batch.ts); first seen null: no event of the identifier itself (an IP, or a key with reverse entries only). */
+type IdentifierColumns = { [K in keyof KeyColumns]: KeyColumns[K] | null };
+
+export interface PackedRow extends IdentifierColumns {
   rowid: number | null;
   account: string;
   key: Buffer;
-  /** Null: no event of the identifier itself (an IP, or a key with reverse entries only). */
-  firstSeen: number | null;
-  lastSeen: number | null;
-  country: string | null;
-  latitude: number | null;
-  longitude: number | null;
-  radiusKm: number | null;
-  asn: number | null;
-  anonymous: number | null;
   /** grain × 1e9 + bucket → events (the main thread's form, history-sqlite.ts). */
   counts: Map<number, number>;
   /** kind + the member's bytes as latin1 → seen last. */
@@ -51,6 +47,18 @@ export interface PackedRow {
   /** The key whose accounts set holds this person, as latin1 → the membership's time. */
   reverse: Map<string, number>;
 }
+
+/**
+ * Reverse entries a person's row keeps, at most (6.6 KB): the row is read and written again with
+ * every write-back that touches the person, so it is bounded, or one account tried from 100,000
+ * proxies (credential stuffing) would make each write-back rewrite megabytes and the writer fall
+ * behind for everyone. Past it, one more entry (OVERFLOW) says only when the person last joined a
+ * set it did not name, and their erasure looks for them in every accounts set of the account
+ * (`scanSets`, a pass over the account's rows: rare, and only for such a person).
+ */
+export const REVERSE_KEEP = 256;
+/** The reverse entry that stands for the ones past REVERSE_KEEP (no key is empty). */
+const OVERFLOW = '';
 
 const COUNTER_BYTES = 9;
 const MEMBER_BASE = 10;
@@ -222,28 +230,23 @@ export const PACKED_SQL = {
   eraseVelocity: 'delete from history_velocity where account_id = ? and key = ?',
 } as const;
 
-interface StoredRow {
-  rowid: number;
-  account_id: string;
-  key: Buffer;
-  first_seen: number | null;
-  last_seen: number | null;
-  country: string | null;
-  latitude: number | null;
-  longitude: number | null;
-  radius_km: number | null;
-  asn: number | null;
-  anonymous: number | null;
-  cells: Buffer | null;
-  reverse: Buffer | null;
-}
+/**
+ * Erasure of a person past REVERSE_KEEP reverse entries: the account's rows whose cells hold the
+ * bytes of the person as an accounts-set member (a tag, a length, the key; each checked once
+ * unpacked). A pass over the account's rows, in C: deliberate, and rare (history-packed-plans.test.ts
+ * leaves it out).
+ */
+export const SCAN_SETS = `select ${COLUMNS} from history_packed where account_id = ? and instr(cells, ?) > 0`;
+
+type StoredRow = Omit<HistoryPackedRow, 'oldest'> & { rowid: number };
 
 const fromStored = (r: StoredRow): PackedRow => unpack({
   rowid: r.rowid, account: r.account_id, key: r.key, firstSeen: r.first_seen, lastSeen: r.last_seen, country: r.country, latitude: r.latitude,
   longitude: r.longitude, radiusKm: r.radius_km, asn: r.asn, anonymous: r.anonymous,
 }, r.cells, r.reverse);
 
-const emptyRow = (account: string, key: Buffer): PackedRow => ({
+/** A row of nothing yet under the key (not in the file). */
+export const emptyRow = (account: string, key: Buffer): PackedRow => ({
   rowid: null, account, key, firstSeen: null, lastSeen: null, country: null, latitude: null, longitude: null, radiusKm: null, asn: null, anonymous: null,
   counts: new Map(), members: new Map(), reverse: new Map(),
 });
@@ -252,6 +255,15 @@ const bufferOf = (value: unknown) => {
   const v = value as Uint8Array;
   return Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 };
+
+/** A reverse entry, or past REVERSE_KEEP the overflow entry's time moved to it. */
+function addReverse(reverse: Map<string, number>, holder: string, seen: number): void {
+  if (reverse.has(holder) || reverse.size - (reverse.has(OVERFLOW) ? 1 : 0) < REVERSE_KEEP) {
+    reverse.set(holder, seen);
+    return;
+  }
+  reverse.set(OVERFLOW, Math.max(reverse.get(OVERFLOW) ?? seen, seen));
+}
 
 /** `extra`'s cells added to `row`'s: counts summed, identifier, members and reverse entries the later of the two. */
 function merged(row: PackedRow, extra: PackedRow): PackedRow {
@@ -285,6 +297,7 @@ export function packedHistory(sqlite: Sqlite.Database) {
   const stale = sqlite.prepare(PACKED_SQL.stale);
   const upsertVelocity = sqlite.prepare(PACKED_SQL.upsertVelocity);
   const eraseVelocity = sqlite.prepare(PACKED_SQL.eraseVelocity);
+  const scanSets = sqlite.prepare(SCAN_SETS);
 
   const read = (account: string, key: Buffer): PackedRow | null => {
     const r = select.get(account, key) as StoredRow | undefined;
@@ -293,9 +306,10 @@ export function packedHistory(sqlite: Sqlite.Database) {
 
   /**
    * Stores the row as it stands, or deletes it if nothing is left in it. A row not read from the
-   * file (a fresh subject's, or one the file did not have) is inserted; should the file hold the key
-   * after all (the main thread's filter is certain about "not there", so this is a defect's path),
-   * what memory counted is added to what the file holds, not lost.
+   * file (a fresh subject's, or one the file did not have) is inserted. The file may hold the key by
+   * then: an earlier write-back may have written a reverse entry under a new person before their own
+   * first write-back (more than one batch of identifiers pending). What memory holds is then added
+   * to what the file has (`merged`), nothing lost.
    */
   const save = (row: PackedRow) => {
     const oldest = oldestOf(row);
@@ -345,7 +359,7 @@ export function packedHistory(sqlite: Sqlite.Database) {
       for (const [account, key, kind, member, seen] of write.members) {
         const m = bufferOf(member);
         rowOf(account, key).members.set((kind as string) + m.toString('latin1'), seen as number);
-        if (kind === SET_ACCOUNTS) rowOf(account, m).reverse.set(bufferOf(key).toString('latin1'), seen as number);
+        if (kind === SET_ACCOUNTS) addReverse(rowOf(account, m).reverse, bufferOf(key).toString('latin1'), seen as number);
       }
       for (const row of rows.values()) {
         dropStaleCounts(row);
@@ -363,9 +377,19 @@ export function packedHistory(sqlite: Sqlite.Database) {
      * older than `before`).
      */
     prune(before: number, minute: number, hour: number, limit: number): PackedPrune {
-      const found = (stale.all(before, limit) as StoredRow[]).map(fromStored);
+      const found = stale.all(before, limit) as StoredRow[];
       let removed = 0;
-      for (const row of found) {
+      for (const stored of found) {
+        let row: PackedRow;
+        try {
+          row = fromStored(stored);
+        } catch {
+          // Not a row this code wrote (a damaged file): unreadable history is no history, and left
+          // here it would be the first of every batch and stop pruning.
+          remove.run(stored.rowid);
+          removed += 1;
+          continue;
+        }
         removed += dropSeenBefore(row.members, before) + dropSeenBefore(row.reverse, before);
         if (row.lastSeen !== null && row.lastSeen < before) {
           Object.assign(row, { firstSeen: null, lastSeen: null, country: null, latitude: null, longitude: null, radiusKm: null, asn: null, anonymous: null });
@@ -401,12 +425,18 @@ export function packedHistory(sqlite: Sqlite.Database) {
           // A device shared with others loses their counts too: erasure errs on forgetting.
           if (m.charCodeAt(0) === SET_DEVICES.charCodeAt(0)) counts.counters += eraseVelocity.run(account, Buffer.from(m.slice(1), 'latin1')).changes;
         });
-        row.reverse.forEach((_seen, holder) => {
-          const set = read(account, Buffer.from(holder, 'latin1'));
+        const leave = (set: PackedRow | null) => {
           if (set === null || !set.members.delete(member)) return;
           counts.memberships += 1;
           save(set);
-        });
+        };
+        // Past REVERSE_KEEP entries, not every set holding the person is named: every one is looked at.
+        if (row.reverse.has(OVERFLOW)) {
+          const pattern = Buffer.concat([Buffer.from([SET_ACCOUNTS.charCodeAt(0), key.length]), key]);
+          for (const stored of scanSets.all(account, pattern) as StoredRow[]) leave(fromStored(stored));
+        } else {
+          row.reverse.forEach((_seen, holder) => leave(read(account, Buffer.from(holder, 'latin1'))));
+        }
         remove.run(row.rowid);
       }
       return counts;
@@ -427,15 +457,14 @@ export function devicesIn(cells: Uint8Array | null): Buffer[] {
   return devices;
 }
 
-/** How long erasure with history off waits for the file's write lock (the log's writer thread may hold it). */
-const ERASE_BUSY_TIMEOUT_MS = 5_000;
-
 /**
  * Erasure with history off now (HISTORY_DAYS=0): what an earlier setting kept in the file, erased
- * as the writer thread erases it, on a connection of its own for the one transaction.
+ * as the writer thread erases it, on a connection of its own for the one transaction. It waits for
+ * the file's write lock (the log's writer thread may hold it) at most `busyTimeoutMs`, on the event
+ * loop as every better-sqlite3 call does: the serving connection's bound.
  */
-export function erasePackedFile(path: string, account: string, keys: Uint8Array[]): ErasedHistory {
-  const sqlite = new Sqlite(path, { timeout: ERASE_BUSY_TIMEOUT_MS });
+export function erasePackedFile(path: string, busyTimeoutMs: number, account: string, keys: Uint8Array[]): ErasedHistory {
+  const sqlite = new Sqlite(path, { timeout: busyTimeoutMs });
   try {
     const packed = packedHistory(sqlite);
     return sqlite.transaction(() => packed.erase(account, keys)).immediate();

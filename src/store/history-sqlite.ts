@@ -160,6 +160,8 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       velocity: null, velocityInFile: true, dirtyVelocity: null, fresh: false,
     };
     if (erasingKeys.has(id)) {
+      // Whatever it gets now is written to the file: the filter must know the key.
+      known.add(key);
       state.velocityInFile = false;
       return state;
     }

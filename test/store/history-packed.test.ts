@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DAY_MS, HOUR_MS, MINUTE_MS, SET_CAP } from '../../src/history/caps.js';
 import { historyEvent } from '../../src/history/event.js';
 import type { Place } from '../../src/history/place.js';
-import { forEachCell, pack, packedHistory, unpack, type PackedRow } from '../../src/store/history-packed.js';
+import { forEachCell, pack, packedHistory, REVERSE_KEEP, unpack, type PackedRow } from '../../src/store/history-packed.js';
 import type { Store } from '../../src/store/index.js';
 import { historyRowCount, packedRows, packedTraces } from '../support/history-rows.js';
 import { database, freshDatabaseUrl, openTestStore } from '../support/store.js';
@@ -130,6 +130,38 @@ describe('the writer on history_packed', () => {
     // Past everything: the device's row goes, its counter with it, and the address's reverse entry
     // for it (written with the device's accounts-set member), its row with it.
     expect(f.prune(T + 1, MINUTE + 1, HOUR + 1)).toEqual({ removed: 4, rows: 2 });
+    expect(await packedRows(f.store)).toEqual([]);
+  });
+});
+
+describe('a person in more accounts sets than their row keeps reverse entries for', () => {
+  it('keeps REVERSE_KEEP entries and an overflow mark, and erases the person from every set all the same', async () => {
+    const f = await packedFile();
+    const holders = Array.from({ length: REVERSE_KEEP + 5 }, (_, i) => {
+      const b = Buffer.alloc(16, 0xaa);
+      b.writeUInt32BE(i);
+      return b;
+    });
+    // One account from many addresses (credential stuffing through proxies), over two write-backs.
+    for (const part of [holders.slice(0, 200), holders.slice(200)]) {
+      f.write({ keys: [['acme', USER, T, T, null, null, null, null, null, null]], counts: [], members: part.map((h, i) => ['acme', h, 'a', USER, T + i]), evicted: [], velocity: [] });
+    }
+    const user = (await f.row(USER))!;
+    // The row stays bounded: REVERSE_KEEP named, and one entry for the rest (its time the latest of them).
+    expect(user.reverse.size).toBe(REVERSE_KEEP + 1);
+    expect(user.reverse.get('')).toBe(T + holders.length - 200 - 1);
+    expect(f.erase([USER])).toEqual({ identifiers: 1, counters: 0, memberships: holders.length });
+    expect(await packedTraces(f.store, USER)).toBe(0);
+    // The addresses' rows had nothing else: gone with the person.
+    expect(await packedRows(f.store)).toEqual([]);
+  });
+
+  it('prunes a row it cannot read instead of stopping on it', async () => {
+    const f = await packedFile();
+    f.write({ keys: [['acme', USER, T, T, null, null, null, null, null, null]], counts: [], members: [['acme', USER, 'd', DEVICE, T]], evicted: [], velocity: [] });
+    f.sqlite.prepare('update history_packed set cells = ? where key = ?').run(Buffer.from([0x61, 40, 1, 2]), USER);
+    f.write({ keys: [['acme', DEVICE, T, T, null, null, null, null, null, null]], counts: [], members: [], evicted: [], velocity: [] });
+    expect(f.prune(T + 1, MINUTE + 1, HOUR + 1)).toEqual({ removed: 2, rows: 2 });
     expect(await packedRows(f.store)).toEqual([]);
   });
 });

@@ -18,7 +18,8 @@ export async function seedHistory(store: Store, rows: { counts?: SeedCount[]; me
   const counts = rows.counts ?? [];
   const members = rows.members ?? [];
   if (store.engine.database.engine === 'sqlite') {
-    // As the writer thread writes them (an accounts set's member with its reverse entry under the member's key).
+    // As the writer thread writes them (an accounts set's member with its reverse entry under the
+    // member's key): counters more than a window behind their row's latest are not kept.
     const sqlite = new Sqlite(store.engine.database.path, { timeout: 5_000 });
     try {
       const packed = packedHistory(sqlite);

@@ -72,7 +72,7 @@ export async function freshSqliteHistory(options: Omit<SqliteHistoryOptions, 'pa
 
 /**
  * EXPLAIN QUERY PLAN on a fresh, migrated SQLite store: `plan(text, values)` gives the plan's lines
- * (`SEARCH history_cells USING …`) of a statement, its `?` or named parameters bound to `values`.
+ * (`SEARCH history_packed USING …`) of a statement, its `?` or named parameters bound to `values`.
  * The store and the read-only connection beside it close when `use` returns.
  */
 export async function withSqlitePlans<T>(use: (plan: (text: string, values: unknown[] | Record<string, unknown>) => string[]) => T | Promise<T>): Promise<T> {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Migration } from './types.js';
-import { oldestOf, pack, type PackedRow } from '../history-packed.js';
+import { emptyRow, oldestOf, pack, type PackedRow } from '../history-packed.js';
 
 /** Rows of `history_cells` read a page at a time, and packed rows inserted a statement at a time. */
 const READ_PAGE = 20_000;
@@ -73,10 +73,7 @@ export const historyPacked: Migration = {
       for (const c of page) {
         if (row === null || row.account !== c.account_id || !row.key.equals(c.key)) {
           finish();
-          row = {
-            rowid: null, account: c.account_id, key: c.key, firstSeen: null, lastSeen: null, country: null, latitude: null, longitude: null, radiusKm: null, asn: null, anonymous: null,
-            counts: new Map(), members: new Map(), reverse: new Map(),
-          };
+          row = emptyRow(c.account_id, c.key);
         }
         const r: PackedRow = row;
         if (c.kind === 'k') {
