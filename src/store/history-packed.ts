@@ -60,6 +60,11 @@ export const REVERSE_KEEP = 256;
 /** The reverse entry that stands for the ones past REVERSE_KEEP (no key is empty). */
 const OVERFLOW = '';
 
+/** A counter's key in `counts`, grain × 1e9 + bucket (history-sqlite.ts's `cell`), and back. */
+const cellOf = (grain: number, bucket: number) => grain * 1e9 + bucket;
+const grainOf = (c: number) => (c >= 2e9 ? GRAIN_HOUR : GRAIN_MINUTE);
+const bucketOf = (c: number) => c - grainOf(c) * 1e9;
+
 const COUNTER_BYTES = 9;
 const MEMBER_BASE = 10;
 const UINT32_MAX = 2 ** 32 - 1;
@@ -101,7 +106,7 @@ export function unpack(row: Omit<PackedRow, 'counts' | 'members' | 'reverse'>, c
   const packed: PackedRow = { ...row, counts: new Map(), members: new Map(), reverse: new Map() };
   forEachCell(
     cells,
-    (grain, bucket, n) => packed.counts.set(grain * 1e9 + bucket, n),
+    (grain, bucket, n) => packed.counts.set(cellOf(grain, bucket), n),
     (kind, b, start, end, seen) => packed.members.set(String.fromCharCode(kind) + b.toString('latin1', start, end), seen),
   );
   forEachCell(reverse, () => undefined, (_kind, b, start, end, seen) => packed.reverse.set(b.toString('latin1', start, end), seen));
@@ -110,36 +115,28 @@ export function unpack(row: Omit<PackedRow, 'counts' | 'members' | 'reverse'>, c
 
 /** The blobs to store: `cells` and `reverse` (null when empty). */
 export function pack(row: PackedRow): { cells: Buffer | null; reverse: Buffer | null } {
-  return { cells: packCells(row.counts, row.members), reverse: packReverse(row.reverse) };
+  return { cells: packEntries(row.counts, row.members, null), reverse: packEntries(null, row.reverse, REVERSE) };
 }
 
-function packCells(counts: Map<number, number>, members: Map<string, number>): Buffer | null {
-  let size = counts.size * COUNTER_BYTES;
-  members.forEach((_seen, m) => (size += MEMBER_BASE + m.length - 1));
+/**
+ * Counters, then members: each member's tag is `tag`, or when null the first character of its key
+ * (kind + bytes, as `members` keys them).
+ */
+function packEntries(counts: Map<number, number> | null, members: Map<string, number>, tag: number | null): Buffer | null {
+  const from = tag === null ? 1 : 0;
+  let size = (counts?.size ?? 0) * COUNTER_BYTES;
+  members.forEach((_seen, m) => (size += MEMBER_BASE + m.length - from));
   if (size === 0) return null;
   const b = Buffer.allocUnsafe(size);
   let at = 0;
-  counts.forEach((n, c) => {
-    const grain = c >= 2e9 ? GRAIN_HOUR : GRAIN_MINUTE;
-    b[at] = grain;
-    b.writeUInt32LE(c - grain * 1e9, at + 1);
+  counts?.forEach((n, c) => {
+    b[at] = grainOf(c);
+    b.writeUInt32LE(bucketOf(c), at + 1);
     b.writeUInt32LE(Math.min(n, UINT32_MAX), at + 5);
     at += COUNTER_BYTES;
   });
   members.forEach((seen, m) => {
-    at = packMember(b, at, m.charCodeAt(0), m.slice(1), seen);
-  });
-  return b;
-}
-
-function packReverse(reverse: Map<string, number>): Buffer | null {
-  let size = 0;
-  reverse.forEach((_seen, k) => (size += MEMBER_BASE + k.length));
-  if (size === 0) return null;
-  const b = Buffer.allocUnsafe(size);
-  let at = 0;
-  reverse.forEach((seen, k) => {
-    at = packMember(b, at, REVERSE, k, seen);
+    at = tag === null ? packMember(b, at, m.charCodeAt(0), m.slice(1), seen) : packMember(b, at, tag, m, seen);
   });
   return b;
 }
@@ -167,8 +164,7 @@ export function oldestOf(row: PackedRow): number | null {
   if (oldest !== Infinity) return oldest;
   let latest = -Infinity;
   row.counts.forEach((_n, c) => {
-    const grain = c >= 2e9 ? GRAIN_HOUR : GRAIN_MINUTE;
-    latest = Math.max(latest, (c - grain * 1e9) * (grain === GRAIN_HOUR ? HOUR_MS : MINUTE_MS));
+    latest = Math.max(latest, bucketOf(c) * (grainOf(c) === GRAIN_HOUR ? HOUR_MS : MINUTE_MS));
   });
   return latest === -Infinity ? null : latest;
 }
@@ -178,8 +174,8 @@ function dropStaleCounts(row: PackedRow): void {
   let minute = -Infinity;
   let hour = -Infinity;
   row.counts.forEach((_n, c) => {
-    if (c >= 2e9) hour = Math.max(hour, c - 2e9);
-    else minute = Math.max(minute, c - 1e9);
+    if (grainOf(c) === GRAIN_HOUR) hour = Math.max(hour, bucketOf(c));
+    else minute = Math.max(minute, bucketOf(c));
   });
   dropCountsBefore(row, minute - MINUTES_IN_WINDOW, hour - HOURS_IN_WINDOW);
 }
@@ -199,7 +195,7 @@ function dropSeenBefore(entries: Map<string, number>, before: number): number {
 function dropCountsBefore(row: PackedRow, minute: number, hour: number): number {
   let dropped = 0;
   row.counts.forEach((_n, c) => {
-    const stale = c >= 2e9 ? c - 2e9 <= hour : c - 1e9 <= minute;
+    const stale = bucketOf(c) <= (grainOf(c) === GRAIN_HOUR ? hour : minute);
     if (stale) {
       row.counts.delete(c);
       dropped += 1;
@@ -354,7 +350,7 @@ export function packedHistory(sqlite: Sqlite.Database) {
         row.asn = asn as number | null;
         row.anonymous = anonymous as number | null;
       }
-      for (const [account, key, grain, bucket, n] of write.counts) rowOf(account, key).counts.set((grain as number) * 1e9 + (bucket as number), n as number);
+      for (const [account, key, grain, bucket, n] of write.counts) rowOf(account, key).counts.set(cellOf(grain as number, bucket as number), n as number);
       for (const [account, key, kind, member] of write.evicted) rowOf(account, key).members.delete((kind as string) + bufferOf(member).toString('latin1'));
       for (const [account, key, kind, member, seen] of write.members) {
         const m = bufferOf(member);

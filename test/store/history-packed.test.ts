@@ -58,7 +58,7 @@ describe('the packed cells', () => {
     };
     const { cells, reverse } = pack(row);
     expect(cells!.length).toBe(2 * 9 + 3 * 10 + 16 + 2 + 16);
-    const back = unpack(NO_ROW as never, cells, reverse);
+    const back = unpack({ ...NO_ROW, key: USER }, cells, reverse);
     expect(back.counts).toEqual(row.counts);
     expect(back.members).toEqual(row.members);
     expect(back.reverse).toEqual(row.reverse);
