@@ -48,12 +48,12 @@ function batch(): Uint8Array {
   const b = new HistoryBatchEncoder(PEOPLE * 3 * 160);
   const seen = (country: string | null, asn: number | null) => ({ firstSeen: NOW, lastSeen: NOW, country, latitude: null, longitude: null, radiusKm: null, asn, anonymous: asn === null ? null : 0 });
   for (const p of people) {
-    b.subject('default', p.email); b.key(seen(null, null)); b.count(2, HOUR, 1, NOW); b.member('d', p.deviceHex, NOW);
-    b.subject('default', p.user); b.key(seen('GB', 20712)); b.member('d', p.deviceHex, NOW); b.member('c', GB, NOW);
-    b.subject('default', p.device); b.key(seen(null, null)); b.count(1, MINUTE, 1, NOW); b.member('a', p.userHex, NOW);
+    b.subject('default', p.email); b.key(seen(null, null)); b.count(2, HOUR, 1, NOW); b.keyedMember(`d${p.deviceHex}`, NOW);
+    b.subject('default', p.user); b.key(seen('GB', 20712)); b.keyedMember(`d${p.deviceHex}`, NOW); b.keyedMember(`c${GB}`, NOW);
+    b.subject('default', p.device); b.key(seen(null, null)); b.count(1, MINUTE, 1, NOW); b.keyedMember(`a${p.userHex}`, NOW);
   }
   b.subject('default', IP);
-  for (const p of people) b.member('a', p.userHex, NOW);
+  for (const p of people) b.keyedMember(`a${p.userHex}`, NOW);
   return b.finish();
 }
 

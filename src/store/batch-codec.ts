@@ -43,19 +43,20 @@ export class BatchWriter {
     if (value !== null) this.string(value);
   }
 
-  /** Bytes, given as they are or as hex text (read back as bytes either way). */
-  bytes(value: Uint8Array | string): void {
-    if (typeof value === 'string') {
-      this.room(4 + value.length / 2);
-      const n = this.buf.write(value, this.at + 4, 'hex');
-      this.buf.writeUInt32LE(n, this.at);
-      this.at += 4 + n;
-      return;
-    }
+  bytes(value: Uint8Array): void {
     this.room(4 + value.length);
     this.buf.writeUInt32LE(value.length, this.at);
     this.buf.set(value, this.at + 4);
     this.at += 4 + value.length;
+  }
+
+  /** Bytes given as hex text, from character `from` of `text` on (read back by `bytes()` as the bytes). */
+  hex(text: string, from = 0): void {
+    const value = from === 0 ? text : text.slice(from);
+    this.room(4 + value.length / 2);
+    const n = this.buf.write(value, this.at + 4, 'hex');
+    this.buf.writeUInt32LE(n, this.at);
+    this.at += 4 + n;
   }
 
   /** The batch: a view of this writer's own ArrayBuffer (transfer `.buffer`); the writer is not used after. */

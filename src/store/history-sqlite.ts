@@ -74,14 +74,18 @@ interface KeyState {
   place: Place | null;
   /** grain * 1e9 + bucket → events. */
   counts: Map<number, number>;
-  /** kind → member (hex) → last seen. */
-  sets: Map<string, Map<string, number>>;
-  dirtyKey: boolean;
-  /** The collections below are made when first needed (null until then, and again once written back): most identifiers are new people's, touched once. */
-  dirtyCounts: Set<number> | null;
-  /** kind + member hex */
-  dirtyMembers: Set<string> | null;
-  evicted: Array<[string, string]> | null;
+  /** Its set members, all kinds in one Map: kind + member hex → last seen. */
+  members: Map<string, number>;
+  /** Members held of each kind (SET_ACCOUNTS, SET_DEVICES, SET_COUNTRIES). */
+  accounts: number;
+  devices: number;
+  countries: number;
+  /**
+   * Members the set no longer keeps, as `members` keyed them, until written back (null until
+   * then). What else changed is not marked: a write-back sends all that the identifier holds (see
+   * `takeBatch`).
+   */
+  evicted: string[] | null;
   /** Write-backs sent and not yet answered. */
   inFlight: number;
   bytes: number;
@@ -120,9 +124,10 @@ const cell = (grain: number, bucket: number) => grain * 1e9 + bucket;
  * Heap bytes per identifier, its counters and its set members, as V8 holds them (Node 24): the
  * history review measured ~1,335 bytes per identifier at steady state (heap used after GC over
  * 100,000 identifiers, half with 2 counters and 1 member, half with 1 counter); these constants
- * give 1,320 for that mix, so the documented 64 MiB bound is a real one. That was before the
- * change sets of an identifier were made only when needed (KeyState): V8 now holds less (at the
- * bound, ~35 MB less heap in bench/history-step.ts), so these over-estimate, on the safe side.
+ * give 1,320 for that mix, so the documented 64 MiB bound is a real one. That was when an
+ * identifier held sets of its changes, made on every event (at the bound, ~35 MB more heap in
+ * bench/history-step.ts than once they were made only when needed), and a Map for each kind of
+ * set; it now holds neither (KeyState), so these over-estimate, on the safe side.
  */
 const BASE_BYTES = 1_150;
 const MEMBER_BYTES = 160;
@@ -155,8 +160,8 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
 
   const load = (account: string, key: Buffer, id: string, minute: number, hour: number): KeyState => {
     const state: KeyState = {
-      id, account, key, firstSeen: null, lastSeen: null, place: null, counts: new Map(), sets: new Map(),
-      dirtyKey: false, dirtyCounts: null, dirtyMembers: null, evicted: null, inFlight: 0, bytes: BASE_BYTES, touchedAt: 0, recent: false,
+      id, account, key, firstSeen: null, lastSeen: null, place: null, counts: new Map(), members: new Map(), accounts: 0, devices: 0, countries: 0,
+      evicted: null, inFlight: 0, bytes: BASE_BYTES, touchedAt: 0, recent: false,
       velocity: null, velocityInFile: true, dirtyVelocity: null, fresh: false,
     };
     if (erasingKeys.has(id)) {
@@ -188,7 +193,8 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       const kind = String.fromCharCode(code);
       const hex = b.toString('hex', start, end);
       if (kind === SET_ACCOUNTS && erasingMembers.has(`${account}\u0000${hex}`)) return;
-      setOf(state, kind).set(hex, seen);
+      state.members.set(kind + hex, seen);
+      resize(state, kind, 1);
       state.bytes += MEMBER_BYTES;
     });
     return state;
@@ -263,10 +269,11 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
     markDirty(state);
   };
 
-  const setOf = (state: KeyState, kind: string) => {
-    let set = state.sets.get(kind);
-    if (set === undefined) state.sets.set(kind, (set = new Map()));
-    return set;
+  const sizeOf = (state: KeyState, kind: string) => (kind === SET_ACCOUNTS ? state.accounts : kind === SET_DEVICES ? state.devices : kind === SET_COUNTRIES ? state.countries : 0);
+  const resize = (state: KeyState, kind: string, by: number) => {
+    if (kind === SET_ACCOUNTS) state.accounts += by;
+    else if (kind === SET_DEVICES) state.devices += by;
+    else if (kind === SET_COUNTRIES) state.countries += by;
   };
 
   // forEach, not for-of over entries: a for-of makes an [key, value] array per entry, and the
@@ -280,7 +287,6 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       else if (bucket >= 0 && bucket < 1e9 && bucket <= from) {
         // Out of its window for good: forgotten (the file's copy is pruned off the request path).
         state.counts.delete(c);
-        state.dirtyCounts?.delete(c);
         state.bytes -= COUNT_BYTES;
         bytes -= COUNT_BYTES;
       }
@@ -289,13 +295,21 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
   };
 
   const reading = (state: KeyState, kind: string, member: Buffer | null, since: number): SetReading => {
-    const set = state.sets.get(kind);
-    if (set === undefined) return { count: 0, current: null };
+    const size = sizeOf(state, kind);
+    if (size === 0) return { count: 0, current: null };
     let count = 0;
-    set.forEach((seen) => {
-      if (seen >= since) count += 1;
-    });
-    return { count: Math.min(count, SET_KEEP), current: member === null ? null : (set.get(member.toString('hex')) ?? null) };
+    if (size === state.members.size) {
+      // The only kind it holds (an address's or a device's accounts, an e-mail address's devices).
+      state.members.forEach((seen) => {
+        if (seen >= since) count += 1;
+      });
+    } else {
+      const code = kind.charCodeAt(0);
+      state.members.forEach((seen, km) => {
+        if (seen >= since && km.charCodeAt(0) === code) count += 1;
+      });
+    }
+    return { count: Math.min(count, SET_KEEP), current: member === null ? null : (state.members.get(kind + member.toString('hex')) ?? null) };
   };
 
   const markDirty = (state: KeyState) => {
@@ -310,33 +324,32 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       state.bytes += COUNT_BYTES;
       bytes += COUNT_BYTES;
     }
-    (state.dirtyCounts ??= new Set()).add(c);
     markDirty(state);
   };
 
   const touch = (state: KeyState, kind: string, member: Buffer, at: number) => {
-    const set = setOf(state, kind);
-    const hex = member.toString('hex');
-    const before = set.get(hex);
-    set.set(hex, Math.max(before ?? at, at));
-    const dirtyMembers = (state.dirtyMembers ??= new Set());
-    dirtyMembers.add(kind + hex);
+    const km = kind + member.toString('hex');
+    const { members } = state;
+    const before = members.get(km);
+    members.set(km, Math.max(before ?? at, at));
     if (before === undefined) {
       state.bytes += MEMBER_BYTES;
       bytes += MEMBER_BYTES;
+      resize(state, kind, 1);
       // The set keeps its most recent members only (as PostgreSQL's statement trims it).
-      if (set.size > SET_KEEP + 1) {
+      if (sizeOf(state, kind) > SET_KEEP + 1) {
+        const code = kind.charCodeAt(0);
         let oldest: string | null = null;
         let oldestSeen = Infinity;
-        set.forEach((seen, m) => {
-          if (m !== hex && seen < oldestSeen) {
+        members.forEach((seen, m) => {
+          if (seen < oldestSeen && m !== km && m.charCodeAt(0) === code) {
             oldest = m;
             oldestSeen = seen;
           }
         });
-        set.delete(oldest!);
-        dirtyMembers.delete(kind + oldest!);
-        (state.evicted ??= []).push([kind, oldest!]);
+        members.delete(oldest!);
+        (state.evicted ??= []).push(oldest!);
+        resize(state, kind, -1);
         state.bytes -= MEMBER_BYTES;
         bytes -= MEMBER_BYTES;
       }
@@ -350,7 +363,6 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       state.lastSeen = at;
       state.place = place;
     }
-    state.dirtyKey = true;
     markDirty(state);
   };
 
@@ -394,7 +406,14 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
     timer.unref();
   };
 
-  /** Takes the changes of up to `flushBatch` identifiers out of memory's dirty set, as one binary batch (history-batch.ts). */
+  /**
+   * Takes the changes of up to `flushBatch` identifiers out of memory's dirty set, as one binary
+   * batch (history-batch.ts): all that each holds, changed or not (the writer sets each value as it
+   * is, so an unchanged one is written as the file has it). Most identifiers are new people's, all
+   * of them changed; a shared address's set is written whole (~100 members), once a write-back,
+   * for ~100 people's events. Marking each change instead took two Sets an identifier and a look-up
+   * a change: ~15 % of the history's own main-thread time in a profile of the new-person mix.
+   */
   const takeBatch = (): { states: KeyState[]; batch: Uint8Array } => {
     const states: KeyState[] = [];
     // ~150 bytes a new person's identifier takes, ~30 a member of a shared address's set (it grows).
@@ -406,28 +425,31 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       state.inFlight += 1;
       batch.subject(state.account, state.key, state.fresh);
       state.fresh = false;
-      if (state.dirtyKey && state.firstSeen !== null && state.lastSeen !== null) {
+      if (state.firstSeen !== null && state.lastSeen !== null) {
         const p = state.place;
         batch.key({
           firstSeen: state.firstSeen, lastSeen: state.lastSeen, country: p?.country ?? null, latitude: p?.latitude ?? null, longitude: p?.longitude ?? null,
           radiusKm: p?.radiusKm ?? null, asn: p?.asn ?? null, anonymous: p === null || p.anonymous === null ? null : p.anonymous ? 1 : 0,
         });
       }
-      for (const c of state.dirtyCounts ?? []) {
-        const n = state.counts.get(c);
+      // Counters out of the window of the key's latest event are forgotten, not written: the file
+      // may have dropped them already (history-packed.ts), and no window reads them.
+      const minuteFrom = Math.floor(state.touchedAt / MINUTE_MS) - MINUTES_IN_WINDOW;
+      const hourFrom = Math.floor(state.touchedAt / HOUR_MS) - HOURS_IN_WINDOW;
+      state.counts.forEach((n, c) => {
         const grain = c >= 2e9 ? GRAIN_HOUR : GRAIN_MINUTE;
         const bucket = c - grain * 1e9;
+        if (bucket <= (grain === GRAIN_HOUR ? hourFrom : minuteFrom)) {
+          state.counts.delete(c);
+          state.bytes -= COUNT_BYTES;
+          bytes -= COUNT_BYTES;
+          return;
+        }
         // The key's latest event, within the bucket (an event of a later bucket may have touched it since).
-        const at = Math.min(state.touchedAt, (bucket + 1) * (grain === GRAIN_HOUR ? HOUR_MS : MINUTE_MS) - 1);
-        if (n !== undefined) batch.count(grain, bucket, n, at);
-      }
-      for (const km of state.dirtyMembers ?? []) {
-        const kind = km[0]!;
-        const hex = km.slice(1);
-        const seen = state.sets.get(kind)?.get(hex);
-        if (seen !== undefined) batch.member(kind, hex, seen);
-      }
-      for (const [kind, hex] of state.evicted ?? []) batch.evicted(kind, hex);
+        batch.count(grain, bucket, n, Math.min(state.touchedAt, (bucket + 1) * (grain === GRAIN_HOUR ? HOUR_MS : MINUTE_MS) - 1));
+      });
+      state.members.forEach((seen, km) => batch.keyedMember(km, seen));
+      if (state.evicted !== null) for (const km of state.evicted) batch.keyedEvicted(km);
       for (const sb of state.dirtyVelocity ?? []) {
         const at = sb.indexOf('\u0000');
         const series = sb.slice(0, at);
@@ -436,9 +458,6 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
         if (c !== undefined) batch.velocity(series, bucket, c.n, c.expires);
       }
       state.dirtyVelocity = null;
-      state.dirtyKey = false;
-      state.dirtyCounts = null;
-      state.dirtyMembers = null;
       state.evicted = null;
     }
     return { states, batch: batch.finish() };
@@ -514,7 +533,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
           devices: reading(user, SET_DEVICES, event.device, event.since30d),
           countries: reading(user, SET_COUNTRIES, event.country, event.since24h),
           // Memory holds members within HISTORY_DAYS (prune() forgets the older, as the file does).
-          baseline: { devices: (user.sets.get(SET_DEVICES)?.size ?? 0) > 0, countries: (user.sets.get(SET_COUNTRIES)?.size ?? 0) > 0 },
+          baseline: { devices: user.devices > 0, countries: user.countries > 0 },
         },
         velocity: [],
       };
@@ -602,11 +621,11 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       // The person among the accounts of IPs and devices held in memory.
       for (const state of cache.values()) {
         if (state.account !== account) continue;
-        const set = state.sets.get(SET_ACCOUNTS);
-        if (set === undefined) continue;
+        if (state.accounts === 0) continue;
         for (const hex of members) {
-          if (set.delete(hex)) {
-            state.dirtyMembers?.delete(SET_ACCOUNTS + hex);
+          const km = SET_ACCOUNTS + hex;
+          if (state.members.delete(km)) {
+            state.accounts -= 1;
             state.bytes -= MEMBER_BYTES;
             bytes -= MEMBER_BYTES;
           }
@@ -636,14 +655,13 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
             bytes -= state.bytes;
             continue;
           }
-          for (const set of state.sets.values()) {
-            for (const [member, seen] of set) {
-              if (seen >= b.before) continue;
-              set.delete(member);
-              state.bytes -= MEMBER_BYTES;
-              bytes -= MEMBER_BYTES;
-            }
-          }
+          state.members.forEach((seen, km) => {
+            if (seen >= b.before) return;
+            state.members.delete(km);
+            resize(state, km[0]!, -1);
+            state.bytes -= MEMBER_BYTES;
+            bytes -= MEMBER_BYTES;
+          });
         }
         const batch = o.pruneBatch ?? PRUNE_BATCH;
         let total = 0;
