@@ -354,7 +354,14 @@ export function packedHistory(sqlite: Sqlite.Database) {
       for (const [account, key, kind, member] of write.evicted) rowOf(account, key).members.delete((kind as string) + bufferOf(member).toString('latin1'));
       for (const [account, key, kind, member, seen] of write.members) {
         const m = bufferOf(member);
-        rowOf(account, key).members.set((kind as string) + m.toString('latin1'), seen as number);
+        const { members } = rowOf(account, key);
+        const k = (kind as string) + m.toString('latin1');
+        // The main thread sends every member an identifier holds (history-sqlite.ts takeBatch): one
+        // the row has already, seen at the same time, changes nothing, and its reverse entry is there
+        // (written with it), so the member's own row is not read for it. A shared address's ~100
+        // members would otherwise be ~100 rows read and rewritten a write-back.
+        if (members.get(k) === seen) continue;
+        members.set(k, seen as number);
         if (kind === SET_ACCOUNTS) addReverse(rowOf(account, m).reverse, bufferOf(key).toString('latin1'), seen as number);
       }
       for (const row of rows.values()) {

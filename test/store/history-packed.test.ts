@@ -99,6 +99,21 @@ describe('the writer on history_packed', () => {
     expect(await historyRowCount(f.store, 'identifiers')).toBe(1);
   });
 
+  it('takes a member sent again as it is (the main thread sends all a set holds) without touching the member\'s own row', async () => {
+    const f = await packedFile();
+    const member = { keys: [], counts: [], evicted: [], velocity: [] };
+    f.write({ ...member, members: [['acme', IP, 'a', USER, T]] });
+    expect((await f.row(USER))!.reverse).toEqual(new Map([[latin1(IP), T]]));
+    // The person's row gone (as by erasure of their own rows alone): a member sent again unchanged
+    // does not write it back; seen later, it does, with the reverse entry.
+    f.sqlite.prepare('delete from history_packed where key = ?').run(USER);
+    f.write({ ...member, members: [['acme', IP, 'a', USER, T]] });
+    expect(await f.row(USER)).toBeUndefined();
+    expect((await f.row(IP))!.members).toEqual(new Map([[`a${latin1(USER)}`, T]]));
+    f.write({ ...member, members: [['acme', IP, 'a', USER, T + 1]] });
+    expect((await f.row(USER))!.reverse).toEqual(new Map([[latin1(IP), T + 1]]));
+  });
+
   it('adds to what the file holds when a subject said fresh is there after all: nothing lost', async () => {
     const f = await packedFile();
     f.write({ keys: [['acme', USER, T - DAY_MS, T - DAY_MS, null, null, null, null, null, null]], counts: [['acme', USER, 2, HOUR, 5, T]], members: [['acme', USER, 'd', DEVICE, T - DAY_MS]], evicted: [], velocity: [] });
