@@ -295,6 +295,9 @@ export function packedHistory(sqlite: Sqlite.Database) {
   const eraseVelocity = sqlite.prepare(PACKED_SQL.eraseVelocity);
   const scanSets = sqlite.prepare(SCAN_SETS);
 
+  /** The `before` of the latest prune on this connection: members seen earlier are not written back (see `write`). */
+  let prunedBefore = -Infinity;
+
   const read = (account: string, key: Buffer): PackedRow | null => {
     const r = select.get(account, key) as StoredRow | undefined;
     return r === undefined ? null : fromStored(r);
@@ -322,7 +325,8 @@ export function packedHistory(sqlite: Sqlite.Database) {
   return {
     /**
      * A write-back (history-batch.ts's rows): each identifier it touches read, changed and written
-     * once, its accounts-set members' reverse entries with it. Trimmed members first: one trimmed and
+     * once, with the reverse entries of the accounts-set members it adds or sees later (a member
+     * it has already, at the same time, is passed over). Trimmed members first: one trimmed and
      * seen again before this write-back is in both lists, and is kept.
      */
     write(write: HistoryWrite): number {
@@ -357,10 +361,15 @@ export function packedHistory(sqlite: Sqlite.Database) {
         const { members } = rowOf(account, key);
         const k = (kind as string) + m.toString('latin1');
         // The main thread sends every member an identifier holds (history-sqlite.ts takeBatch): one
-        // the row has already, seen at the same time, changes nothing, and its reverse entry is there
-        // (written with it), so the member's own row is not read for it. A shared address's ~100
-        // members would otherwise be ~100 rows read and rewritten a write-back.
+        // the row has already, seen at the same time, changes nothing, and its reverse entry (or,
+        // past REVERSE_KEEP, the overflow mark) was written with it, so the member's own row is not
+        // read for it. A shared address's ~100 members would otherwise be ~100 rows read and
+        // rewritten a write-back.
         if (members.get(k) === seen) continue;
+        // Past what this file's last prune kept (HISTORY_DAYS): the main thread may still hold a
+        // member its prune passed over (an identifier waiting to be written), and sends all it
+        // holds. Not written back, nor its reverse entry: pruned stays pruned.
+        if ((seen as number) < prunedBefore) continue;
         members.set(k, seen as number);
         if (kind === SET_ACCOUNTS) addReverse(rowOf(account, m).reverse, bufferOf(key).toString('latin1'), seen as number);
       }
@@ -380,6 +389,7 @@ export function packedHistory(sqlite: Sqlite.Database) {
      * older than `before`).
      */
     prune(before: number, minute: number, hour: number, limit: number): PackedPrune {
+      prunedBefore = Math.max(prunedBefore, before);
       const found = stale.all(before, limit) as StoredRow[];
       let removed = 0;
       for (const stored of found) {

@@ -82,10 +82,12 @@ interface KeyState {
   countries: number;
   /**
    * Members the set no longer keeps, as `members` keyed them, until written back (null until
-   * then). What else changed is not marked: a write-back sends all that the identifier holds (see
-   * `takeBatch`).
+   * then). What else changed is not marked one by one: a write-back sends all that the identifier
+   * holds (see `takeBatch`), if an event changed any of it (`cellsChanged`).
    */
   evicted: string[] | null;
+  /** An event counted it, touched a member or saw it since its last write-back: not a velocity counter alone. */
+  cellsChanged: boolean;
   /** Write-backs sent and not yet answered. */
   inFlight: number;
   bytes: number;
@@ -163,7 +165,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
   const load = (account: string, key: Buffer, id: string, minute: number, hour: number): KeyState => {
     const state: KeyState = {
       id, account, key, firstSeen: null, lastSeen: null, place: null, counts: new Map(), members: new Map(), accounts: 0, devices: 0, countries: 0,
-      evicted: null, inFlight: 0, bytes: BASE_BYTES, touchedAt: 0, recent: false,
+      evicted: null, cellsChanged: false, inFlight: 0, bytes: BASE_BYTES, touchedAt: 0, recent: false,
       velocity: null, velocityInFile: true, dirtyVelocity: null, fresh: false,
     };
     if (erasingKeys.has(id)) {
@@ -327,6 +329,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       state.bytes += COUNT_BYTES;
       bytes += COUNT_BYTES;
     }
+    state.cellsChanged = true;
     markDirty(state);
   };
 
@@ -356,6 +359,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
         bytes -= MEMBER_BYTES;
       }
     }
+    state.cellsChanged = true;
     markDirty(state);
   };
 
@@ -365,6 +369,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       state.lastSeen = at;
       state.place = place;
     }
+    state.cellsChanged = true;
     markDirty(state);
   };
 
@@ -410,11 +415,14 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
 
   /**
    * Takes the changes of up to `flushBatch` identifiers out of memory's dirty set, as one binary
-   * batch (history-batch.ts): all that each holds, changed or not (the writer sets each value as it
-   * is, so an unchanged one is written as the file has it). Most identifiers are new people's, all
-   * of them changed; a shared address's set is written whole (~100 members), once a write-back,
-   * for ~100 people's events. Marking each change instead took two Sets an identifier and a look-up
-   * a change: ~15 % of the history's own main-thread time in a profile of the new-person mix.
+   * batch (history-batch.ts): all that each holds, changed or not, if an event changed any of it
+   * (its velocity cells, marked one by one, alone otherwise). The writer sets each counter and the
+   * identifier's columns as they are, and passes over a member its row has with the same time
+   * (history-packed.ts). Most identifiers are new people's, all of them changed; a shared
+   * address's set is written whole (~100 members), once a write-back, for ~100 people's events.
+   * Marking each change instead took two Sets an identifier and a look-up a change: ~15 % of the
+   * history's own main-thread time in a profile of the new-person mix. A write-back the writer
+   * refuses is not sent again as such, but the identifier's next one carries all it holds.
    */
   const takeBatch = (): { states: KeyState[]; batch: Uint8Array } => {
     const states: KeyState[] = [];
@@ -427,30 +435,35 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       state.inFlight += 1;
       batch.subject(state.account, state.key, state.fresh);
       state.fresh = false;
-      if (state.firstSeen !== null && state.lastSeen !== null) {
+      const cells = state.cellsChanged;
+      state.cellsChanged = false;
+      if (cells && state.firstSeen !== null && state.lastSeen !== null) {
         const p = state.place;
         batch.key({
           firstSeen: state.firstSeen, lastSeen: state.lastSeen, country: p?.country ?? null, latitude: p?.latitude ?? null, longitude: p?.longitude ?? null,
           radiusKm: p?.radiusKm ?? null, asn: p?.asn ?? null, anonymous: p === null || p.anonymous === null ? null : p.anonymous ? 1 : 0,
         });
       }
-      // Counters out of the window of the key's latest event are forgotten, not written: the file
-      // may have dropped them already (history-packed.ts), and no window reads them.
-      const minuteFrom = Math.floor(state.touchedAt / MINUTE_MS) - MINUTES_IN_WINDOW;
-      const hourFrom = Math.floor(state.touchedAt / HOUR_MS) - HOURS_IN_WINDOW;
-      state.counts.forEach((n, c) => {
-        const grain = c >= 2e9 ? GRAIN_HOUR : GRAIN_MINUTE;
-        const bucket = c - grain * 1e9;
-        if (bucket <= (grain === GRAIN_HOUR ? hourFrom : minuteFrom)) {
-          state.counts.delete(c);
-          state.bytes -= COUNT_BYTES;
-          bytes -= COUNT_BYTES;
-          return;
-        }
-        // The key's latest event, within the bucket (an event of a later bucket may have touched it since).
-        batch.count(grain, bucket, n, Math.min(state.touchedAt, (bucket + 1) * (grain === GRAIN_HOUR ? HOUR_MS : MINUTE_MS) - 1));
-      });
-      state.members.forEach((seen, km) => batch.keyedMember(km, seen));
+      if (cells) {
+        // Counters out of the window of the key's latest event are forgotten, not written: the
+        // file may have dropped them already (history-packed.ts), and no window reads them. (An
+        // event sums each grain it counts first, which forgets them too: this is the guard.)
+        const minuteFrom = Math.floor(state.touchedAt / MINUTE_MS) - MINUTES_IN_WINDOW;
+        const hourFrom = Math.floor(state.touchedAt / HOUR_MS) - HOURS_IN_WINDOW;
+        state.counts.forEach((n, c) => {
+          const grain = c >= 2e9 ? GRAIN_HOUR : GRAIN_MINUTE;
+          const bucket = c - grain * 1e9;
+          if (bucket <= (grain === GRAIN_HOUR ? hourFrom : minuteFrom)) {
+            state.counts.delete(c);
+            state.bytes -= COUNT_BYTES;
+            bytes -= COUNT_BYTES;
+            return;
+          }
+          // The key's latest event, within the bucket (an event of a later bucket may have touched it since).
+          batch.count(grain, bucket, n, Math.min(state.touchedAt, (bucket + 1) * (grain === GRAIN_HOUR ? HOUR_MS : MINUTE_MS) - 1));
+        });
+        state.members.forEach((seen, km) => batch.keyedMember(km, seen));
+      }
       if (state.evicted !== null) for (const km of state.evicted) batch.keyedEvicted(km);
       for (const sb of state.dirtyVelocity ?? []) {
         const at = sb.indexOf('\u0000');
@@ -481,7 +494,9 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
           sent.push(o.thread.send({ type: 'history', batch }, [batch.buffer as ArrayBuffer]).then(
             () => undefined,
             (error: unknown) => {
-              // Not retried: what this batch held stays in memory only, and is counted.
+              // Not retried, and counted: what this batch held stays in memory, and the identifier's
+              // next write-back (once an event changes it) carries all it holds again. Trimmed
+              // members and velocity cells it held are not sent again.
               failed += states.length;
               o.onWriteError(error as Error);
             },

@@ -104,8 +104,16 @@ describe('the writer on history_packed', () => {
     const member = { keys: [], counts: [], evicted: [], velocity: [] };
     f.write({ ...member, members: [['acme', IP, 'a', USER, T]] });
     expect((await f.row(USER))!.reverse).toEqual(new Map([[latin1(IP), T]]));
-    // The person's row gone (as by erasure of their own rows alone): a member sent again unchanged
-    // does not write it back; seen later, it does, with the reverse entry.
+    // Sent again unchanged, then the person erased: the reverse entry written the first time
+    // still leads erasure to the address.
+    f.write({ ...member, members: [['acme', IP, 'a', USER, T]] });
+    expect(f.erase([USER])).toEqual({ identifiers: 0, counters: 0, memberships: 1 });
+    expect((await f.row(IP))?.members ?? new Map()).toEqual(new Map());
+
+    // What the skip leaves alone, made visible: with the person's row deleted by hand (no path of
+    // the service leaves a membership without its reverse entry), a member sent again unchanged
+    // does not write the row back; seen later, it does, with the reverse entry.
+    f.write({ ...member, members: [['acme', IP, 'a', USER, T]] });
     f.sqlite.prepare('delete from history_packed where key = ?').run(USER);
     f.write({ ...member, members: [['acme', IP, 'a', USER, T]] });
     expect(await f.row(USER)).toBeUndefined();
