@@ -5,7 +5,7 @@ import type { Place } from '../../src/history/place.js';
 import type { HistoryStore } from '../../src/history/store.js';
 import { sqliteHistory } from '../../src/store/history-sqlite.js';
 import { openSqliteWriterThread, type SqliteWriterThread } from '../../src/store/sqlite-log-writer.js';
-import { database, freshDatabaseUrl, openTestStore } from '../support/store.js';
+import { freshSqliteFile } from '../support/store.js';
 
 /**
  * SQLite history: an identifier first met while it is being erased. Its event is answered as a
@@ -23,10 +23,7 @@ afterEach(async () => {
 
 describe('SQLite history: a key met while it is erased', () => {
   it('is in the key filter once written: evicted from memory, its next event reads it back from the file', async () => {
-    const url = await freshDatabaseUrl('sqlite');
-    await (await openTestStore({ url })).close(); // migrated
-    const db = database(url);
-    if (db.engine !== 'sqlite') throw new Error('a SQLite url');
+    const db = await freshSqliteFile();
     const real = await openSqliteWriterThread(db, 1);
     let started!: () => void;
     const erasing = new Promise<void>((resolve) => (started = resolve));

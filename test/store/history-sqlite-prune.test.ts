@@ -7,7 +7,7 @@ import type { HistoryStore } from '../../src/history/store.js';
 import { pruneBounds } from '../../src/store/history-maintenance.js';
 import { sqliteHistory } from '../../src/store/history-sqlite.js';
 import { openSqliteWriterThread } from '../../src/store/sqlite-log-writer.js';
-import { database, freshDatabaseUrl, openTestStore } from '../support/store.js';
+import { freshSqliteFile } from '../support/store.js';
 
 /**
  * SQLite history: what is past HISTORY_DAYS stays gone. A write-back sends all that an identifier
@@ -26,10 +26,7 @@ afterEach(async () => {
 
 describe('SQLite history: a member past HISTORY_DAYS', () => {
   it('is not written back once the file has pruned it, though memory still held it', async () => {
-    const url = await freshDatabaseUrl('sqlite');
-    await (await openTestStore({ url })).close(); // migrated
-    const db = database(url);
-    if (db.engine !== 'sqlite') throw new Error('a SQLite url');
+    const db = await freshSqliteFile();
     const thread = await openSqliteWriterThread(db, 1);
     const clock = { now: Date.parse('2026-06-01T12:00:00Z') };
     const options = { path: db.path, thread, historyDays: HISTORY_DAYS, now: () => clock.now, flushDelayMs: 1, onWriteError: (error: Error) => { throw error; } };
@@ -62,10 +59,7 @@ describe('SQLite history: a member past HISTORY_DAYS', () => {
   });
 
   it('keeps each kind of a user\'s sets apart as one ages out: the countries gone, the devices kept', async () => {
-    const url = await freshDatabaseUrl('sqlite');
-    await (await openTestStore({ url })).close(); // migrated
-    const db = database(url);
-    if (db.engine !== 'sqlite') throw new Error('a SQLite url');
+    const db = await freshSqliteFile();
     const clock = { now: Date.parse('2026-06-01T12:00:00Z') };
     const start = clock.now;
     history = sqliteHistory({ path: db.path, thread: await openSqliteWriterThread(db, 1), historyDays: 7, now: () => clock.now, flushDelayMs: 1, onWriteError: (error) => { throw error; } });

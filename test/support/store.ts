@@ -63,11 +63,17 @@ export async function openTestStore(engine: EngineName | { url: string }, option
  * `path` is the file's, for another connection (one that holds the write lock, say).
  */
 export async function freshSqliteHistory(options: Omit<SqliteHistoryOptions, 'path' | 'thread'>) {
+  const db = await freshSqliteFile();
+  return { history: sqliteHistory({ path: db.path, thread: await openSqliteWriterThread(db, 1), ...options }), path: db.path };
+}
+
+/** A fresh SQLite file, migrated, and nothing open on it: its URL, for a writer thread and a history of the test's own. */
+export async function freshSqliteFile(): Promise<DatabaseUrl & { engine: 'sqlite' }> {
   const url = await freshDatabaseUrl('sqlite');
   await (await openTestStore({ url })).close(); // migrated
   const db = database(url);
   if (db.engine !== 'sqlite') throw new Error('a SQLite url');
-  return { history: sqliteHistory({ path: db.path, thread: await openSqliteWriterThread(db, 1), ...options }), path: db.path };
+  return db;
 }
 
 /**
