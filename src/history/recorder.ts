@@ -15,7 +15,8 @@ import { countsAfter, velocityStep, type AnswerState, type VelocityPlan, type Ve
 
 /**
  * The evaluation's history step: one read-and-record per evaluation, before the rules run. It is
- * never what fails or delays an answer: a store that is down is not asked; one that does not answer
+ * never what fails or delays an answer: a store that is down is not asked (PostgreSQL's is still given
+ * the event, `remember`: written once it answers again); one that does not answer
  * within `timeoutMs`, or throws, or refuses the event, leaves the answer with a partial history
  * (local-counts.ts: this replica's own event counts, lower bounds; `partial: true`) and `store`
  * unavailable; at most `maxInFlight` round trips wait at once (past it, the answer is partial without
@@ -23,8 +24,8 @@ import { countsAfter, velocityStep, type AnswerState, type VelocityPlan, type Ve
  * `maxKeyInFlight` for one IP address or one device: the key's next evaluations wait for one of its
  * round trips to end (in the recorder, not in the store's queue, at most MAX_KEY_WAITING of them), and
  * one still waiting when `timeoutMs` has passed answers partial and is remembered. The event of a
- * timed-out step is still remembered (PostgreSQL records it in the replica's pending batch when its
- * read comes back, however late), though its answer said not.
+ * timed-out or failed step is still remembered (PostgreSQL records it in the replica's pending batch
+ * when its read comes back, however late, or fails), though its answer said not.
  */
 export interface HistoryRecorderOptions {
   store: HistoryStore;
@@ -173,8 +174,8 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
       const decided = afterDecision(account, step, at);
       return decided === undefined ? { facts: historyFacts(prior, event) } : { facts: historyFacts(prior, event), decided };
     };
-    if (!options.available()) return partial();
     if (options.store.synchronous === true) {
+      if (!options.available()) return partial();
       // SQLite: the read and record happen here and now; no key's round trips to count, no deadline.
       let prior;
       try {
@@ -202,7 +203,10 @@ export function createHistoryRecorder(options: HistoryRecorderOptions): HistoryR
       const decided = kept ? afterDecision(account, step, at) : undefined;
       return decided === undefined ? partial() : { ...partial(), decided };
     };
-    if (inFlight >= maxInFlight) return remembered();
+    // The store marked down (its last probe, write or read failed): not asked, but the event goes to
+    // its pending changes all the same, bounded, and is written once the store answers. A store made
+    // slow for a second (an attacker's load, a lock) must not forget what happened meanwhile.
+    if (!options.available() || inFlight >= maxInFlight) return remembered();
 
     // The step's time: from its first wait, for the key's turn or the read; they share it. Made only
     // then: a read that answers at once makes no timer.

@@ -35,8 +35,8 @@ export interface HistoryStore {
   /**
    * Records the event without reading (PostgreSQL: into the pending batch, written with the next
    * flush), for an evaluation the recorder answers from this replica's counts without asking (its IP
-   * address or device past its round trips in flight). False when it was not (the changes waiting to
-   * be written are full). Absent where `record` never waits (SQLite).
+   * address or device past its round trips in flight, or the store marked down). False when it was
+   * not (the changes waiting to be written are full). Absent where `record` never waits (SQLite).
    */
   remember?(event: HistoryEvent): boolean;
   /** Removes everything kept under these keys, and these keys from every set of the account. */

@@ -22,12 +22,30 @@ import { arrayLiteral, textLiteral } from './pg-arrays.js';
  * its rows in one order (counters, members, identifiers; by key within each), so two replicas'
  * batches never deadlock. The writer's commits do not wait for the disk (synchronous_commit off on
  * its connections): on a crash of the PostgreSQL server, the last fraction of a second of history
- * may be lost (counts a few events low). A batch the server refuses is not retried: its events
- * are lost and counted as `failed`. Past MAX_PENDING_KEYS identifiers waiting (the server slow
- * or down), an event is still answered from what was read, but not recorded (`refused`).
+ * may be lost (counts a few events low). A batch that fails before its commit is sent (a statement
+ * cancelled, a connection lost, the server down) is sent again, WRITE_ATTEMPTS times in all; then
+ * its events are lost and counted as `failed`. Past MAX_PENDING_KEYS identifiers waiting (the
+ * server slow or down), an event is still answered from what was read, but not recorded (`refused`).
  */
 /** How often the writer sends the pending changes. */
 export const FLUSH_DELAY_MS = 50;
+/**
+ * Attempts at one batch, at most, FLUSH_DELAY_MS × the attempt apart: a stall of a second or two (a
+ * lock, a loaded server, a failover's reconnect) loses no history; a server down for longer costs
+ * three failed connects a batch while the pending changes fill up to MAX_PENDING_KEYS.
+ */
+export const WRITE_ATTEMPTS = 3;
+/**
+ * The writer's statements may run this long (its transaction's statement_timeout), longer than the
+ * reads' (historyStatementTimeoutMs): it is one connection sending one batch at a time, so it never
+ * piles up backends, and a batch that waited out a lock is written, not cancelled and lost. Shown
+ * apart from the reads in pg_stat_activity (application_name WRITER_NAME).
+ */
+export const WRITE_STATEMENT_TIMEOUT_MS = 10_000;
+export const WRITER_NAME = 'risk-evaluation-history-writer';
+/** The writer's transaction, begun in one round trip, with its id (see Batch.xid). */
+const BEGIN_WRITE = `begin; set local synchronous_commit = off; set local statement_timeout = ${WRITE_STATEMENT_TIMEOUT_MS};
+  set local application_name = '${WRITER_NAME}'; select pg_current_xact_id()::text as xid`;
 /** Identifiers with changes waiting to be written, at most (about 300 bytes each, and their members). */
 export const MAX_PENDING_KEYS = 50_000;
 /** Read statements in flight at once, at most (of the pool's 10 connections; the writer takes one). */
@@ -229,11 +247,10 @@ interface Batch {
   /** The writing transaction's id, once known: a read whose snapshot shows it has these changes. */
   xid: bigint | null;
   /**
-   * On a read statement's own events (`read`): the batch they joined once the statement was back
-   * (its xid is theirs); null while it is out, and for good if it failed (its events are then not
-   * recorded, but the reads sent while it was out saw them in flight, and count them). Set for the
-   * whole statement: an event of it refused (the batch being collected full) or left without a row
-   * is counted by those reads until that batch is written, then by none, as it is not recorded.
+   * On a read statement's own events (`read`): the batch they joined once the statement was back,
+   * answered or failed (its xid is theirs); null while it is out. Set for the whole statement: an
+   * event of it refused (the batch being collected full) or left without a row is counted by the
+   * reads sent while it was out until that batch is written, then by none, as it is not recorded.
    */
   into?: Batch | null;
 }
@@ -400,12 +417,11 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     const numbers = (column: unknown[]) => arrayLiteral(column as number[], false);
     const texts = (column: unknown[]) => textLiteral(column as string[]);
     const client = await recordPool.connect();
+    let committing = false;
     try {
-      await client.query('begin');
       // This transaction's commit does not wait for the disk (see above); the session's other work does.
-      await client.query('set local synchronous_commit = off');
-      const xid = await client.query<{ xid: string }>('select pg_current_xact_id()::text as xid');
-      batch.xid = BigInt(xid.rows[0]!.xid);
+      const begun = (await client.query(BEGIN_WRITE)) as unknown as Array<pg.QueryResult<{ xid: string }>>;
+      batch.xid = BigInt(begun[begun.length - 1]!.rows[0]!.xid);
       if (c[0]!.length > 0) {
         await client.query({ name: 'history_write_counts', text: WRITE_COUNTS, values: [texts(c[0]!), hexes(c[1]!), numbers(c[2]!), numbers(c[3]!), numbers(c[4]!), shard] });
       }
@@ -419,6 +435,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       }
       if (k[0]!.length > 0) await client.query({ name: 'history_write_keys', text: WRITE_KEYS, values: [texts(k[0]!), hexes(k[1]!), numbers(k[2]!), numbers(k[3]!)] });
       if (u[0]!.length > 0) await client.query({ name: 'history_write_users', text: WRITE_USERS, values: [texts(u[0]!), hexes(u[1]!), numbers(u[2]!), numbers(u[3]!), ...u.slice(4)] });
+      committing = true;
       await client.query('commit');
       written += batch.keys.size;
       if (!analyzed && written >= ANALYZE_AFTER_KEYS) {
@@ -428,10 +445,33 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
         void analyzeNeverAnalyzed(pool).catch(() => undefined);
       }
     } catch (error) {
-      await client.query('rollback').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
+      // A connection that cannot roll back is not given back to the pool for the next batch.
+      const broken = await client.query('rollback').then(() => undefined, (e: unknown) => e as Error);
+      client.release(broken);
+      // The server answered the commit with an error: not committed. No answer: it may have been.
+      throw new WriteFailed(error, committing && typeof (error as { severity?: unknown }).severity !== 'string');
+    }
+    client.release();
+  };
+
+  /** The batch written, or given up after WRITE_ATTEMPTS (counted `failed`); never throws. */
+  const writeAttempts = async (batch: Batch) => {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await writeBatch(batch);
+        return;
+      } catch (error) {
+        const { mayHaveCommitted } = error as WriteFailed;
+        // Rolled back: the reads count the batch as unwritten until an attempt commits (unseenIn).
+        // One that may have committed (the answer to its commit lost) is not sent twice.
+        if (!mayHaveCommitted) batch.xid = null;
+        // Not retried on close (a shutdown waits for no backoff), nor when it may have committed.
+        if (mayHaveCommitted || closed || attempt >= WRITE_ATTEMPTS) {
+          failed += batch.keys.size;
+          return;
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, flushDelayMs * attempt));
     }
   };
 
@@ -442,11 +482,8 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
         collecting = { keys: new Map(), xid: null };
         sent = batch;
         try {
-          await writeBatch(batch);
-        } catch (error) {
-          // Not retried (the server may stay down for long): counted, and the store reported down by its probe.
-          failed += batch.keys.size;
-          void error;
+          // Given up after its attempts (the server may stay down for long): counted, and the store reported down by its probe.
+          await writeAttempts(batch);
         } finally {
           sent = null;
         }
@@ -555,8 +592,16 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       },
       (error: unknown) => {
         answered();
-        failed += reads.length;
-        for (const r of reads) r.reject(error);
+        // Recorded all the same, as an answer that came too late is (a statement the server
+        // cancelled, a connection lost): the reads still out counted them in flight, and count them
+        // on as that batch's (Batch.into). Written once the store takes writes again, or lost then.
+        ahead.into = collecting;
+        for (const r of reads) {
+          if (collecting.keys.size < maxPendingKeys) add(r.event);
+          else refused += 1;
+          r.reject(error);
+        }
+        schedule();
       },
     ).finally(() => {
       statements.delete(statement);
@@ -640,6 +685,13 @@ async function analyzeNeverAnalyzed(pool: pg.Pool): Promise<void> {
   });
   const tables = HISTORY_TABLES.filter((table) => rows.some((r) => r.relname === table));
   if (tables.length > 0) await pool.query(`analyze ${tables.join(', ')}`);
+}
+
+/** A batch not written: `mayHaveCommitted` when its commit was sent and no answer came back. */
+class WriteFailed extends Error {
+  constructor(readonly error: unknown, readonly mayHaveCommitted: boolean) {
+    super((error as Error)?.message ?? String(error));
+  }
 }
 
 /** Whether a transaction's effects are in a snapshot (`pg_current_snapshot()` as text, xmin:xmax:xip,…). */

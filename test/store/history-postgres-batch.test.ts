@@ -5,7 +5,7 @@ import { historyEvent, type Prior } from '../../src/history/event.js';
 import { keyedHasher } from '../../src/history/identifiers.js';
 import type { Place } from '../../src/history/place.js';
 import type { HistoryStore } from '../../src/history/store.js';
-import { postgresHistory, READ_BATCH, READS_IN_FLIGHT } from '../../src/store/history-postgres.js';
+import { postgresHistory, READ_BATCH, READS_IN_FLIGHT, WRITE_ATTEMPTS } from '../../src/store/history-postgres.js';
 import { columnLiteral, textLiteral } from '../../src/store/pg-arrays.js';
 import { freshDatabaseUrl, openTestStore } from '../support/store.js';
 
@@ -167,7 +167,7 @@ describe('PostgreSQL history reads, batched', () => {
     expect([read.ip.hours, read.ip.minutes, read.ip.accounts.count]).toEqual([1, 1, 1]);
   });
 
-  it('counts the event of a read that failed in the reads sent while it was out, and in none after', async () => {
+  it('records the event of a read that failed: the reads sent while it was out count it once, and so do those after', async () => {
     const a = 202;
     const at = AT + 240_000;
     await history.prune();
@@ -178,12 +178,15 @@ describe('PostgreSQL history reads, batched', () => {
     const second = history.record(event(a, 'lost-second', at + 1)) as Promise<Prior>;
     await expect(first).rejects.toThrow('the server went away');
     release();
-    // It happened, and the second saw it in flight (counters and members alike); it is not recorded.
+    // It happened, and the second saw it in flight (counters and members alike), once: the failed
+    // read's event joined the batch being collected, which the second's snapshot does not show.
     const read = await second;
     expect([read.ip.hours, read.ip.accounts.count]).toEqual([1, 1]);
+    // Recorded, as a read answered too late is: written with the next batch, and read from the store.
     await history.prune();
     const after = await (history.record(event(a, 'lost-third', at + 2)) as Promise<Prior>);
-    expect([after.ip.hours, after.ip.accounts.count]).toEqual([1, 1]);
+    expect([after.ip.hours, after.ip.accounts.count]).toEqual([2, 2]);
+    expect(history.stats().failed).toBe(0);
   });
 });
 
@@ -223,6 +226,80 @@ describe('PostgreSQL history reads, pending set members', () => {
     const before = SET_KEEP - 6;
     const fresh = Array.from({ length: 12 }, (_, k) => before + k);
     expect(await accountsSeen(205, before, fresh)).toEqual(fresh.map((p) => Math.min(p, SET_KEEP)));
+  });
+});
+
+/**
+ * The writer's batch fails before its commit (a statement the server cancelled, a connection lost):
+ * it is sent again, WRITE_ATTEMPTS times in all, and meanwhile every read counts it once; given up
+ * after, it is counted `failed` and no read counts it. The write statements of a store of its own
+ * fail on demand; nothing else is changed.
+ */
+describe('PostgreSQL history writes, a batch that fails', () => {
+  let failing = 0;
+  /** Called at each failed attempt, before the writer rolls back. */
+  let onFail: () => void = () => undefined;
+  const store = async () => {
+    const records = new pg.Pool({ connectionString: pool.options.connectionString, max: 10 });
+    const connect = records.connect.bind(records) as (...args: unknown[]) => Promise<pg.PoolClient>;
+    // The writer's connect() (a promise); the pool's own query() connects with a callback, left alone.
+    (records as unknown as { connect: (...args: unknown[]) => unknown }).connect = async (...args: unknown[]) => {
+      if (args.length > 0) return connect(...args);
+      const client = await connect();
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        if ((args[0] as { name?: string }).name !== 'history_write_counts' || failing === 0) return query(...args);
+        failing -= 1;
+        onFail();
+        return Promise.reject(Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014', severity: 'ERROR' }));
+      };
+      return client;
+    };
+    return postgresHistory(pool, records, { stepTimeoutMs: 1_000, historyDays: 30, now: () => AT, flushDelayMs: 20 });
+  };
+
+  it('sends it again, and the reads sent between its attempts count it once', async () => {
+    const held = await store();
+    try {
+      const a = 210;
+      const at = AT + 360_000;
+      await held.record(event(a, 'retried-first', at));
+      failing = WRITE_ATTEMPTS - 1;
+      const during: Array<Promise<Prior>> = [];
+      let n = 0;
+      onFail = () => void during.push(held.record(event(a, `retried-during-${(n += 1)}`, at + n)) as Promise<Prior>);
+      await held.prune(); // the batch's attempts, the last one written
+      expect(failing).toBe(0);
+      // Each read sent between attempts counts the first event (unwritten, or written once) and those before it.
+      expect((await Promise.all(during)).map((p) => p.ip.hours)).toEqual([1, 2]);
+      await held.prune();
+      const after = await (held.record(event(a, 'retried-after', at + 10)) as Promise<Prior>);
+      expect([after.ip.hours, after.ip.accounts.count]).toEqual([3, 3]);
+      expect(held.stats().failed).toBe(0);
+    } finally {
+      onFail = () => undefined;
+      failing = 0;
+      await held.close();
+    }
+  });
+
+  it('gives it up after its attempts: counted failed, and read by none after', async () => {
+    const held = await store();
+    try {
+      const a = 211;
+      const at = AT + 420_000;
+      await held.record(event(a, 'given-up', at));
+      failing = WRITE_ATTEMPTS;
+      await held.prune();
+      expect(failing).toBe(0);
+      // Its three identifiers (address, e-mail, device; the user's row too): lost, and said so.
+      expect(held.stats().failed).toBe(4);
+      const after = await (held.record(event(a, 'given-up-after', at + 1)) as Promise<Prior>);
+      expect([after.ip.hours, after.ip.accounts.count]).toEqual([0, 0]);
+    } finally {
+      failing = 0;
+      await held.close();
+    }
   });
 });
 
