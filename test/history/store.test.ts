@@ -19,12 +19,18 @@ afterEach(async () => {
 });
 
 const NOWHERE: Place = { country: null, latitude: null, longitude: null, radiusKm: null, asn: null, anonymous: false };
+/**
+ * The events' time, and the store's clock an hour after it: a store on the wall clock would prune
+ * them once the calendar passed HISTORY_DAYS after June 2026 (e2ab2b7).
+ */
+const AT = Date.parse('2026-06-01T12:00:00Z');
+const ON_ITS_CLOCK = { historyDays: 180, now: () => AT + 3_600_000 };
 
 describe.each(ENGINES)('the history store (%s)', (engine) => {
   it('keeps a distinct set bounded: exact up to the cap, then "at least", never more rows than it keeps', async () => {
-    store = await openTestStore(engine, { historyDays: 180 });
+    store = await openTestStore(engine, ON_ITS_CLOCK);
     const hash = store.hashIdentifier;
-    const at = Date.parse('2026-06-01T12:00:00Z');
+    const at = AT;
     let facts;
     for (let i = 0; i < SET_CAP + 5; i++) {
       const identity = hash('acme', 'email', `user${i}@example.com`);
@@ -36,14 +42,14 @@ describe.each(ENGINES)('the history store (%s)', (engine) => {
     expect(facts!.ip).toEqual({ events_1h: SET_CAP + 5, events_24h: SET_CAP + 5, accounts_24h: SET_CAP });
     expect(facts!.at_least).toEqual(['ip.accounts_24h']);
     await store.close();
-    store = await openTestStore({ url: store.engine.database.engine === 'sqlite' ? `sqlite:${(store.engine.database as { path: string }).path}` : (store.engine.database as { connectionString: string }).connectionString }, { historyDays: 180 });
+    store = await openTestStore({ url: store.engine.database.engine === 'sqlite' ? `sqlite:${(store.engine.database as { path: string }).path}` : (store.engine.database as { connectionString: string }).connectionString }, ON_ITS_CLOCK);
     expect(await historyRowCount(store, 'members', 'a')).toBeLessThanOrEqual(SET_KEEP + 1);
   });
 
   it('keeps "anonymous" unknown when a flag is unknown, through the file too: a previous place is never clean on a guess', async () => {
-    store = await openTestStore(engine, { historyDays: 180 });
+    store = await openTestStore(engine, ON_ITS_CLOCK);
     const hash = store.hashIdentifier;
-    const at = Date.parse('2026-06-01T12:00:00Z');
+    const at = AT;
     const user = hash('acme', 'user', 'u1');
     // The Anonymous-IP database not loaded: is_vpn unknown; the other sources say no.
     const unsure = placeOf({ country_code: 'GB', latitude: 51.5, longitude: -0.1, accuracy_radius_km: 10, asn: 20712, is_vpn: null, is_proxy: false, is_tor: false, is_datacenter: false } as never);
@@ -53,7 +59,7 @@ describe.each(ENGINES)('the history store (%s)', (engine) => {
     await store.history!.record(event(0, unsure));
     // Reopened: the previous place is read from the file (SQLite's memory is gone).
     await store.close();
-    store = await openTestStore({ url: store.engine.database.engine === 'sqlite' ? `sqlite:${(store.engine.database as { path: string }).path}` : (store.engine.database as { connectionString: string }).connectionString }, { historyDays: 180 });
+    store = await openTestStore({ url: store.engine.database.engine === 'sqlite' ? `sqlite:${(store.engine.database as { path: string }).path}` : (store.engine.database as { connectionString: string }).connectionString }, ON_ITS_CLOCK);
     const second = event(1, clean);
     expect(historyFacts((await store.history!.record(second))!, second).user!.previous!.anonymous).toBeNull();
     const third = event(2, clean);
@@ -61,9 +67,9 @@ describe.each(ENGINES)('the history store (%s)', (engine) => {
   });
 
   it('new device and new country only against a baseline: unknown while the user\'s earlier events had none', async () => {
-    store = await openTestStore(engine, { historyDays: 180 });
+    store = await openTestStore(engine, ON_ITS_CLOCK);
     const hash = store.hashIdentifier;
-    const at = Date.parse('2026-06-01T12:00:00Z');
+    const at = AT;
     const user = hash('acme', 'user', 'u1');
     const gb: Place = { ...NOWHERE, country: 'GB' };
     const au: Place = { ...NOWHERE, country: 'AU' };
@@ -93,9 +99,9 @@ describe.each(ENGINES)('the history store (%s)', (engine) => {
   });
 
   it('keeps a member trimmed from a full set and seen again before the next write-back', async () => {
-    const at = Date.parse('2026-06-01T12:00:00Z');
-    // The store's clock an hour on: its prune keeps these events whatever the date the test runs on.
-    store = await openTestStore(engine, { historyDays: 180, now: () => at + 3_600_000 });
+    const at = AT;
+    // The store's own clock: its prune keeps these events whatever the date the test runs on.
+    store = await openTestStore(engine, ON_ITS_CLOCK);
     const hash = store.hashIdentifier;
     const ip = hash('acme', 'ip', '203.0.113.7');
     const person = (i: number) => hash('acme', 'email', `p${i}@example.com`);
