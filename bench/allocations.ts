@@ -9,7 +9,8 @@
  *    generation (survived two), bytes per request, from `--trace-gc-nvp` over the measured seconds;
  *  - scavenges and mark-compacts in those seconds, their count and summed pause (machine-dependent);
  *  - with `--sample`, where the bytes are allocated: V8's sampling heap profiler, counting objects
- *    the collector has already freed too, by function (self and inclusive), bytes per request.
+ *    the collector has already freed too, by function (self and inclusive), bytes per request;
+ *    with `--survivors` as well, only the objects no scavenge freed: where what is promoted comes from.
  *
  *   npx tsx bench/allocations.ts                        # both mixes, 4 s warm-up, 10 s measured
  *   npx tsx bench/allocations.ts --mix new --sample --dist var/before/dist,dist
@@ -40,6 +41,7 @@ const { values: options } = parseArgs({
     warm: { type: 'string', default: '4' },
     seconds: { type: 'string', default: '10' },
     sample: { type: 'boolean', default: false },
+    survivors: { type: 'boolean', default: false },
     top: { type: 'string', default: '25' },
     postgres: { type: 'boolean', default: false },
     /** The service's environment changed, `K=V` (e.g. HISTORY_DAYS=0: the history off). */
@@ -109,7 +111,7 @@ async function measure(dist: string, mix: 'same' | 'new') {
   const database = postgres === null ? `sqlite:${store}/risk.sqlite` : await postgres.createDatabase();
   const child = spawn(process.execPath, [...START_FLAGS, '--trace-gc', '--trace-gc-nvp', ...(options.sample ? ['--import', './bench/heap-sampler.mjs'] : []), join(dist, 'server.js')], {
     env: {
-      PATH: process.env.PATH!, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', API_KEYS: KEY, HEAP_PROFILE: heap,
+      PATH: process.env.PATH!, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', API_KEYS: KEY, HEAP_PROFILE: heap, HEAP_SURVIVORS: options.survivors ? '1' : '0',
       DATA_DIR: join(root, 'data'), RULES_DIR: 'rules', DNS_SERVERS: `127.0.0.1:${dns.port}`, RATE_LIMIT_MAX: '10000000', DATABASE_URL: database,
       ...extraEnv,
     },
