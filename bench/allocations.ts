@@ -10,7 +10,8 @@
  *  - scavenges and mark-compacts in those seconds, their count and summed pause (machine-dependent);
  *  - with `--sample`, where the bytes are allocated: V8's sampling heap profiler, counting objects
  *    the collector has already freed too, by function (self and inclusive), bytes per request;
- *    with `--survivors` as well, only the objects no scavenge freed: where what is promoted comes from.
+ *    with `--survivors` (which implies `--sample`), only the objects no scavenge freed: where what is
+ *    promoted comes from.
  *
  *   npx tsx bench/allocations.ts                        # both mixes, 4 s warm-up, 10 s measured
  *   npx tsx bench/allocations.ts --mix new --sample --dist var/before/dist,dist
@@ -49,6 +50,8 @@ const { values: options } = parseArgs({
   },
 });
 const extraEnv = envPairs(options.env!);
+// --survivors narrows what --sample counts: alone it means both.
+if (options.survivors) options.sample = true;
 const KEY = generateKey();
 const DOMAIN = 'mail-bench.example';
 const START_FLAGS = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ').filter((w) => w.startsWith('--'));

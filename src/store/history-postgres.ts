@@ -23,30 +23,32 @@ import { arrayLiteral, textLiteral } from './pg-arrays.js';
  * batches never deadlock. The writer's commits do not wait for the disk (synchronous_commit off on
  * its connections): on a crash of the PostgreSQL server, the last fraction of a second of history
  * may be lost (counts a few events low). A batch that fails before its commit is sent (a statement
- * cancelled, a connection lost, the server down) is sent again, WRITE_ATTEMPTS times in all; then
- * its events are lost and counted as `failed`. Past MAX_PENDING_KEYS identifiers waiting (the
+ * cancelled, a connection lost, the server down) is sent again while its WRITE_BUDGET_MS lasts;
+ * then its events are lost and counted as `failed`. Past MAX_PENDING_KEYS identifiers waiting (the
  * server slow or down), an event is still answered from what was read, but not recorded (`refused`).
  */
 /** How often the writer sends the pending changes. */
 export const FLUSH_DELAY_MS = 50;
 /**
- * Attempts at one batch, at most, FLUSH_DELAY_MS × the attempt apart: a stall of a second or two (a
- * lock, a loaded server, a failover's reconnect) loses no history; a server down for longer costs
- * three failed connects a batch while the pending changes fill up to MAX_PENDING_KEYS.
+ * A batch's time, from when the writer takes it: its attempts begin within it, and each attempt's
+ * statements may run for what is left of it (their statement_timeout; the reads' is shorter,
+ * historyStatementTimeoutMs: the writer is one connection sending one batch at a time, so it piles
+ * up no backends). A stall of a few seconds (a lock, a loaded server, a failover's reconnect) loses
+ * no history; a batch that waited out a lock is written, not cancelled and lost. Under the
+ * erasure's second pass (ERASE_AGAIN_MS): a batch in flight at an erasure has landed or been given
+ * up by then, so it cannot write the person back after it.
  */
-export const WRITE_ATTEMPTS = 3;
-/**
- * The writer's statements may run this long (its transaction's statement_timeout), longer than the
- * reads' (historyStatementTimeoutMs): it is one connection sending one batch at a time, so it never
- * piles up backends, and a batch that waited out a lock is written, not cancelled and lost. Shown
- * apart from the reads in pg_stat_activity (application_name WRITER_NAME).
- */
-export const WRITE_STATEMENT_TIMEOUT_MS = 10_000;
+export const WRITE_BUDGET_MS = 4_000;
+/** The pause after a batch's first failed attempt; each next pause twice the last (100, 200, 400, 800, 1,600 ms). */
+const RETRY_PAUSE_MS = 100;
+/** An attempt is not begun with less of the budget left than this. */
+const MIN_ATTEMPT_MS = 100;
+/** The writer's application_name in pg_stat_activity, apart from the reads' (risk-evaluation-history). */
 export const WRITER_NAME = 'risk-evaluation-history-writer';
-/** The writer's transaction, begun in one round trip, with its id (see Batch.xid). */
-const BEGIN_WRITE = `begin; set local synchronous_commit = off; set local statement_timeout = ${WRITE_STATEMENT_TIMEOUT_MS};
+/** The writer's transaction, begun in one round trip, with its id (see Batch.xid); `ms`: each statement's limit. */
+const beginWrite = (ms: number) => `begin; set local synchronous_commit = off; set local statement_timeout = ${Math.max(1, Math.round(ms))};
   set local application_name = '${WRITER_NAME}'; select pg_current_xact_id()::text as xid`;
-/** Identifiers with changes waiting to be written, at most (about 300 bytes each, and their members). */
+/** Identifiers with changes waiting to be written, at most, in the batch being collected and the one being sent (about 300 bytes each, and their members). */
 export const MAX_PENDING_KEYS = 50_000;
 /** Read statements in flight at once, at most (of the pool's 10 connections; the writer takes one). */
 export const READS_IN_FLIGHT = 2;
@@ -242,10 +244,16 @@ interface WaitingRead {
  * A batch of changes: being collected (xid null, not sent), or sent and waiting for its commit; or
  * a read statement's own events while it is out (`read`'s `ahead`, see `into`).
  */
-interface Batch {
+export interface Batch {
   keys: Map<string, PendingKey>;
-  /** The writing transaction's id, once known: a read whose snapshot shows it has these changes. */
+  /** The writing transaction's id, once known: a read whose snapshot shows it finished, its commit sent, has these changes. */
   xid: bigint | null;
+  /**
+   * Whether the transaction's commit has been sent (and not answered with an error). Until then a
+   * snapshot that shows the transaction finished shows it rolled back (visibleIn cannot tell an
+   * aborted transaction from a committed one): an attempt that failed, to be sent again.
+   */
+  committing?: boolean;
   /**
    * On a read statement's own events (`read`): the batch they joined once the statement was back,
    * answered or failed (its xid is theirs); null while it is out. Set for the whole statement: an
@@ -255,10 +263,10 @@ interface Batch {
   into?: Batch | null;
 }
 
-/** Whether a read with this snapshot lacks the batch's changes (see Batch.into), and must add them. */
-function unseenIn(snapshot: (xid: bigint) => boolean, batch: Batch): boolean {
-  const { xid } = batch.into ?? batch;
-  return xid === null || !snapshot(xid);
+/** Whether a read with this snapshot lacks the batch's changes (see Batch.into), and must add them. Exported for its test. */
+export function unseenIn(snapshot: (xid: bigint) => boolean, batch: Batch): boolean {
+  const { xid, committing } = batch.into ?? batch;
+  return xid === null || committing !== true || !snapshot(xid);
 }
 
 const idOf = (account: string, key: Buffer) => `${account}\u0000${key.toString('hex')}`;
@@ -285,10 +293,11 @@ const CLIENT_GRACE_MS = 1_000;
  * every evaluation and the writer's batches, its connections opened with statement_timeout
  * (historyStatementTimeoutMs) and synchronous_commit off.
  */
-export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: HistoryMaintenanceOptions & { stepTimeoutMs: number; flushDelayMs?: number; maxPendingKeys?: number }): HistoryStore {
+export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: HistoryMaintenanceOptions & { stepTimeoutMs: number; flushDelayMs?: number; maxPendingKeys?: number; writeBudgetMs?: number }): HistoryStore {
   const queryTimeoutMs = historyStatementTimeoutMs(options.stepTimeoutMs) + CLIENT_GRACE_MS;
   const flushDelayMs = options.flushDelayMs ?? FLUSH_DELAY_MS;
   const maxPendingKeys = options.maxPendingKeys ?? MAX_PENDING_KEYS;
+  const writeBudgetMs = options.writeBudgetMs ?? WRITE_BUDGET_MS;
   const maintenance = postgresMaintenance(pool, options, () => closed);
   /** This replica's counter rows (SHARDS). */
   const shard = Math.floor(Math.random() * SHARDS);
@@ -382,7 +391,8 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     timer.unref();
   };
 
-  const writeBatch = async (batch: Batch) => {
+  /** The batch's statements and their parameters, made once for all its attempts. */
+  const statementsOf = (batch: Batch): pg.QueryConfig[] => {
     // Keys, members, numbers, account ids, kinds and series as array literals (arrayLiteral,
     // textLiteral); the user's place as arrays, which pg's client escapes element by element.
     const c: unknown[][] = [[], [], [], [], []];
@@ -416,62 +426,73 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     const hexes = (column: unknown[]) => arrayLiteral(column as string[], true);
     const numbers = (column: unknown[]) => arrayLiteral(column as number[], false);
     const texts = (column: unknown[]) => textLiteral(column as string[]);
+    const statements: pg.QueryConfig[] = [];
+    if (c[0]!.length > 0) {
+      statements.push({ name: 'history_write_counts', text: WRITE_COUNTS, values: [texts(c[0]!), hexes(c[1]!), numbers(c[2]!), numbers(c[3]!), numbers(c[4]!), shard] });
+    }
+    if (v[0]!.length > 0) {
+      statements.push({ name: 'history_write_velocity', text: WRITE_VELOCITY, values: [texts(v[0]!), hexes(v[1]!), texts(v[2]!), numbers(v[3]!), numbers(v[4]!), numbers(v[5]!), shard] });
+    }
+    if (m[0]!.length > 0) {
+      const [accounts, keys, kinds] = [texts(m[0]!), hexes(m[1]!), texts(m[2]!)];
+      statements.push({ name: 'history_write_members', text: WRITE_MEMBERS, values: [accounts, keys, kinds, hexes(m[3]!), numbers(m[4]!)] });
+      statements.push({ name: 'history_trim_sets', text: TRIM_SETS, values: [accounts, keys, kinds, SET_KEEP] });
+    }
+    if (k[0]!.length > 0) statements.push({ name: 'history_write_keys', text: WRITE_KEYS, values: [texts(k[0]!), hexes(k[1]!), numbers(k[2]!), numbers(k[3]!)] });
+    if (u[0]!.length > 0) statements.push({ name: 'history_write_users', text: WRITE_USERS, values: [texts(u[0]!), hexes(u[1]!), numbers(u[2]!), numbers(u[3]!), ...u.slice(4)] });
+    return statements;
+  };
+
+  /** One attempt at the batch, each statement limited to `ms`; throws WriteFailed (or the connect's error). */
+  const writeBatch = async (batch: Batch, statements: readonly pg.QueryConfig[], ms: number) => {
     const client = await recordPool.connect();
-    let committing = false;
     try {
       // This transaction's commit does not wait for the disk (see above); the session's other work does.
-      const begun = (await client.query(BEGIN_WRITE)) as unknown as Array<pg.QueryResult<{ xid: string }>>;
+      const begun = (await client.query(beginWrite(ms))) as unknown as Array<pg.QueryResult<{ xid: string }>>;
       batch.xid = BigInt(begun[begun.length - 1]!.rows[0]!.xid);
-      if (c[0]!.length > 0) {
-        await client.query({ name: 'history_write_counts', text: WRITE_COUNTS, values: [texts(c[0]!), hexes(c[1]!), numbers(c[2]!), numbers(c[3]!), numbers(c[4]!), shard] });
-      }
-      if (v[0]!.length > 0) {
-        await client.query({ name: 'history_write_velocity', text: WRITE_VELOCITY, values: [texts(v[0]!), hexes(v[1]!), texts(v[2]!), numbers(v[3]!), numbers(v[4]!), numbers(v[5]!), shard] });
-      }
-      if (m[0]!.length > 0) {
-        const [accounts, keys, kinds] = [texts(m[0]!), hexes(m[1]!), texts(m[2]!)];
-        await client.query({ name: 'history_write_members', text: WRITE_MEMBERS, values: [accounts, keys, kinds, hexes(m[3]!), numbers(m[4]!)] });
-        await client.query({ name: 'history_trim_sets', text: TRIM_SETS, values: [accounts, keys, kinds, SET_KEEP] });
-      }
-      if (k[0]!.length > 0) await client.query({ name: 'history_write_keys', text: WRITE_KEYS, values: [texts(k[0]!), hexes(k[1]!), numbers(k[2]!), numbers(k[3]!)] });
-      if (u[0]!.length > 0) await client.query({ name: 'history_write_users', text: WRITE_USERS, values: [texts(u[0]!), hexes(u[1]!), numbers(u[2]!), numbers(u[3]!), ...u.slice(4)] });
-      committing = true;
+      for (const statement of statements) await client.query(statement);
+      batch.committing = true;
       await client.query('commit');
-      written += batch.keys.size;
-      if (!analyzed && written >= ANALYZE_AFTER_KEYS) {
-        analyzed = true;
-        // A role that does not own the tables gets a warning and no statistics: autovacuum's ANALYZE
-        // comes later, as before. An error (the store down) is left to the next write's report.
-        void analyzeNeverAnalyzed(pool).catch(() => undefined);
-      }
     } catch (error) {
+      // The server answered the commit with an error: not committed. No answer: it may have been,
+      // and the reads keep taking the snapshot's word for it.
+      const mayHaveCommitted = batch.committing === true && typeof (error as { severity?: unknown }).severity !== 'string';
+      if (!mayHaveCommitted) batch.committing = false;
       // A connection that cannot roll back is not given back to the pool for the next batch.
       const broken = await client.query('rollback').then(() => undefined, (e: unknown) => e as Error);
       client.release(broken);
-      // The server answered the commit with an error: not committed. No answer: it may have been.
-      throw new WriteFailed(error, committing && typeof (error as { severity?: unknown }).severity !== 'string');
+      throw new WriteFailed(error, mayHaveCommitted);
     }
     client.release();
+    written += batch.keys.size;
+    if (!analyzed && written >= ANALYZE_AFTER_KEYS) {
+      analyzed = true;
+      // A role that does not own the tables gets a warning and no statistics: autovacuum's ANALYZE
+      // comes later, as before. An error (the store down) is left to the next write's report.
+      void analyzeNeverAnalyzed(pool).catch(() => undefined);
+    }
   };
 
-  /** The batch written, or given up after WRITE_ATTEMPTS (counted `failed`); never throws. */
+  /**
+   * The batch written, or given up once its budget (writeBudgetMs) has no room for another attempt
+   * (counted `failed`); never throws. Not sent again when its commit may have been committed (never
+   * counted twice), nor after close (a shutdown waits for no pause).
+   */
   const writeAttempts = async (batch: Batch) => {
-    for (let attempt = 1; ; attempt += 1) {
+    const until = performance.now() + writeBudgetMs;
+    const statements = statementsOf(batch);
+    for (let pause = RETRY_PAUSE_MS; ; pause *= 2) {
       try {
-        await writeBatch(batch);
+        await writeBatch(batch, statements, until - performance.now());
         return;
       } catch (error) {
-        const { mayHaveCommitted } = error as WriteFailed;
-        // Rolled back: the reads count the batch as unwritten until an attempt commits (unseenIn).
-        // One that may have committed (the answer to its commit lost) is not sent twice.
-        if (!mayHaveCommitted) batch.xid = null;
-        // Not retried on close (a shutdown waits for no backoff), nor when it may have committed.
-        if (mayHaveCommitted || closed || attempt >= WRITE_ATTEMPTS) {
+        const { mayHaveCommitted } = error as Partial<WriteFailed>;
+        if (mayHaveCommitted === true || closed || performance.now() + pause + MIN_ATTEMPT_MS > until) {
           failed += batch.keys.size;
           return;
         }
       }
-      await new Promise((resolve) => setTimeout(resolve, flushDelayMs * attempt));
+      await new Promise((resolve) => setTimeout(resolve, pause));
     }
   };
 
@@ -482,7 +503,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
         collecting = { keys: new Map(), xid: null };
         sent = batch;
         try {
-          // Given up after its attempts (the server may stay down for long): counted, and the store reported down by its probe.
+          // Given up after its budget (the server may stay down for long): counted, and the store reported down by its probe.
           await writeAttempts(batch);
         } finally {
           sent = null;
@@ -495,6 +516,9 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     });
     return flushing;
   }
+
+  /** Whether the pending changes have room for another event's (MAX_PENDING_KEYS: the batch being collected and the one being sent). */
+  const room = () => collecting.keys.size + (sent?.keys.size ?? 0) < maxPendingKeys;
 
   /** The events of the read statements in flight, each statement's own batch (see Batch.into). */
   const inFlight = new Set<Batch>();
@@ -571,7 +595,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
         }
         // Recorded once read, not when the read is sent: a read that waited for a pooled connection
         // could otherwise run after its own event's batch was written, and count the event twice.
-        if (collecting.keys.size < maxPendingKeys) {
+        if (room()) {
           add(r.event);
           schedule();
         } else {
@@ -592,14 +616,21 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       },
       (error: unknown) => {
         answered();
+        for (const r of reads) r.reject(error);
         // Recorded all the same, as an answer that came too late is (a statement the server
         // cancelled, a connection lost): the reads still out counted them in flight, and count them
         // on as that batch's (Batch.into). Written once the store takes writes again, or lost then.
         ahead.into = collecting;
         for (const r of reads) {
-          if (collecting.keys.size < maxPendingKeys) add(r.event);
-          else refused += 1;
-          r.reject(error);
+          if (!room()) {
+            refused += 1;
+            continue;
+          }
+          try {
+            add(r.event);
+          } catch {
+            failed += 1; // not expected (an event the statement could not be made of): not recorded
+          }
         }
         schedule();
       },
@@ -620,7 +651,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     },
     countAfter(account, counts) {
       if (counts.length === 0) return;
-      if (collecting.keys.size >= maxPendingKeys) {
+      if (!room()) {
         refused += 1;
         return;
       }
@@ -637,7 +668,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     // An evaluation answered from the recorder's local counts (its key past its reads in flight):
     // recorded all the same, without a read of its own to wait for.
     remember(event: HistoryEvent) {
-      if (collecting.keys.size < maxPendingKeys) {
+      if (room()) {
         add(event);
         schedule();
         return true;
@@ -694,8 +725,8 @@ class WriteFailed extends Error {
   }
 }
 
-/** Whether a transaction's effects are in a snapshot (`pg_current_snapshot()` as text, xmin:xmax:xip,…). */
-function visibleIn(snapshot: string): (xid: bigint) => boolean {
+/** Whether a transaction has finished in a snapshot (`pg_current_snapshot()` as text, xmin:xmax:xip,…): committed or rolled back, it cannot tell (unseenIn can). Exported for its test. */
+export function visibleIn(snapshot: string): (xid: bigint) => boolean {
   const [xmin, xmax, xip] = snapshot.split(':');
   const running = new Set((xip ?? '').split(',').filter(Boolean));
   const lo = BigInt(xmin!);

@@ -153,6 +153,8 @@ describe('the history step under its deadline', () => {
       return h.pending! + h.reading!;
     };
     await expect.poll(settled, { timeout: 15_000, interval: 20 }).toBe(0);
+    // The failed reads marked the store down: up again at its next probe (RELOAD_INTERVAL_MS).
+    await expect.poll(() => t!.app.store.health.available, { timeout: 5_000, interval: 20 }).toBe(true);
     // Every one of the farm's events, and this one.
     const after = await evaluate(t, { ip: PLACES.sydney, email: `stalled-after.${run}@example.com`, event_type: 'account_register', user: { user_id: `stalled-after-${run}` } });
     expect(after.history).toMatchObject({ partial: false, ip: { events_1h: figures.sent + 1 } });

@@ -5,7 +5,8 @@ import { historyEvent, type Prior } from '../../src/history/event.js';
 import { keyedHasher } from '../../src/history/identifiers.js';
 import type { Place } from '../../src/history/place.js';
 import type { HistoryStore } from '../../src/history/store.js';
-import { postgresHistory, READ_BATCH, READS_IN_FLIGHT, WRITE_ATTEMPTS } from '../../src/store/history-postgres.js';
+import { postgresHistory, READ_BATCH, READS_IN_FLIGHT, unseenIn, visibleIn, WRITE_BUDGET_MS } from '../../src/store/history-postgres.js';
+import { ERASE_AGAIN_MS } from '../../src/store/erasure.js';
 import { columnLiteral, textLiteral } from '../../src/store/pg-arrays.js';
 import { freshDatabaseUrl, openTestStore } from '../support/store.js';
 
@@ -231,15 +232,48 @@ describe('PostgreSQL history reads, pending set members', () => {
 
 /**
  * The writer's batch fails before its commit (a statement the server cancelled, a connection lost):
- * it is sent again, WRITE_ATTEMPTS times in all, and meanwhile every read counts it once; given up
- * after, it is counted `failed` and no read counts it. The write statements of a store of its own
- * fail on demand; nothing else is changed.
+ * it is sent again while its budget lasts, and meanwhile every read counts it once; given up after,
+ * it is counted `failed` and no read counts it. The write statements of a store of its own fail on
+ * demand; nothing else is changed.
  */
 describe('PostgreSQL history writes, a batch that fails', () => {
+  it('lands within the erasure\'s second pass, or is given up by then', () => {
+    expect(WRITE_BUDGET_MS).toBeLessThan(ERASE_AGAIN_MS);
+  });
+
+  it('counts a batch whose attempt rolled back as unwritten, though the snapshot shows its transaction finished', async () => {
+    const client = await pool.connect();
+    try {
+      const xidOf = async () => BigInt((await client.query<{ xid: string }>('select pg_current_xact_id()::text as xid')).rows[0]!.xid);
+      const snapshot = async () => visibleIn((await client.query<{ s: string }>('select pg_current_snapshot()::text as s')).rows[0]!.s);
+      await client.query('begin');
+      const aborted = await xidOf();
+      await client.query('rollback');
+      await client.query('begin');
+      const committed = await xidOf();
+      await client.query('commit');
+      await client.query('begin');
+      const running = await xidOf();
+      const seen = await pool.query<{ s: string }>('select pg_current_snapshot()::text as s'); // another session's
+      const elsewhere = visibleIn(seen.rows[0]!.s);
+      await client.query('rollback');
+      const now = await snapshot();
+      // What a snapshot says: finished, committed or not; running, not.
+      expect([now(aborted), now(committed), elsewhere(running)]).toEqual([true, true, false]);
+      const batch = (xid: bigint, committing: boolean) => ({ keys: new Map(), xid, committing });
+      expect(unseenIn(now, batch(aborted, false))).toBe(true); // rolled back before its commit: unwritten
+      expect(unseenIn(now, batch(committed, true))).toBe(false); // its commit sent, and done: written
+      expect(unseenIn(elsewhere, batch(running, true))).toBe(true); // its commit sent, not done when the snapshot was taken
+      expect(unseenIn(now, { keys: new Map(), xid: null })).toBe(true);
+    } finally {
+      client.release();
+    }
+  });
+
   let failing = 0;
   /** Called at each failed attempt, before the writer rolls back. */
   let onFail: () => void = () => undefined;
-  const store = async () => {
+  const store = async (writeBudgetMs?: number) => {
     const records = new pg.Pool({ connectionString: pool.options.connectionString, max: 10 });
     const connect = records.connect.bind(records) as (...args: unknown[]) => Promise<pg.PoolClient>;
     // The writer's connect() (a promise); the pool's own query() connects with a callback, left alone.
@@ -255,7 +289,7 @@ describe('PostgreSQL history writes, a batch that fails', () => {
       };
       return client;
     };
-    return postgresHistory(pool, records, { stepTimeoutMs: 1_000, historyDays: 30, now: () => AT, flushDelayMs: 20 });
+    return postgresHistory(pool, records, { stepTimeoutMs: 1_000, historyDays: 30, now: () => AT, flushDelayMs: 20, writeBudgetMs });
   };
 
   it('sends it again, and the reads sent between its attempts count it once', async () => {
@@ -264,7 +298,7 @@ describe('PostgreSQL history writes, a batch that fails', () => {
       const a = 210;
       const at = AT + 360_000;
       await held.record(event(a, 'retried-first', at));
-      failing = WRITE_ATTEMPTS - 1;
+      failing = 2;
       const during: Array<Promise<Prior>> = [];
       let n = 0;
       onFail = () => void during.push(held.record(event(a, `retried-during-${(n += 1)}`, at + n)) as Promise<Prior>);
@@ -283,16 +317,17 @@ describe('PostgreSQL history writes, a batch that fails', () => {
     }
   });
 
-  it('gives it up after its attempts: counted failed, and read by none after', async () => {
-    const held = await store();
+  it('gives it up once its budget has no room for another attempt: counted failed, and read by none after', async () => {
+    // Attempts at 0, 100 and 300 ms (pauses of 100 and 200); the next would begin past 600.
+    const held = await store(600);
     try {
       const a = 211;
       const at = AT + 420_000;
       await held.record(event(a, 'given-up', at));
-      failing = WRITE_ATTEMPTS;
+      failing = 100;
       await held.prune();
-      expect(failing).toBe(0);
-      // Its three identifiers (address, e-mail, device; the user's row too): lost, and said so.
+      expect(100 - failing).toBe(3);
+      // Its four identifiers (address, e-mail, device, user): lost, and said so.
       expect(held.stats().failed).toBe(4);
       const after = await (held.record(event(a, 'given-up-after', at + 1)) as Promise<Prior>);
       expect([after.ip.hours, after.ip.accounts.count]).toEqual([0, 0]);
