@@ -45,7 +45,7 @@ const RETRY_PAUSE_MS = 100;
 const MIN_ATTEMPT_MS = 100;
 /** The writer's application_name in pg_stat_activity, apart from the reads' (risk-evaluation-history). */
 export const WRITER_NAME = 'risk-evaluation-history-writer';
-/** The writer's transaction, begun in one round trip, with its id (see Batch.xid); `ms`: each statement's limit. */
+/** The writer's transaction, begun in one round trip, with its id (see Batch.xid); `ms`: each statement's limit (0 would be none). */
 const beginWrite = (ms: number) => `begin; set local synchronous_commit = off; set local statement_timeout = ${Math.max(1, Math.round(ms))};
   set local application_name = '${WRITER_NAME}'; select pg_current_xact_id()::text as xid`;
 /** Identifiers with changes waiting to be written, at most, in the batch being collected and the one being sent (about 300 bytes each, and their members). */
@@ -443,27 +443,48 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     return statements;
   };
 
-  /** One attempt at the batch, each statement limited to `ms`; throws WriteFailed (or the connect's error). */
-  const writeBatch = async (batch: Batch, statements: readonly pg.QueryConfig[], ms: number) => {
+  /** One attempt at the batch, within its budget (`until`, performance.now()); throws WriteFailed (or the connect's error). */
+  const writeBatch = async (batch: Batch, statements: readonly pg.QueryConfig[], until: number) => {
     const client = await recordPool.connect();
+    const left = until - performance.now();
+    if (left < MIN_ATTEMPT_MS) {
+      client.release();
+      throw new WriteFailed(new Error('the batch had no time left once connected'), false);
+    }
+    // Each statement may run for what is left (statement_timeout); several in a row could outlast
+    // it, so at the budget's end the statement running is cancelled on the server, and the client
+    // stops waiting a grace later (a server that does not answer at all; the connection is then
+    // destroyed, its rollback failing too). The connection goes back to the pool only once a
+    // cancel sent has been answered: it must not reach a read that took the connection since.
+    let cancelling: Promise<unknown> | undefined;
+    const pid = (client as unknown as { processID: number | null }).processID;
+    const deadline = setTimeout(() => {
+      cancelling = pool.query('select pg_cancel_backend($1)', [pid]).catch(() => undefined);
+    }, left);
+    const timed = (config: pg.QueryConfig) => ({ ...config, query_timeout: left + CLIENT_GRACE_MS }) as pg.QueryConfig;
+    let broken: Error | undefined;
     try {
       // This transaction's commit does not wait for the disk (see above); the session's other work does.
-      const begun = (await client.query(beginWrite(ms))) as unknown as Array<pg.QueryResult<{ xid: string }>>;
+      const begun = (await client.query(timed({ text: beginWrite(left) }))) as unknown as Array<pg.QueryResult<{ xid: string }>>;
       batch.xid = BigInt(begun[begun.length - 1]!.rows[0]!.xid);
-      for (const statement of statements) await client.query(statement);
+      for (const statement of statements) await client.query(timed(statement));
       batch.committing = true;
-      await client.query('commit');
+      await client.query(timed({ text: 'commit' }));
     } catch (error) {
       // The server answered the commit with an error: not committed. No answer: it may have been,
-      // and the reads keep taking the snapshot's word for it.
+      // and the reads keep taking the snapshot's word for it. (A read answered between a commit
+      // the server refused and this line takes the batch as written: a window of one round trip,
+      // on a refusal this writer's statements do not provoke.)
       const mayHaveCommitted = batch.committing === true && typeof (error as { severity?: unknown }).severity !== 'string';
       if (!mayHaveCommitted) batch.committing = false;
       // A connection that cannot roll back is not given back to the pool for the next batch.
-      const broken = await client.query('rollback').then(() => undefined, (e: unknown) => e as Error);
-      client.release(broken);
+      broken = await client.query(timed({ text: 'rollback' })).then(() => undefined, (e: unknown) => e as Error);
       throw new WriteFailed(error, mayHaveCommitted);
+    } finally {
+      clearTimeout(deadline);
+      await cancelling;
+      client.release(broken);
     }
-    client.release();
     written += batch.keys.size;
     if (!analyzed && written >= ANALYZE_AFTER_KEYS) {
       analyzed = true;
@@ -473,17 +494,20 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     }
   };
 
+  /** Ends the pause between a batch's attempts early (close: a shutdown waits for no pause). */
+  let wake: () => void = () => undefined;
   /**
    * The batch written, or given up once its budget (writeBudgetMs) has no room for another attempt
    * (counted `failed`); never throws. Not sent again when its commit may have been committed (never
-   * counted twice), nor after close (a shutdown waits for no pause).
+   * counted twice). On close a pause ends at once for one last attempt, and a failed one is not
+   * sent again.
    */
   const writeAttempts = async (batch: Batch) => {
     const until = performance.now() + writeBudgetMs;
     const statements = statementsOf(batch);
     for (let pause = RETRY_PAUSE_MS; ; pause *= 2) {
       try {
-        await writeBatch(batch, statements, until - performance.now());
+        await writeBatch(batch, statements, until);
         return;
       } catch (error) {
         const { mayHaveCommitted } = error as Partial<WriteFailed>;
@@ -492,7 +516,14 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
           return;
         }
       }
-      await new Promise((resolve) => setTimeout(resolve, pause));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, pause);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = () => undefined;
     }
   };
 
@@ -694,6 +725,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     async close() {
       closed = true;
       clearTimeout(timer);
+      wake();
       // The reads out (and those waiting, sent as each answers) first: their events go in the last flush.
       while (statements.size > 0) await Promise.all(statements);
       await flushing;

@@ -5,7 +5,7 @@ import { historyEvent, type Prior } from '../../src/history/event.js';
 import { keyedHasher } from '../../src/history/identifiers.js';
 import type { Place } from '../../src/history/place.js';
 import type { HistoryStore } from '../../src/history/store.js';
-import { postgresHistory, READ_BATCH, READS_IN_FLIGHT, unseenIn, visibleIn, WRITE_BUDGET_MS } from '../../src/store/history-postgres.js';
+import { postgresHistory, READ_BATCH, READS_IN_FLIGHT, unseenIn, visibleIn, WRITE_BUDGET_MS, WRITER_NAME } from '../../src/store/history-postgres.js';
 import { ERASE_AGAIN_MS } from '../../src/store/erasure.js';
 import { columnLiteral, textLiteral } from '../../src/store/pg-arrays.js';
 import { freshDatabaseUrl, openTestStore } from '../support/store.js';
@@ -317,9 +317,32 @@ describe('PostgreSQL history writes, a batch that fails', () => {
     }
   });
 
+  it('gives it up at its budget\'s end while the server holds it: nothing waits past it', async () => {
+    const held = await store(500);
+    const blocker = await pool.connect();
+    try {
+      const a = 212;
+      await held.record(event(a, 'held-up', AT + 480_000));
+      await blocker.query('begin');
+      await blocker.query('lock table history_counts in access exclusive mode');
+      // The lock outlasts the budget: the last flush (close's; a prune would wait on the lock
+      // itself) ends, the batch given up, while it is still held.
+      await held.close();
+      expect(held.stats().failed).toBe(4);
+      const { rows } = await pool.query<{ n: string }>(
+        `select count(*) as n from pg_stat_activity where datname = current_database() and state = 'active' and application_name = $1`, [WRITER_NAME],
+      );
+      expect(Number(rows[0]!.n)).toBe(0);
+    } finally {
+      await blocker.query('rollback').catch(() => undefined);
+      blocker.release();
+    }
+  });
+
   it('gives it up once its budget has no room for another attempt: counted failed, and read by none after', async () => {
-    // Attempts at 0, 100 and 300 ms (pauses of 100 and 200); the next would begin past 600.
-    const held = await store(600);
+    // Attempts at 0, 100 and 300 ms (pauses of 100 and 200, each attempt a connect and two round
+    // trips); a fourth would begin at 700 at the earliest, past the budget.
+    const held = await store(750);
     try {
       const a = 211;
       const at = AT + 420_000;
