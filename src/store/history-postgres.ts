@@ -454,7 +454,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     // Each statement may run for what is left (statement_timeout); several in a row could outlast
     // it, so at the budget's end the statement running is cancelled on the server, and the client
     // stops waiting a grace later (a server that does not answer at all; the connection is then
-    // destroyed, its rollback failing too). The connection goes back to the pool only once a
+    // destroyed, its rollback, given a grace of its own, failing too). The connection goes back to the pool only once a
     // cancel sent has been answered: it must not reach a read that took the connection since.
     let cancelling: Promise<unknown> | undefined;
     const pid = (client as unknown as { processID: number | null }).processID;
@@ -478,7 +478,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       const mayHaveCommitted = batch.committing === true && typeof (error as { severity?: unknown }).severity !== 'string';
       if (!mayHaveCommitted) batch.committing = false;
       // A connection that cannot roll back is not given back to the pool for the next batch.
-      broken = await client.query(timed({ text: 'rollback' })).then(() => undefined, (e: unknown) => e as Error);
+      broken = await client.query({ text: 'rollback', query_timeout: CLIENT_GRACE_MS } as pg.QueryConfig).then(() => undefined, (e: unknown) => e as Error);
       throw new WriteFailed(error, mayHaveCommitted);
     } finally {
       clearTimeout(deadline);
