@@ -99,6 +99,7 @@ describe('the history step under its deadline', () => {
     expect(t.app.store.status().history).toMatchObject({ failed: 0 });
     console.log(`history step held by a lock: answered in ${Math.round(took)} ms with a partial history (deadline ${TIMEOUT_MS} ms)`);
   });
+
   it('records the evaluations answered while the store is marked down, and counts them once it is back', async () => {
     const url = await freshDatabaseUrl('postgres');
     const clock = testClock();
@@ -120,6 +121,7 @@ describe('the history step under its deadline', () => {
     expect(after.history).toMatchObject({ partial: false, ip: { events_1h: 5 }, device: { events_1h: 5 } });
     expect(t.app.store.status().history).toMatchObject({ failed: 0, refused: 0 });
   });
+
   it('loses no event of an account farm through a stall past the statement\'s limit', async () => {
     const url = await freshDatabaseUrl('postgres');
     t = await startTestApp({ DATABASE_URL: url, DATA_DIR: behaviourDataDir(), HISTORY_TIMEOUT_MS: String(TIMEOUT_MS), RATE_LIMIT_MAX: '0' });
