@@ -34,6 +34,7 @@ import { startPostgres } from '../test/support/postgres.js';
 import { writeDataSet } from './data-set.js';
 import { envPairs } from './env-pairs.js';
 import { personBody } from './mixes.js';
+import { startFlags } from './start-flags.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -54,7 +55,7 @@ const extraEnv = envPairs(options.env!);
 if (options.survivors) options.sample = true;
 const KEY = generateKey();
 const DOMAIN = 'mail-bench.example';
-const START_FLAGS = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ').filter((w) => w.startsWith('--'));
+const START_FLAGS = startFlags();
 
 const root = mkdtempSync(join(tmpdir(), 'risk-allocations-'));
 mkdirSync(join(root, 'data'));

@@ -18,7 +18,6 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import pino from 'pino';
 import { parseDatabaseUrl } from '../src/config/store-url.js';
-import { openStore } from '../src/store/index.js';
 import { startPostgres } from '../test/support/postgres.js';
 
 const { values: options } = parseArgs({
@@ -76,8 +75,10 @@ async function open(dist: string): Promise<Build> {
   const url = await server.createDatabase();
   const database = parseDatabaseUrl(url);
   if ('error' in database) throw new Error(database.error);
-  await (await openStore({ database, logger: pino({ level: 'silent' }), retentionDays: 30, writeLog: true })).close(); // migrated
   const at = (file: string) => import(pathToFileURL(resolve(dist, file)).href);
+  // Migrated by the build's own migrations: a build may change the schema (an index) as well as the code.
+  const { openStore } = await at('store/index.js');
+  await (await openStore({ database, logger: pino({ level: 'silent' }), retentionDays: 30, writeLog: true })).close();
   const { postgresHistory, historyStatementTimeoutMs } = await at('store/history-postgres.js');
   const { keyedHasher } = await at('history/identifiers.js');
   const { historyEvent } = await at('history/event.js');

@@ -3,12 +3,15 @@
  * under autocannon load, for the two mixes of `npm run bench` (one person repeated; a new person
  * every request: new e-mail, user and device, one IP), and the functions that took the most self
  * time. What guided the history/log work of issue 24; everything on 127.0.0.1, every run bounded.
+ * The service runs with `npm start`'s Node flags (package.json) unless `--flags` names others
+ * (`--flags=` for none): the heap's bound and growth change how much the garbage collector works.
  *
  *   npm run build && npx tsx bench/profile.ts                   # both mixes, 10 s each, SQLite
  *   npx tsx bench/profile.ts --mix new --seconds 5 --flags=--optimize-for-size
  *   npx tsx bench/profile.ts --postgres                         # on a loopback PostgreSQL
  *   npx tsx bench/profile.ts --postgres --statements            # and the statements it ran (pg_stat_statements)
  *   npx tsx bench/profile.ts --postgres --env RETENTION_DAYS=0   # the service's environment, changed (the log off)
+ *   npx tsx bench/profile.ts --mix new --add-flags=--trace-gc --env LOG_LEVEL=silent --service-output   # and its collections
  */
 import { fork, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -23,16 +26,21 @@ import { startPostgres } from '../test/support/postgres.js';
 import { writeDataSet } from './data-set.js';
 import { envPairs } from './env-pairs.js';
 import { personBody } from './mixes.js';
+import { startFlags } from './start-flags.js';
 
 const { values: options } = parseArgs({
   options: {
     mix: { type: 'string', default: 'both' },
     seconds: { type: 'string', default: '10' },
-    flags: { type: 'string', default: '' },
+    flags: { type: 'string' },
+    /** Appended to `npm start`'s flags (with no --flags). */
+    'add-flags': { type: 'string', default: '' },
     postgres: { type: 'boolean', default: false },
     statements: { type: 'boolean', default: false },
     env: { type: 'string', multiple: true, default: [] },
     top: { type: 'string', default: '25' },
+    /** The service's standard output on this one (its log, or what a V8 flag such as --trace-gc prints). */
+    'service-output': { type: 'boolean', default: false },
   },
 });
 const KEY = generateKey();
@@ -135,14 +143,14 @@ try {
       await client.query('create extension if not exists pg_stat_statements');
       await client.end();
     }
-    const flags = options.flags!.split(' ').filter(Boolean);
+    const flags = options.flags === undefined ? [...startFlags(), ...options['add-flags'].split(' ').filter(Boolean)] : options.flags.split(' ').filter(Boolean);
     const child = spawn(process.execPath, [...flags, '--cpu-prof', `--cpu-prof-dir=${dir}/prof`, 'dist/server.js'], {
       env: {
         PATH: process.env.PATH!, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', API_KEYS: KEY,
         DATA_DIR: dataDir, RULES_DIR: 'rules', DNS_SERVERS: `127.0.0.1:${dns.port}`, RATE_LIMIT_MAX: '10000000', DATABASE_URL: database,
         ...envPairs(options.env!),
       },
-      stdio: ['ignore', 'ignore', 'inherit'],
+      stdio: ['ignore', options['service-output'] ? 'inherit' : 'ignore', 'inherit'],
     });
     for (let i = 0; i < 400; i++) {
       if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)) break;

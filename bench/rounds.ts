@@ -24,6 +24,7 @@ import { generateKey } from '../src/keys/key.js';
 import { writeDataSet } from './data-set.js';
 import { envPairs } from './env-pairs.js';
 import { personBody } from './mixes.js';
+import { startFlags } from './start-flags.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -42,13 +43,12 @@ const DOMAIN = 'mail-bench.example';
  * `npm start`'s Node flags, from the package.json beside the build (a build directory's own, so two
  * builds may differ in them too), or this checkout's when the build has none beside it.
  */
-const startFlags = (dist: string) => {
+const flagsOf = (dist: string) => {
   const beside = join(dist, '..', 'package.json');
-  const file = existsSync(beside) ? beside : 'package.json';
-  return (JSON.parse(readFileSync(file, 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ').filter((w) => w.startsWith('--'));
+  return startFlags(existsSync(beside) ? beside : 'package.json');
 };
 /** Read before anything is started: a bad package.json stops the run with nothing left running. */
-const FLAGS = new Map(options.dist!.split(',').map((dist) => [dist, startFlags(dist)]));
+const FLAGS = new Map(options.dist!.split(',').map((dist) => [dist, flagsOf(dist)]));
 
 const freePort = () => new Promise<number>((resolve) => {
   const s = createServer().listen(0, '127.0.0.1', () => {

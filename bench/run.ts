@@ -40,6 +40,7 @@ import { personBody } from './mixes.js';
 import { velocityRulesDir } from './velocity.js';
 import { benchDetection, benchIpAsnLists } from './detection.js';
 import { benchStore, loggedEvaluations, type StoreFigures } from './store.js';
+import { startFlags } from './start-flags.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -105,7 +106,7 @@ function spawnNode(script: string[], env: Record<string, string>, log = '/dev/nu
 }
 
 /** `npm start`'s exact V8 flags (package.json), so the benchmark measures the service as shipped. */
-const START_FLAGS = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ').filter((w) => w.startsWith('--'));
+const START_FLAGS = startFlags();
 /** The service from the built code, with the runtime probe preloaded (see bench/runtime-probe.mjs). */
 const SERVICE = [...START_FLAGS, '--import', './bench/runtime-probe.mjs', 'dist/server.js'];
 
