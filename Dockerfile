@@ -54,4 +54,4 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
 # Node as PID 1 receives SIGTERM directly and drains (server.ts); no shell in between.
 # A bounded heap: V8 otherwise reserves two to three times the live heap under sustained load
 # (README "Running in Docker"); the same flags as `npm start`.
-CMD ["node", "--max-old-space-size=224", "--max-semi-space-size=8", "dist/server.js"]
+CMD ["node", "--max-old-space-size=224", "--max-semi-space-size=8", "--heap-growing-percent=100", "dist/server.js"]

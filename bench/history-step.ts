@@ -7,7 +7,7 @@
  * longest). `--dist` names the build (a copy of an older build beside `dist/`, for before/after:
  * run one process per build, alternately; two builds in one process would share one heap).
  *
- *   node --max-old-space-size=224 --max-semi-space-size=8 --import tsx bench/history-step.ts --dist var/before --events 20000 --rounds 3
+ *   node --max-old-space-size=224 --max-semi-space-size=8 --heap-growing-percent=100 --import tsx bench/history-step.ts --dist var/before --events 20000 --rounds 3
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

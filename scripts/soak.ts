@@ -6,9 +6,9 @@
  * directly); the DNS server (bench/dns-server-process.ts, 1–5 ms per answer) and the load
  * generator (autocannon, this script with `--role load`) each run in their own process, so the
  * RSS measured is the service's. `npm run soak` starts Node with a bounded heap
- * (`--max-old-space-size=224 --max-semi-space-size=8`), as the Dockerfile and `npm start` start
- * the service; run without it, the soak fails (V8 would reserve two to three times the live heap,
- * which is not what production runs).
+ * (`--max-old-space-size=224 --max-semi-space-size=8 --heap-growing-percent=100`), as the
+ * Dockerfile and `npm start` start the service; run without it, the soak fails (V8 would reserve
+ * two to three times the live heap, which is not what production runs).
  *
  *   npm run soak                              # 150 s
  *   npm run soak -- --duration 30             # shorter

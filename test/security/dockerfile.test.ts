@@ -113,7 +113,7 @@ describe('Dockerfile', () => {
 
   it('starts the service with a bounded heap, as `npm start` does (README "Running in Docker")', () => {
     const cmd = final.instructions.filter((i) => i.keyword === 'CMD').at(-1)!;
-    const flags = ['--max-old-space-size=224', '--max-semi-space-size=8'];
+    const flags = ['--max-old-space-size=224', '--max-semi-space-size=8', '--heap-growing-percent=100'];
     expect(JSON.parse(cmd.args)).toEqual(['node', ...flags, 'dist/server.js']);
     const scripts = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts;
     expect(scripts.start).toBe(`node ${flags.join(' ')} dist/server.js`);
