@@ -24,8 +24,10 @@ import { arrayLiteral, textLiteral } from './pg-arrays.js';
  * its connections): on a crash of the PostgreSQL server, the last fraction of a second of history
  * may be lost (counts a few events low). A batch that fails before its commit is sent (a statement
  * cancelled, a connection lost, the server down) is sent again while its WRITE_BUDGET_MS lasts;
- * then its events are lost and counted as `failed`. Past MAX_PENDING_KEYS identifiers waiting (the
- * server slow or down), an event is still answered from what was read, but not recorded (`refused`).
+ * then its events are lost and counted as `failed`. A batch is closed at BATCH_KEYS identifiers and
+ * the next begun, so a backlog (the server slow or down for a while) is written as several
+ * transactions, each within its budget. Past MAX_PENDING_KEYS identifiers waiting in all, an event
+ * is still answered from what was read, but not recorded (`refused`).
  */
 /** How often the writer sends the pending changes. */
 export const FLUSH_DELAY_MS = 50;
@@ -48,8 +50,16 @@ export const WRITER_NAME = 'risk-evaluation-history-writer';
 /** The writer's transaction, begun in one round trip, with its id (see Batch.xid); `ms`: each statement's limit (0 would be none). */
 const beginWrite = (ms: number) => `begin; set local synchronous_commit = off; set local statement_timeout = ${Math.max(1, Math.round(ms))};
   set local application_name = '${WRITER_NAME}'; select pg_current_xact_id()::text as xid`;
-/** Identifiers with changes waiting to be written, at most, in the batch being collected and the one being sent (about 300 bytes each, and their members). */
+/** Identifiers with changes waiting to be written, at most, in every batch not yet written (about 300 bytes each, and their members). */
 export const MAX_PENDING_KEYS = 50_000;
+/**
+ * Identifiers a batch is closed at (the next event goes in a new one; a read statement's events
+ * join one batch together, so it may pass this by theirs). A backlog of MAX_PENDING_KEYS new
+ * people's identifiers took 4.9-5.0 s as one transaction on a loopback server, past
+ * WRITE_BUDGET_MS: it was given up whole. In batches of 5,000: 0.5-0.6 s each, 4.3-4.9 s for the
+ * ten (bench/postgres-backlog.ts).
+ */
+export const BATCH_KEYS = 5_000;
 /** Read statements in flight at once, at most (of the pool's 10 connections; the writer takes one). */
 export const READS_IN_FLIGHT = 2;
 /** Evaluations one read statement carries, at most. */
@@ -241,8 +251,9 @@ interface WaitingRead {
 }
 
 /**
- * A batch of changes: being collected (xid null, not sent), or sent and waiting for its commit; or
- * a read statement's own events while it is out (`read`'s `ahead`, see `into`).
+ * A batch of changes: being collected (xid null, not sent), full and waiting for the writer (xid
+ * null), or sent and waiting for its commit; or a read statement's own events while it is out
+ * (`read`'s `ahead`, see `into`).
  */
 export interface Batch {
   keys: Map<string, PendingKey>;
@@ -257,7 +268,7 @@ export interface Batch {
   /**
    * On a read statement's own events (`read`): the batch they joined once the statement was back,
    * answered or failed (its xid is theirs); null while it is out. Set for the whole statement: an
-   * event of it refused (the batch being collected full) or left without a row is counted by the
+   * event of it refused (the pending changes at MAX_PENDING_KEYS) or left without a row is counted by the
    * reads sent while it was out until that batch is written, then by none, as it is not recorded.
    */
   into?: Batch | null;
@@ -293,10 +304,11 @@ const CLIENT_GRACE_MS = 1_000;
  * every evaluation and the writer's batches, its connections opened with statement_timeout
  * (historyStatementTimeoutMs) and synchronous_commit off.
  */
-export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: HistoryMaintenanceOptions & { stepTimeoutMs: number; flushDelayMs?: number; maxPendingKeys?: number; writeBudgetMs?: number }): HistoryStore {
+export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: HistoryMaintenanceOptions & { stepTimeoutMs: number; flushDelayMs?: number; maxPendingKeys?: number; batchKeys?: number; writeBudgetMs?: number }): HistoryStore {
   const queryTimeoutMs = historyStatementTimeoutMs(options.stepTimeoutMs) + CLIENT_GRACE_MS;
   const flushDelayMs = options.flushDelayMs ?? FLUSH_DELAY_MS;
   const maxPendingKeys = options.maxPendingKeys ?? MAX_PENDING_KEYS;
+  const batchKeys = options.batchKeys ?? BATCH_KEYS;
   const writeBudgetMs = options.writeBudgetMs ?? WRITE_BUDGET_MS;
   const maintenance = postgresMaintenance(pool, options, () => closed);
   /** This replica's counter rows (SHARDS). */
@@ -304,6 +316,8 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
   let failed = 0;
   let refused = 0;
   let collecting: Batch = { keys: new Map(), xid: null };
+  /** Batches full (batchKeys), oldest first, waiting for the writer. */
+  let full: Batch[] = [];
   /** Sent, not yet committed (or failed): at most one at a time. */
   let sent: Batch | null = null;
   let flushing: Promise<void> | null = null;
@@ -320,6 +334,14 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
   /** The prune running, if one is: one at a time, and close() waits for it (it uses the store's pool, ended after). */
   let pruning: Promise<number> | null = null;
 
+  /** A full batch being collected closed, and the next begun: called before an event (or a read statement's events) joins it. */
+  const collectInto = (): Batch => {
+    if (collecting.keys.size >= batchKeys) {
+      full.push(collecting);
+      collecting = { keys: new Map(), xid: null };
+    }
+    return collecting;
+  };
   const pendingOf = (account: string, key: Buffer, user = false, batch = collecting): PendingKey => {
     const hex = key.toString('hex');
     const id = `${account}\u0000${hex}`;
@@ -497,23 +519,23 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
   /** Ends the pause between a batch's attempts early (close: a shutdown waits for no pause). */
   let wake: () => void = () => undefined;
   /**
-   * The batch written, or given up once its budget (writeBudgetMs) has no room for another attempt
-   * (counted `failed`); never throws. Not sent again when its commit may have been committed (never
+   * The batch written (true), or given up once its budget (writeBudgetMs) has no room for another
+   * attempt (false, counted `failed`); never throws. Not sent again when its commit may have been committed (never
    * counted twice). On close a pause ends at once for one last attempt, and a failed one is not
    * sent again.
    */
-  const writeAttempts = async (batch: Batch) => {
+  const writeAttempts = async (batch: Batch): Promise<boolean> => {
     const until = performance.now() + writeBudgetMs;
     const statements = statementsOf(batch);
     for (let pause = RETRY_PAUSE_MS; ; pause *= 2) {
       try {
         await writeBatch(batch, statements, until);
-        return;
+        return true;
       } catch (error) {
         const { mayHaveCommitted } = error as Partial<WriteFailed>;
         if (mayHaveCommitted === true || closed || performance.now() + pause + MIN_ATTEMPT_MS > until) {
           failed += batch.keys.size;
-          return;
+          return false;
         }
       }
       await new Promise<void>((resolve) => {
@@ -529,27 +551,44 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
 
   function flush(): Promise<void> {
     flushing ??= (async () => {
-      while (collecting.keys.size > 0) {
-        const batch = collecting;
-        collecting = { keys: new Map(), xid: null };
+      while (full.length > 0 || collecting.keys.size > 0) {
+        let batch = full.shift();
+        if (batch === undefined) {
+          batch = collecting;
+          collecting = { keys: new Map(), xid: null };
+        }
         sent = batch;
+        let landed: boolean;
         try {
           // Given up after its budget (the server may stay down for long): counted, and the store reported down by its probe.
-          await writeAttempts(batch);
+          landed = await writeAttempts(batch);
         } finally {
           sent = null;
         }
-        if (closed && collecting.keys.size === 0) break;
+        if (!landed && closed) {
+          // Closing, and the server did not take this one: the batches after it are given up at
+          // once, not each after an attempt of its own (a shutdown waits for one, not for all).
+          for (const b of full) failed += b.keys.size;
+          failed += collecting.keys.size;
+          full = [];
+          collecting = { keys: new Map(), xid: null };
+        }
       }
     })().finally(() => {
       flushing = null;
-      if (collecting.keys.size > 0) schedule();
+      if (full.length > 0 || collecting.keys.size > 0) schedule();
     });
     return flushing;
   }
 
-  /** Whether the pending changes have room for another event's (MAX_PENDING_KEYS: the batch being collected and the one being sent). */
-  const room = () => collecting.keys.size + (sent?.keys.size ?? 0) < maxPendingKeys;
+  /** Identifiers waiting to be written: every batch not yet written. */
+  const pendingKeys = () => {
+    let n = collecting.keys.size + (sent?.keys.size ?? 0);
+    for (const b of full) n += b.keys.size;
+    return n;
+  };
+  /** Whether the pending changes have room for another event's (MAX_PENDING_KEYS). */
+  const room = () => pendingKeys() < maxPendingKeys;
 
   /** The events of the read statements in flight, each statement's own batch (see Batch.into). */
   const inFlight = new Set<Batch>();
@@ -559,7 +598,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
    * read statements in flight (not in any batch until their statement is back).
    */
   const unwritten = (): Batch[] => {
-    const batches = sent === null ? [collecting] : [collecting, sent];
+    const batches = sent === null ? [collecting, ...full] : [collecting, ...full, sent];
     for (const b of inFlight) batches.push(b);
     return batches;
   };
@@ -616,7 +655,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       const snapshot = result.rows.length > 0 ? visibleIn(String(result.rows[0]!.snapshot)) : () => false;
       // Its events join the batch being collected, here and now: the reads still out that counted
       // them as in flight drop them once their snapshot shows that batch written (Batch.into).
-      ahead.into = collecting;
+      ahead.into = collectInto();
       reads.forEach((r, i) => {
         const row = result.rows[i];
         if (row === undefined) {
@@ -651,7 +690,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
         // Recorded all the same, as an answer that came too late is (a statement the server
         // cancelled, a connection lost): the reads still out counted them in flight, and count them
         // on as that batch's (Batch.into). Written once the store takes writes again, or lost then.
-        ahead.into = collecting;
+        ahead.into = collectInto();
         for (const r of reads) {
           if (!room()) {
             refused += 1;
@@ -687,6 +726,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
         return;
       }
       // As `add` counts the event's own: into the batch being collected (reads overlay it at once).
+      collectInto();
       for (const c of counts) {
         const p = pendingOf(account, c.key);
         const id = `${c.series}\u0000${c.bucket}`;
@@ -700,6 +740,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     // recorded all the same, without a read of its own to wait for.
     remember(event: HistoryEvent) {
       if (room()) {
+        collectInto();
         add(event);
         schedule();
         return true;
@@ -721,7 +762,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       });
       return pruning;
     },
-    stats: () => ({ failed, refused, pruned: maintenance.pruned(), pending: collecting.keys.size + (sent?.keys.size ?? 0), reading: waiting.length + readsSent }),
+    stats: () => ({ failed, refused, pruned: maintenance.pruned(), pending: pendingKeys(), reading: waiting.length + readsSent }),
     async close() {
       closed = true;
       clearTimeout(timer);

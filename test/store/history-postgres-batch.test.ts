@@ -273,7 +273,7 @@ describe('PostgreSQL history writes, a batch that fails', () => {
   let failing = 0;
   /** Called at each failed attempt, before the writer rolls back. */
   let onFail: () => void = () => undefined;
-  const store = async (writeBudgetMs?: number) => {
+  const store = async (writeBudgetMs?: number, batchKeys?: number) => {
     const records = new pg.Pool({ connectionString: pool.options.connectionString, max: 10 });
     const connect = records.connect.bind(records) as (...args: unknown[]) => Promise<pg.PoolClient>;
     // The writer's connect() (a promise); the pool's own query() connects with a callback, left alone.
@@ -289,7 +289,7 @@ describe('PostgreSQL history writes, a batch that fails', () => {
       };
       return client;
     };
-    return postgresHistory(pool, records, { stepTimeoutMs: 1_000, historyDays: 30, now: () => AT, flushDelayMs: 20, writeBudgetMs });
+    return postgresHistory(pool, records, { stepTimeoutMs: 1_000, historyDays: 30, now: () => AT, flushDelayMs: 20, writeBudgetMs, batchKeys });
   };
 
   it('sends it again, and the reads sent between its attempts count it once', async () => {
@@ -336,6 +336,60 @@ describe('PostgreSQL history writes, a batch that fails', () => {
     } finally {
       await blocker.query('rollback').catch(() => undefined);
       blocker.release();
+    }
+  });
+
+  it('writes a backlog as batches of batchKeys, a transaction each, and every read meanwhile counts it once', async () => {
+    const held = await store(undefined, 20);
+    const blocker = await pool.connect();
+    try {
+      const a = 213;
+      const at = AT + 540_000;
+      await held.record(event(a, 'backlog-first', at));
+      // Writes wait on the lock (reads do not): the first batch is taken and held, the rest pile up.
+      await blocker.query('begin');
+      await blocker.query('lock table history_counts in share mode');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const people = Array.from({ length: 30 }, (_, i) => `backlog-${i}`);
+      for (const [i, p] of people.entries()) await held.record(event(a, p, at + 1 + i));
+      // 30 people of one address (an e-mail, a device and a user each) and the address: 91 identifiers.
+      expect(held.stats().pending).toBeGreaterThanOrEqual(91);
+      const during = await (held.record(event(a, 'backlog-during', at + 40)) as Promise<Prior>);
+      expect([during.ip.hours, during.ip.accounts.count]).toEqual([31, 31]);
+      await blocker.query('rollback');
+      await held.prune(); // every batch written
+      expect(held.stats()).toMatchObject({ failed: 0, refused: 0, pending: 0 });
+      const emails = people.map((p) => hash(ACCOUNT, 'email', `${p}@example.com`));
+      const { rows } = await pool.query<{ n: string }>({
+        text: 'select count(distinct xmin::text) as n from history_keys where account_id = $1 and key = any($2::bytea[])', values: [ACCOUNT, emails],
+      });
+      // 91 identifiers at 20 a batch: five transactions at least wrote their e-mail addresses' rows.
+      expect(Number(rows[0]!.n)).toBeGreaterThanOrEqual(4);
+      const after = await (held.record(event(a, 'backlog-after', at + 41)) as Promise<Prior>);
+      expect([after.ip.hours, after.ip.accounts.count]).toEqual([32, 32]);
+    } finally {
+      await blocker.query('rollback').catch(() => undefined);
+      blocker.release();
+      await held.close();
+    }
+  });
+
+  it('on close, gives up the batches after one the server did not take at once, not each after an attempt', async () => {
+    const held = await store(750, 8);
+    try {
+      const a = 214;
+      const at = AT + 600_000;
+      failing = 1_000;
+      for (let i = 0; i < 12; i++) await held.record(event(a, `closing-${i}`, at + i));
+      const pending = held.stats().pending;
+      expect(pending).toBeGreaterThanOrEqual(37); // 12 people and their address, 8 identifiers a batch
+      const before = failing;
+      await held.close();
+      // At most the last attempt of the batch being sent; none for the four or more after it.
+      expect(before - failing).toBeLessThanOrEqual(1);
+      expect(held.stats()).toMatchObject({ failed: pending, pending: 0 });
+    } finally {
+      failing = 0;
     }
   });
 
