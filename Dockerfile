@@ -52,6 +52,8 @@ VOLUME ["/data", "/var/lib/risk"]
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # Node as PID 1 receives SIGTERM directly and drains (server.ts); no shell in between.
-# A bounded heap: V8 otherwise reserves two to three times the live heap under sustained load
-# (README "Running in Docker"); the same flags as `npm start`.
+# A bounded heap: V8 otherwise reserves two to three times the live heap under sustained load;
+# within it, the old generation may double between full collections (V8 lets a heap this small
+# grow by 1.3 only: a full collection every 2 s under new sign-ups). README "Running in Docker";
+# the same flags as `npm start`.
 CMD ["node", "--max-old-space-size=224", "--max-semi-space-size=8", "--heap-growing-percent=100", "dist/server.js"]

@@ -28,6 +28,7 @@ import { parseDatabaseUrl, type DatabaseUrl } from '../src/config/store-url.js';
 import { bearer, evaluationBody, KEY_A, startTestApp } from '../test/support/app.js';
 import { freePort } from '../test/support/process.js';
 import { WITH_EXAMPLE_ORG_RULE } from '../test/backtest/candidate.js';
+import { startFlags } from './start-flags.js';
 
 const { values } = parseArgs({
   options: {
@@ -162,7 +163,7 @@ async function liveP99(root: string, dataDir: string, url: string, now: number):
   const token = await store.adminTokens.create({ name: 'bench', role: 'owner', account: null, expiresAt: null }, 'bench');
   await store.close();
 
-  const server = spawn(process.execPath, ['--max-old-space-size=224', '--max-semi-space-size=8', '--heap-growing-percent=100', 'dist/server.js'], { env, stdio: ['ignore', openSync(join(root, 'service.log'), 'w'), 'inherit'] });
+  const server = spawn(process.execPath, [...startFlags(), 'dist/server.js'], { env, stdio: ['ignore', openSync(join(root, 'service.log'), 'w'), 'inherit'] });
   try {
     const base = `http://127.0.0.1:${port}`;
     await waitReady(base, server);

@@ -17,7 +17,6 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import pino from 'pino';
-import { parseDatabaseUrl } from '../src/config/store-url.js';
 import { startPostgres } from '../test/support/postgres.js';
 
 const { values: options } = parseArgs({
@@ -73,11 +72,12 @@ interface Build {
 const server = await startPostgres();
 async function open(dist: string): Promise<Build> {
   const url = await server.createDatabase();
-  const database = parseDatabaseUrl(url);
-  if ('error' in database) throw new Error(database.error);
   const at = (file: string) => import(pathToFileURL(resolve(dist, file)).href);
   // Migrated by the build's own migrations: a build may change the schema (an index) as well as the code.
   const { openStore } = await at('store/index.js');
+  const { parseDatabaseUrl } = await at('config/store-url.js');
+  const database = parseDatabaseUrl(url);
+  if ('error' in database) throw new Error(database.error);
   await (await openStore({ database, logger: pino({ level: 'silent' }), retentionDays: 30, writeLog: true })).close();
   const { postgresHistory, historyStatementTimeoutMs } = await at('store/history-postgres.js');
   const { keyedHasher } = await at('history/identifiers.js');

@@ -33,7 +33,7 @@ const { values: options } = parseArgs({
     mix: { type: 'string', default: 'both' },
     seconds: { type: 'string', default: '10' },
     flags: { type: 'string' },
-    /** Appended to `npm start`'s flags (with no --flags). */
+    /** Appended to the flags (`npm start`'s, or those of --flags). */
     'add-flags': { type: 'string', default: '' },
     postgres: { type: 'boolean', default: false },
     statements: { type: 'boolean', default: false },
@@ -143,7 +143,7 @@ try {
       await client.query('create extension if not exists pg_stat_statements');
       await client.end();
     }
-    const flags = options.flags === undefined ? [...startFlags(), ...options['add-flags'].split(' ').filter(Boolean)] : options.flags.split(' ').filter(Boolean);
+    const flags = [...(options.flags === undefined ? startFlags() : options.flags.split(' ')), ...options['add-flags']!.split(' ')].filter(Boolean);
     const child = spawn(process.execPath, [...flags, '--cpu-prof', `--cpu-prof-dir=${dir}/prof`, 'dist/server.js'], {
       env: {
         PATH: process.env.PATH!, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', API_KEYS: KEY,

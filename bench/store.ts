@@ -15,6 +15,7 @@ import { firstIdAt } from '../src/store/log-record.js';
 import { type LogRecord } from '../src/core/log-record.js';
 import { parseDatabaseUrl, type DatabaseUrl } from '../src/config/store-url.js';
 import { freePort } from '../test/support/process.js';
+import { startFlags } from './start-flags.js';
 
 export interface StoreFigures {
   engine: string;
@@ -99,7 +100,7 @@ async function lookups(store: Store, rows: number, now: number): Promise<Pick<St
 async function startUp(url: string): Promise<number> {
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(process.execPath, ['--max-old-space-size=224', '--max-semi-space-size=8', '--heap-growing-percent=100', 'dist/server.js'], {
+  const child = spawn(process.execPath, [...startFlags(), 'dist/server.js'], {
     env: { PATH: process.env.PATH!, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'fatal', DATABASE_URL: url, API_KEYS: `rk_${'b'.repeat(43)}`, DNS_SERVERS: '127.0.0.1:9', DATA_DIR: mkdtempSync(join(tmpdir(), 'risk-bench-data-')) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -253,7 +253,8 @@ async function serviceRole(): Promise<number> {
     [`RSS growth from warm-up to end of load ${mb(end.rss - afterWarmup.rss)} <= ${mb(maxGrowth)}`, end.rss - afterWarmup.rss <= maxGrowth],
     [`DNS cache peak ${peakCache} <= ${limits.entries} entries`, peakCache <= limits.entries],
     [`DNS cache peak ${mb(peakCacheBytes)} <= ${mb(limits.bytes)} (estimated)`, peakCacheBytes <= limits.bytes],
-    ['V8 runs with a bounded heap (--max-old-space-size), as the service does in production (Dockerfile, npm start)', process.execArgv.some((f) => f.startsWith('--max-old-space-size'))],
+    ['V8 runs with a bounded heap (--max-old-space-size, --heap-growing-percent), as the service does in production (Dockerfile, npm start)',
+      ['--max-old-space-size', '--heap-growing-percent'].every((flag) => process.execArgv.some((f) => f.startsWith(flag)))],
     [`DNS queries in flight peak ${peakInFlight} <= cap ${RESOLVER_DEFAULTS.maxInFlight}`, peakInFlight <= RESOLVER_DEFAULTS.maxInFlight],
   ];
 

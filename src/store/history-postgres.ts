@@ -32,13 +32,15 @@ import { arrayLiteral, textLiteral } from './pg-arrays.js';
 /** How often the writer sends the pending changes. */
 export const FLUSH_DELAY_MS = 50;
 /**
- * A batch's time, from when the writer takes it: its attempts begin within it, and each attempt's
- * statements may run for what is left of it (their statement_timeout; the reads' is shorter,
- * historyStatementTimeoutMs: the writer is one connection sending one batch at a time, so it piles
- * up no backends). A stall of a few seconds (a lock, a loaded server, a failover's reconnect) loses
- * no history; a batch that waited out a lock is written, not cancelled and lost. Under the
- * erasure's second pass (ERASE_AGAIN_MS): a batch in flight at an erasure has landed or been given
- * up by then, so it cannot write the person back after it.
+ * A batch's time, from its first change (Batch.opened), however long it then waited behind other
+ * batches: its attempts begin within it, and each attempt's statements may run for what is left of
+ * it (their statement_timeout; the reads' is shorter, historyStatementTimeoutMs: the writer is one
+ * connection sending one batch at a time, so it piles up no backends). A stall of a few seconds (a
+ * lock, a loaded server, a failover's reconnect) loses no history; a batch that waited out a lock
+ * is written, not cancelled and lost. Under the erasure's second pass (ERASE_AGAIN_MS): an event
+ * recorded before an erasure has landed or been given up by then, so it cannot write the person
+ * back after it. (Counted from when the writer took a batch, the batch collected behind one that
+ * failed had a fresh budget, and could land some 8 s after its first event.)
  */
 export const WRITE_BUDGET_MS = 4_000;
 /** The pause after a batch's first failed attempt; each next pause twice the last (100, 200, 400, 800, 1,600 ms). */
@@ -54,10 +56,10 @@ const beginWrite = (ms: number) => `begin; set local synchronous_commit = off; s
 export const MAX_PENDING_KEYS = 50_000;
 /**
  * Identifiers a batch is closed at (the next event goes in a new one; a read statement's events
- * join one batch together, so it may pass this by theirs). A backlog of MAX_PENDING_KEYS new
- * people's identifiers took 4.9-5.0 s as one transaction on a loopback server, past
- * WRITE_BUDGET_MS: it was given up whole. In batches of 5,000: 0.5-0.6 s each, 4.3-4.9 s for the
- * ten (bench/postgres-backlog.ts).
+ * join one batch together, so it may pass this by theirs). After a stall, the batches that piled up
+ * are each written, or given up, within their own WRITE_BUDGET_MS, where one transaction holding
+ * them all could fit in none: MAX_PENDING_KEYS new people's identifiers took 4.9-5.0 s as one on a
+ * loopback server, and 4.3-5.1 s as ten of 5,000 (bench/postgres-backlog.ts, without the budget).
  */
 export const BATCH_KEYS = 5_000;
 /** Read statements in flight at once, at most (of the pool's 10 connections; the writer takes one). */
@@ -257,6 +259,12 @@ interface WaitingRead {
  */
 export interface Batch {
   keys: Map<string, PendingKey>;
+  /**
+   * When its first change came (performance.now()), on a batch the writer sends: its budget runs
+   * from then (writeAttempts), so an event lands within WRITE_BUDGET_MS of being recorded, however
+   * long its batch waited behind others, or is given up.
+   */
+  opened?: number;
   /** The writing transaction's id, once known: a read whose snapshot shows it finished, its commit sent, has these changes. */
   xid: bigint | null;
   /**
@@ -336,7 +344,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
 
   /** A full batch being collected closed, and the next begun: called before an event (or a read statement's events) joins it. */
   const collectInto = (): Batch => {
-    if (collecting.keys.size >= batchKeys) {
+    if (collecting.keys.size > 0 && collecting.keys.size >= batchKeys) {
       full.push(collecting);
       collecting = { keys: new Map(), xid: null };
     }
@@ -348,6 +356,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     let p = batch.keys.get(id);
     if (p === undefined) {
       p = { account, hex, cells: new Map(), sets: new Map(), firstSeen: null, lastSeen: null, user, place: null, velocity: new Map() };
+      if (batch.keys.size === 0) batch.opened = performance.now();
       batch.keys.set(id, p);
     }
     return p;
@@ -519,13 +528,18 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
   /** Ends the pause between a batch's attempts early (close: a shutdown waits for no pause). */
   let wake: () => void = () => undefined;
   /**
-   * The batch written (true), or given up once its budget (writeBudgetMs) has no room for another
-   * attempt (false, counted `failed`); never throws. Not sent again when its commit may have been committed (never
-   * counted twice). On close a pause ends at once for one last attempt, and a failed one is not
-   * sent again.
+   * The batch written (true), or given up once its budget (writeBudgetMs, from its first change:
+   * Batch.opened) has no room for another attempt (false, counted `failed`); never throws. Not sent
+   * again when its commit may have been committed (never counted twice). On close a pause ends at
+   * once for one last attempt, and a failed one is not sent again.
    */
   const writeAttempts = async (batch: Batch): Promise<boolean> => {
-    const until = performance.now() + writeBudgetMs;
+    const until = (batch.opened ?? performance.now()) + writeBudgetMs;
+    if (performance.now() + MIN_ATTEMPT_MS > until) {
+      // It waited out its budget behind the batches before it (the server slow or down).
+      failed += batch.keys.size;
+      return false;
+    }
     const statements = statementsOf(batch);
     for (let pause = RETRY_PAUSE_MS; ; pause *= 2) {
       try {
@@ -549,14 +563,19 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     }
   };
 
+  /**
+   * Writes what is pending when it begins, no more: the changes that come meanwhile wait for the
+   * next (schedule), so a flush ends under steady traffic, and so do erase and prune, which wait
+   * for one. (It used to go on while anything was pending: under steady traffic, for ever.)
+   */
   function flush(): Promise<void> {
     flushing ??= (async () => {
-      while (full.length > 0 || collecting.keys.size > 0) {
-        let batch = full.shift();
-        if (batch === undefined) {
-          batch = collecting;
-          collecting = { keys: new Map(), xid: null };
-        }
+      if (collecting.keys.size > 0) {
+        full.push(collecting);
+        collecting = { keys: new Map(), xid: null };
+      }
+      for (let n = full.length; n > 0 && full.length > 0; n--) {
+        const batch = full.shift()!;
         sent = batch;
         let landed: boolean;
         try {
@@ -593,12 +612,14 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
   /** The events of the read statements in flight, each statement's own batch (see Batch.into). */
   const inFlight = new Set<Batch>();
   /**
-   * What this replica has recorded and a read sent now may not show: the batch being collected, the
-   * one sent (unless the read's snapshot shows its transaction committed), and the events of the
-   * read statements in flight (not in any batch until their statement is back).
+   * What this replica has recorded and a read sent now may not show: the batch sent (unless the
+   * read's snapshot shows its transaction committed), the full ones waiting, the one being
+   * collected, and the events of the read statements in flight (not in any batch until their
+   * statement is back).
    */
   const unwritten = (): Batch[] => {
-    const batches = sent === null ? [collecting, ...full] : [collecting, ...full, sent];
+    // Oldest first, as the writer lands them: of two equal last-seen times, the later batch's place wins in both.
+    const batches = sent === null ? [...full, collecting] : [sent, ...full, collecting];
     for (const b of inFlight) batches.push(b);
     return batches;
   };
@@ -726,9 +747,9 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
         return;
       }
       // As `add` counts the event's own: into the batch being collected (reads overlay it at once).
-      collectInto();
+      const batch = collectInto();
       for (const c of counts) {
-        const p = pendingOf(account, c.key);
+        const p = pendingOf(account, c.key, false, batch);
         const id = `${c.series}\u0000${c.bucket}`;
         const cell = p.velocity.get(id);
         if (cell === undefined) p.velocity.set(id, { series: c.series, bucket: c.bucket, n: 1, expires: c.expires });
@@ -740,8 +761,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     // recorded all the same, without a read of its own to wait for.
     remember(event: HistoryEvent) {
       if (room()) {
-        collectInto();
-        add(event);
+        add(event, collectInto());
         schedule();
         return true;
       }
@@ -749,12 +769,15 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       return false;
     },
     async erase(account, keys) {
-      // What is pending goes first, so the erasure takes it too.
+      // What is pending goes first, so the erasure takes it too (a flush under way may have begun
+      // before some of it: the next takes the rest).
+      await flushing;
       await flush();
       return maintenance.erase(account, keys);
     },
     prune() {
       pruning ??= (async () => {
+        await flushing;
         await flush();
         return maintenance.prune();
       })().finally(() => {
@@ -770,7 +793,8 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       // The reads out (and those waiting, sent as each answers) first: their events go in the last flush.
       while (statements.size > 0) await Promise.all(statements);
       await flushing;
-      await flush();
+      // Until nothing is left: an evaluation answered meanwhile may still add its event.
+      while (full.length > 0 || collecting.keys.size > 0) await flush();
       await pruning?.catch(() => undefined);
       await recordPool.end();
     },

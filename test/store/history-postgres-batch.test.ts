@@ -340,7 +340,7 @@ describe('PostgreSQL history writes, a batch that fails', () => {
   });
 
   it('writes a backlog as batches of batchKeys, a transaction each, and every read meanwhile counts it once', async () => {
-    const held = await store(undefined, 20);
+    const held = await store(60_000, 20);
     const blocker = await pool.connect();
     try {
       const a = 213;
@@ -350,12 +350,17 @@ describe('PostgreSQL history writes, a batch that fails', () => {
       await blocker.query('begin');
       await blocker.query('lock table history_counts in share mode');
       await new Promise((resolve) => setTimeout(resolve, 100));
-      const people = Array.from({ length: 30 }, (_, i) => `backlog-${i}`);
-      for (const [i, p] of people.entries()) await held.record(event(a, p, at + 1 + i));
-      // 30 people of one address (an e-mail, a device and a user each) and the address: 91 identifiers.
-      expect(held.stats().pending).toBeGreaterThanOrEqual(91);
-      const during = await (held.record(event(a, 'backlog-during', at + 40)) as Promise<Prior>);
-      expect([during.ip.hours, during.ip.accounts.count]).toEqual([31, 31]);
+      // Eight at a time: a read statement carries several, and some straddle a batch's closing.
+      const people = Array.from({ length: 32 }, (_, i) => `backlog-${i}`);
+      const hours: number[] = [];
+      for (let i = 0; i < people.length; i += 8) {
+        const priors = await Promise.all(people.slice(i, i + 8).map((p, j) => held.record(event(a, p, at + 1 + i + j)) as Promise<Prior>));
+        hours.push(...priors.map((p) => p.ip.hours));
+      }
+      // Each sees the first and every one before it, whichever batch holds them.
+      expect(hours).toEqual(people.map((_, i) => i + 1));
+      // 32 people of one address (an e-mail, a device and a user each) and the address: 97 identifiers.
+      expect(held.stats().pending).toBeGreaterThanOrEqual(97);
       await blocker.query('rollback');
       await held.prune(); // every batch written
       expect(held.stats()).toMatchObject({ failed: 0, refused: 0, pending: 0 });
@@ -363,10 +368,37 @@ describe('PostgreSQL history writes, a batch that fails', () => {
       const { rows } = await pool.query<{ n: string }>({
         text: 'select count(distinct xmin::text) as n from history_keys where account_id = $1 and key = any($2::bytea[])', values: [ACCOUNT, emails],
       });
-      // 91 identifiers at 20 a batch: five transactions at least wrote their e-mail addresses' rows.
+      // 96 of their identifiers at 20 or so a batch: four transactions at least wrote their e-mail addresses' rows.
       expect(Number(rows[0]!.n)).toBeGreaterThanOrEqual(4);
       const after = await (held.record(event(a, 'backlog-after', at + 41)) as Promise<Prior>);
-      expect([after.ip.hours, after.ip.accounts.count]).toEqual([32, 32]);
+      expect([after.ip.hours, after.ip.accounts.count]).toEqual([33, 33]);
+    } finally {
+      await blocker.query('rollback').catch(() => undefined);
+      blocker.release();
+      await held.close();
+    }
+  });
+
+  it('gives up a batch that waited out its budget behind others: an event lands within it of being recorded, or never', async () => {
+    const held = await store(600, 8);
+    const blocker = await pool.connect();
+    try {
+      const a = 215;
+      const at = AT + 660_000;
+      await blocker.query('begin');
+      await blocker.query('lock table history_counts in share mode');
+      const people = Array.from({ length: 6 }, (_, i) => `waited-${i}`);
+      for (const [i, p] of people.entries()) await held.record(event(a, p, at + i));
+      const pending = held.stats().pending;
+      expect(pending).toBeGreaterThanOrEqual(19); // several batches of 8
+      // Past every batch's budget (the erasure's second pass would come after it) before the lock goes.
+      await new Promise((resolve) => setTimeout(resolve, 900));
+      await blocker.query('rollback');
+      await held.prune();
+      expect(held.stats()).toMatchObject({ failed: pending, pending: 0 });
+      const emails = people.map((p) => hash(ACCOUNT, 'email', `${p}@example.com`));
+      const { rows } = await pool.query<{ n: string }>({ text: 'select count(*) as n from history_keys where account_id = $1 and key = any($2::bytea[])', values: [ACCOUNT, emails] });
+      expect(Number(rows[0]!.n)).toBe(0);
     } finally {
       await blocker.query('rollback').catch(() => undefined);
       blocker.release();
@@ -375,21 +407,49 @@ describe('PostgreSQL history writes, a batch that fails', () => {
   });
 
   it('on close, gives up the batches after one the server did not take at once, not each after an attempt', async () => {
-    const held = await store(750, 8);
+    const held = await store(60_000, 8);
+    let closed = false;
     try {
       const a = 214;
       const at = AT + 600_000;
       failing = 1_000;
       for (let i = 0; i < 12; i++) await held.record(event(a, `closing-${i}`, at + i));
-      const pending = held.stats().pending;
+      const { pending, failed } = held.stats();
       expect(pending).toBeGreaterThanOrEqual(37); // 12 people and their address, 8 identifiers a batch
       const before = failing;
+      closed = true;
       await held.close();
-      // At most the last attempt of the batch being sent; none for the four or more after it.
+      // At most the last attempt of the batch being sent (its pause ended); none for the four or more after it.
       expect(before - failing).toBeLessThanOrEqual(1);
-      expect(held.stats()).toMatchObject({ failed: pending, pending: 0 });
+      expect(held.stats()).toMatchObject({ failed: failed! + pending!, pending: 0 });
     } finally {
       failing = 0;
+      if (!closed) await held.close();
+    }
+  });
+
+  it('lets erase and prune end under steady traffic: each writes what was pending when it was called', async () => {
+    const held = await store();
+    let traffic = true;
+    try {
+      const a = 216;
+      const at = AT + 720_000;
+      let n = 0;
+      // Sixteen evaluations at a time, for as long as the test runs (bounded): something is always pending.
+      const until = performance.now() + 12_000;
+      const flow = Promise.all(Array.from({ length: 16 }, async () => {
+        while (traffic && performance.now() < until) await held.record(event(a, `steady-${(n += 1)}`, at + (n % 1_000)));
+      }));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const sleep = (ms: number) => new Promise((resolve) => setTimeout(() => resolve('still waiting'), ms));
+      expect(await Promise.race([held.prune().then(() => 'pruned'), sleep(5_000)])).toBe('pruned');
+      expect(await Promise.race([held.erase(ACCOUNT, [hash(ACCOUNT, 'user', 'steady-1')]).then(() => 'erased'), sleep(5_000)])).toBe('erased');
+      expect(n).toBeGreaterThan(10); // the traffic went on meanwhile
+      traffic = false;
+      await flow;
+    } finally {
+      traffic = false;
+      await held.close();
     }
   });
 
