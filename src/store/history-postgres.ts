@@ -32,15 +32,18 @@ import { arrayLiteral, textLiteral } from './pg-arrays.js';
 /** How often the writer sends the pending changes. */
 export const FLUSH_DELAY_MS = 50;
 /**
- * A batch's time, from its first change (Batch.opened), however long it then waited behind other
- * batches: its attempts begin within it, and each attempt's statements may run for what is left of
- * it (their statement_timeout; the reads' is shorter, historyStatementTimeoutMs: the writer is one
- * connection sending one batch at a time, so it piles up no backends). A stall of a few seconds (a
- * lock, a loaded server, a failover's reconnect) loses no history; a batch that waited out a lock
- * is written, not cancelled and lost. Under the erasure's second pass (ERASE_AGAIN_MS): an event
- * recorded before an erasure has landed or been given up by then, so it cannot write the person
- * back after it. (Counted from when the writer took a batch, the batch collected behind one that
- * failed had a fresh budget, and could land some 8 s after its first event.)
+ * A batch's time, from its first change or the recording of its first event, whichever came first
+ * (Batch.opened), however long it then waited behind other batches: its attempts begin within it,
+ * each attempt's statements may run for what is left of it (their statement_timeout, not the
+ * reads' historyStatementTimeoutMs: the writer is one connection sending one batch at a time, so it
+ * piles up no backends), and no statement or commit is sent past it. A stall of up to three seconds
+ * or so (a lock, a loaded server, a failover's reconnect) loses no history: the batch that waited
+ * out the lock is written, not cancelled and lost, and so is the one collected behind it, in what
+ * is left of its time. Under the erasure's second pass (ERASE_AGAIN_MS): an event recorded before
+ * an erasure has landed or been given up by then, so it cannot write the person back after it (but
+ * for a velocity counter counted once its read is back, up to the read's limit later: `countAfter`).
+ * Counted from when the writer took a batch, as it was, the batch collected behind one that failed
+ * had a fresh budget, and could land some 8 s after its first event.
  */
 export const WRITE_BUDGET_MS = 4_000;
 /** The pause after a batch's first failed attempt; each next pause twice the last (100, 200, 400, 800, 1,600 ms). */
@@ -248,6 +251,8 @@ interface PendingKey {
 /** An evaluation whose read is waiting to be sent. */
 interface WaitingRead {
   event: HistoryEvent;
+  /** When it was recorded (performance.now()): its batch's budget runs from then at the latest (Batch.opened). */
+  at: number;
   resolve: (prior: Prior) => void;
   reject: (error: unknown) => void;
 }
@@ -260,7 +265,8 @@ interface WaitingRead {
 export interface Batch {
   keys: Map<string, PendingKey>;
   /**
-   * When its first change came (performance.now()), on a batch the writer sends: its budget runs
+   * When its first change came (performance.now()), or the recording of an event of it whose read
+   * came back later (`joined`), whichever was first, on a batch the writer sends: its budget runs
    * from then (writeAttempts), so an event lands within WRITE_BUDGET_MS of being recorded, however
    * long its batch waited behind others, or is given up.
    */
@@ -331,6 +337,8 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
   let flushing: Promise<void> | null = null;
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
+  /** Closed, and its last flush done: an event after it is refused (counted), not left unwritten. */
+  let drained = false;
   let written = 0;
   let analyzed = false;
   /** Evaluations whose read is not yet sent; read statements in flight. */
@@ -380,6 +388,15 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     }
   };
 
+  /**
+   * A read's event, into the batch being collected once its statement is back: that batch's budget
+   * runs from when the event was recorded, if that came first (a read may wait, and be out, for a
+   * while), so the event lands within WRITE_BUDGET_MS of it.
+   */
+  const joined = (r: WaitingRead) => {
+    add(r.event);
+    collecting.opened = Math.min(collecting.opened ?? r.at, r.at);
+  };
   /** The event's changes, into the batch being collected (or a read statement's own: `read`). */
   const add = (event: HistoryEvent, batch = collecting) => {
     const { account } = event;
@@ -493,12 +510,21 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       cancelling = pool.query('select pg_cancel_backend($1)', [pid]).catch(() => undefined);
     }, left);
     const timed = (config: pg.QueryConfig) => ({ ...config, query_timeout: left + CLIENT_GRACE_MS }) as pg.QueryConfig;
+    // No statement, and no commit, is sent once the budget is over: a statement that ended just
+    // after the cancel missed it, or began just before, must not carry the batch past it.
+    const inTime = () => {
+      if (performance.now() >= until) throw new Error('the batch\'s time ran out between its statements');
+    };
     let broken: Error | undefined;
     try {
       // This transaction's commit does not wait for the disk (see above); the session's other work does.
       const begun = (await client.query(timed({ text: beginWrite(left) }))) as unknown as Array<pg.QueryResult<{ xid: string }>>;
       batch.xid = BigInt(begun[begun.length - 1]!.rows[0]!.xid);
-      for (const statement of statements) await client.query(timed(statement));
+      for (const statement of statements) {
+        inTime();
+        await client.query(timed(statement));
+      }
+      inTime();
       batch.committing = true;
       await client.query(timed({ text: 'commit' }));
     } catch (error) {
@@ -528,28 +554,29 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
   /** Ends the pause between a batch's attempts early (close: a shutdown waits for no pause). */
   let wake: () => void = () => undefined;
   /**
-   * The batch written (true), or given up once its budget (writeBudgetMs, from its first change:
-   * Batch.opened) has no room for another attempt (false, counted `failed`); never throws. Not sent
+   * The batch written, or given up once its budget (writeBudgetMs, from its first change:
+   * Batch.opened) has no room for another attempt: `expired` when none was made, `failed` after
+   * one (both counted `failed`); never throws. Not sent
    * again when its commit may have been committed (never counted twice). On close a pause ends at
    * once for one last attempt, and a failed one is not sent again.
    */
-  const writeAttempts = async (batch: Batch): Promise<boolean> => {
+  const writeAttempts = async (batch: Batch): Promise<'written' | 'expired' | 'failed'> => {
     const until = (batch.opened ?? performance.now()) + writeBudgetMs;
     if (performance.now() + MIN_ATTEMPT_MS > until) {
-      // It waited out its budget behind the batches before it (the server slow or down).
+      // It waited out its budget behind the batches before it (the server slow, or down a while).
       failed += batch.keys.size;
-      return false;
+      return 'expired';
     }
     const statements = statementsOf(batch);
     for (let pause = RETRY_PAUSE_MS; ; pause *= 2) {
       try {
         await writeBatch(batch, statements, until);
-        return true;
+        return 'written';
       } catch (error) {
         const { mayHaveCommitted } = error as Partial<WriteFailed>;
         if (mayHaveCommitted === true || closed || performance.now() + pause + MIN_ATTEMPT_MS > until) {
           failed += batch.keys.size;
-          return false;
+          return 'failed';
         }
       }
       await new Promise<void>((resolve) => {
@@ -577,14 +604,14 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       for (let n = full.length; n > 0 && full.length > 0; n--) {
         const batch = full.shift()!;
         sent = batch;
-        let landed: boolean;
+        let outcome: Awaited<ReturnType<typeof writeAttempts>>;
         try {
           // Given up after its budget (the server may stay down for long): counted, and the store reported down by its probe.
-          landed = await writeAttempts(batch);
+          outcome = await writeAttempts(batch);
         } finally {
           sent = null;
         }
-        if (!landed && closed) {
+        if (outcome === 'failed' && closed) {
           // Closing, and the server did not take this one: the batches after it are given up at
           // once, not each after an attempt of its own (a shutdown waits for one, not for all).
           for (const b of full) failed += b.keys.size;
@@ -606,8 +633,8 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     for (const b of full) n += b.keys.size;
     return n;
   };
-  /** Whether the pending changes have room for another event's (MAX_PENDING_KEYS). */
-  const room = () => pendingKeys() < maxPendingKeys;
+  /** Whether the pending changes have room for another event's (MAX_PENDING_KEYS); none once closed and drained (close). */
+  const room = () => !drained && pendingKeys() < maxPendingKeys;
 
   /** The events of the read statements in flight, each statement's own batch (see Batch.into). */
   const inFlight = new Set<Batch>();
@@ -687,7 +714,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
         // Recorded once read, not when the read is sent: a read that waited for a pooled connection
         // could otherwise run after its own event's batch was written, and count the event twice.
         if (room()) {
-          add(r.event);
+          joined(r);
           schedule();
         } else {
           refused += 1;
@@ -718,7 +745,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
             continue;
           }
           try {
-            add(r.event);
+            joined(r);
           } catch {
             failed += 1; // not expected (an event the statement could not be made of): not recorded
           }
@@ -736,7 +763,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
     inFlight: { total: HISTORY_IN_FLIGHT, perKey: KEY_IN_FLIGHT },
     record(event: HistoryEvent): Promise<Prior> {
       return new Promise<Prior>((resolve, reject) => {
-        waiting.push({ event, resolve, reject });
+        waiting.push({ event, at: performance.now(), resolve, reject });
         if (reading < READS_IN_FLIGHT) read();
       });
     },
@@ -769,8 +796,10 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       return false;
     },
     async erase(account, keys) {
-      // What is pending goes first, so the erasure takes it too (a flush under way may have begun
-      // before some of it: the next takes the rest).
+      // What is pending goes first, so the erasure takes it too: the events of the reads out (their
+      // statements end within their limit), then a flush under way, which may have begun before
+      // some of it, and one more for the rest.
+      await Promise.all([...statements]);
       await flushing;
       await flush();
       return maintenance.erase(account, keys);
@@ -795,6 +824,7 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
       await flushing;
       // Until nothing is left: an evaluation answered meanwhile may still add its event.
       while (full.length > 0 || collecting.keys.size > 0) await flush();
+      drained = true;
       await pruning?.catch(() => undefined);
       await recordPool.end();
     },
