@@ -312,6 +312,21 @@ describe('PostgreSQL history writes, a batch that fails', () => {
     };
     return postgresHistory(pool, records, { stepTimeoutMs: 1_000, historyDays: 30, now: () => AT, flushDelayMs: 20, writeBudgetMs, batchKeys });
   };
+  /** The history's writes held back until `release` (a share lock on its counters: reads go on). */
+  const holdWrites = async () => {
+    const blocker = await pool.connect();
+    await blocker.query('begin');
+    await blocker.query('lock table history_counts in share mode');
+    let holding = true;
+    return {
+      async release() {
+        if (!holding) return;
+        holding = false;
+        await blocker.query('rollback').catch(() => undefined);
+        blocker.release();
+      },
+    };
+  };
 
   it('sends it again, and the reads sent between its attempts count it once', async () => {
     const held = await store();
@@ -340,12 +355,10 @@ describe('PostgreSQL history writes, a batch that fails', () => {
 
   it('gives it up at its budget\'s end while the server holds it: nothing waits past it', async () => {
     const held = await store(500);
-    const blocker = await pool.connect();
+    // Taken first, so the batch cannot land before it (writes wait on it; the read does not).
+    const writes = await holdWrites();
     try {
       const a = 212;
-      // Taken first, so the batch cannot land before it (writes wait on it; the read does not).
-      await blocker.query('begin');
-      await blocker.query('lock table history_counts in share mode');
       await held.record(event(a, 'held-up', AT + 480_000));
       // The lock outlasts the budget: the last flush (close's; a prune would wait on the lock
       // itself) ends, the batch given up, while it is still held.
@@ -356,21 +369,19 @@ describe('PostgreSQL history writes, a batch that fails', () => {
       );
       expect(Number(rows[0]!.n)).toBe(0);
     } finally {
-      await blocker.query('rollback').catch(() => undefined);
-      blocker.release();
+      await writes.release();
     }
   });
 
   it('writes a backlog as batches of batchKeys, a transaction each, and every read meanwhile counts it once', async () => {
     const held = await store(60_000, 20);
-    const blocker = await pool.connect();
+    let writes: Awaited<ReturnType<typeof holdWrites>> | undefined;
     try {
       const a = 213;
       const at = AT + 540_000;
       await held.record(event(a, 'backlog-first', at));
-      // Writes wait on the lock (reads do not): the first batch is taken and held, the rest pile up.
-      await blocker.query('begin');
-      await blocker.query('lock table history_counts in share mode');
+      // Writes wait (reads do not): the first batch is taken and held, the rest pile up.
+      writes = await holdWrites();
       await new Promise((resolve) => setTimeout(resolve, 100));
       // Eight at a time: a read statement carries several, and some straddle a batch's closing.
       const people = Array.from({ length: 32 }, (_, i) => `backlog-${i}`);
@@ -383,7 +394,7 @@ describe('PostgreSQL history writes, a batch that fails', () => {
       expect(hours).toEqual(people.map((_, i) => i + 1));
       // 32 people of one address (an e-mail, a device and a user each) and the address: 97 identifiers.
       expect(held.stats().pending).toBeGreaterThanOrEqual(97);
-      await blocker.query('rollback');
+      await writes.release();
       await held.prune(); // every batch written
       expect(held.stats()).toMatchObject({ failed: 0, refused: 0, pending: 0 });
       const emails = people.map((p) => hash(ACCOUNT, 'email', `${p}@example.com`));
@@ -395,20 +406,17 @@ describe('PostgreSQL history writes, a batch that fails', () => {
       const after = await (held.record(event(a, 'backlog-after', at + 41)) as Promise<Prior>);
       expect([after.ip.hours, after.ip.accounts.count]).toEqual([33, 33]);
     } finally {
-      await blocker.query('rollback').catch(() => undefined);
-      blocker.release();
+      await writes?.release();
       await held.close();
     }
   });
 
   it('gives up a batch that waited out its budget behind others: an event lands within it of being recorded, or never', async () => {
     const held = await store(600, 8);
-    const blocker = await pool.connect();
+    const writes = await holdWrites();
     try {
       const a = 215;
       const at = AT + 660_000;
-      await blocker.query('begin');
-      await blocker.query('lock table history_counts in share mode');
       const people = Array.from({ length: 6 }, (_, i) => `waited-${i}`);
       for (const [i, p] of people.entries()) await held.record(event(a, p, at + i));
       // 6 people and their address (in each batch), in batches of 8; the first may be given up already.
@@ -416,15 +424,14 @@ describe('PostgreSQL history writes, a batch that fails', () => {
       expect(pending! + failed!).toBeGreaterThanOrEqual(19);
       // Past every batch's budget (the erasure's second pass would come after it) before the lock goes.
       await new Promise((resolve) => setTimeout(resolve, 900));
-      await blocker.query('rollback');
+      await writes.release();
       await held.prune();
       expect(held.stats()).toMatchObject({ failed: pending! + failed!, pending: 0 });
       const emails = people.map((p) => hash(ACCOUNT, 'email', `${p}@example.com`));
       const { rows } = await pool.query<{ n: string }>({ text: 'select count(*) as n from history_keys where account_id = $1 and key = any($2::bytea[])', values: [ACCOUNT, emails] });
       expect(Number(rows[0]!.n)).toBe(0);
     } finally {
-      await blocker.query('rollback').catch(() => undefined);
-      blocker.release();
+      await writes?.release();
       await held.close();
     }
   });
