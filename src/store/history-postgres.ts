@@ -556,9 +556,9 @@ export function postgresHistory(pool: pg.Pool, recordPool: pg.Pool, options: His
   /**
    * The batch written, or given up once its budget (writeBudgetMs, from its first change:
    * Batch.opened) has no room for another attempt: `expired` when none was made, `failed` after
-   * one (both counted `failed`); never throws. Not sent
-   * again when its commit may have been committed (never counted twice). On close a pause ends at
-   * once for one last attempt, and a failed one is not sent again.
+   * one (both counted `failed`); never throws. Not sent again when its commit may have been
+   * committed (never counted twice). On close a pause ends at once for one last attempt, and a
+   * failed one is not sent again.
    */
   const writeAttempts = async (batch: Batch): Promise<'written' | 'expired' | 'failed'> => {
     const until = (batch.opened ?? performance.now()) + writeBudgetMs;
