@@ -474,11 +474,13 @@ describe('PostgreSQL history writes, a batch that fails', () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
       const sleep = (ms: number) => new Promise((resolve) => setTimeout(() => resolve('still waiting'), ms));
       expect(await Promise.race([held.prune().then(() => 'pruned'), sleep(5_000)])).toBe('pruned');
-      // The person recorded last before the erasure was called: written by the flush it waited for, and erased.
-      const last = n;
-      const erased = await Promise.race([held.erase(ACCOUNT, [hash(ACCOUNT, 'user', `steady-${last}`)]), sleep(5_000)]);
+      // A person recorded (their read back) just before the erasure is called: pending then, written
+      // by the flush it waits for, and erased.
+      await held.record(event(a, 'steady-marker', at));
+      const before = n;
+      const erased = await Promise.race([held.erase(ACCOUNT, [hash(ACCOUNT, 'user', 'steady-marker')]), sleep(5_000)]);
       expect(erased).toMatchObject({ identifiers: 1 });
-      expect(n).toBeGreaterThan(last); // the traffic went on meanwhile
+      expect(n).toBeGreaterThan(before); // the traffic went on meanwhile
     } finally {
       traffic = false;
       await flow;
