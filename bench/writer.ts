@@ -13,6 +13,7 @@
  *   npx tsx bench/writer.ts --schema 15,16 --endpoint  # versions 15 and 16 side by side; an endpoint takes review.opened
  *   npx tsx bench/writer.ts --batch 50             # 50 people per transaction, as at ~1,000 new people/s
  *   npx tsx bench/writer.ts --mix same --history false  # the log rows of one person repeated, and no history
+ *   npx tsx bench/writer.ts --schema 19,19@8192 --batch 100  # today's schema in a file of 4 KiB pages and one of 8 KiB
  *
  * `--mix`: whose evaluations the log rows are. `new` (default): a new person each (their own e-mail,
  * user and device, so three of the log's indexes take an entry at a random place). `same`: one
@@ -23,14 +24,14 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import Sqlite from 'better-sqlite3';
 import { openSqlite } from '../src/store/sqlite.js';
 import { migrate } from '../src/store/migrate.js';
 import { MIGRATIONS } from '../src/store/migrations/index.js';
 import { openSqliteWriterThread } from '../src/store/sqlite-log-writer.js';
 import { parseDatabaseUrl, type DatabaseUrl } from '../src/config/store-url.js';
 import type { LogRecord } from '../src/core/log-record.js';
-import type { HistoryWrite } from '../src/store/sqlite-log-worker.js';
-import { encodeHistoryWrite } from '../test/support/history-rows.js';
+import { HistoryBatchEncoder } from '../src/store/history-batch.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -90,27 +91,39 @@ function logRecord(i: number): LogRecord {
 const key = (s: string) => createHash('sha256').update(s).digest().subarray(0, 16);
 const IP = key('ip');
 /**
- * A batch of new people's history write-back: the rows the SQLite history hands the writer, sent
- * as a batch by encodeHistoryWrite (grouped by kind, so with more subject rows than the history's
- * own batch: its decoding is a little dearer here than in the service).
+ * A batch of new people's history write-back, as the SQLite history builds it (history-sqlite.ts
+ * `takeBatch`): each identifier once, all its rows after it; the three of a new person fresh (the
+ * key filter said "not in the file": inserted without a read); the shared IP's accounts set whole,
+ * its newest 101, and the members it no longer keeps.
  */
-function historyWrite(from: number): HistoryWrite {
-  const write: HistoryWrite = { fresh: [], keys: [], counts: [], members: [], evicted: [], velocity: [] };
+function historyBatch(from: number): Uint8Array {
+  const batch = new HistoryBatchEncoder();
   const minute = Math.floor(ms / 60_000);
   const hour = Math.floor(ms / 3_600_000);
+  const none = { country: null, latitude: null, longitude: null, radiusKm: null, asn: null, anonymous: null };
   for (let i = from; i < from + BATCH; i++) {
     const email = key(`e${i}`), user = key(`u${i}`), device = key(`d${i}`), at = ms + i;
-    // New: the history's key filter says so, and the writer inserts them without a read (history-batch.ts).
-    write.fresh!.push(['default', email], ['default', user], ['default', device]);
-    write.keys.push(['default', email, at, at, null, null, null, null, null, null], ['default', user, at, at, 'GB', null, null, null, 20712, 0], ['default', device, at, at, null, null, null, null, null, null]);
-    write.counts.push(['default', email, 2, hour, 1, at], ['default', device, 1, minute, 1, at]);
-    write.members.push(['default', IP, 'a', user, at], ['default', device, 'a', user, at], ['default', email, 'd', device, at], ['default', user, 'd', device, at], ['default', user, 'c', Buffer.from('GB'), at]);
-    // The IP's set of accounts keeps its newest 101: one member out for each one in.
-    if (i >= 101) write.evicted.push(['default', IP, 'a', key(`u${i - 101}`)]);
+    batch.subject('default', email, true);
+    batch.key({ firstSeen: at, lastSeen: at, ...none });
+    batch.count(2, hour, 1, at);
+    batch.member('d', device, at);
+    batch.subject('default', user, true);
+    batch.key({ firstSeen: at, lastSeen: at, ...none, country: 'GB', asn: 20712, anonymous: 0 });
+    batch.member('d', device, at);
+    batch.member('c', Buffer.from('GB'), at);
+    batch.subject('default', device, true);
+    batch.key({ firstSeen: at, lastSeen: at, ...none });
+    batch.count(1, minute, 1, at);
+    batch.member('a', user, at);
   }
-  write.keys.push(['default', IP, ms - 3_600_000, ms, 'GB', null, null, null, 20712, 0]);
-  write.counts.push(['default', IP, 1, minute, from + BATCH, ms + from + BATCH], ['default', IP, 2, hour, from + BATCH, ms + from + BATCH]);
-  return write;
+  const last = from + BATCH;
+  batch.subject('default', IP);
+  batch.key({ firstSeen: ms - 3_600_000, lastSeen: ms, ...none, country: 'GB', asn: 20712, anonymous: 0 });
+  batch.count(1, minute, last, ms + last);
+  batch.count(2, hour, last, ms + last);
+  for (let i = Math.max(0, last - 101); i < last; i++) batch.member('a', key(`u${i}`), ms + i);
+  for (let i = Math.max(0, from - 101); i < last - 101; i++) batch.evicted('a', key(`u${i}`));
+  return batch.finish();
 }
 
 function database(url: string): DatabaseUrl {
@@ -120,14 +133,27 @@ function database(url: string): DatabaseUrl {
 }
 
 const MIXES = options.mix === 'both' ? ['new', 'same'] : [options.mix];
-const SCHEMAS = options.schema.split(',').map(Number);
+/** `19` or `19@8192`: a schema version, and the page size its file is made with (SQLite's default 4096 otherwise). */
+const SCHEMAS = options.schema.split(',').map((s) => {
+  const [version, pageSize] = s.split('@').map(Number);
+  return { version: version!, pageSize: pageSize ?? null };
+});
 let mix = MIXES[0]!;
 
 /** A fresh store at `schema`, and its writer thread with the ids of the threads it started (its CPU is theirs). */
-async function openWriter(schema: number) {
-  const db = database(`sqlite:${join(mkdtempSync(join(tmpdir(), 'risk-writer-')), 'risk.sqlite')}`) as DatabaseUrl & { engine: 'sqlite' };
+async function openWriter({ version, pageSize }: (typeof SCHEMAS)[number]) {
+  const path = join(mkdtempSync(join(tmpdir(), 'risk-writer-')), 'risk.sqlite');
+  if (pageSize !== null) {
+    // Fixed by the file's first table, before the store turns WAL on (a WAL file's page size cannot change).
+    const file = new Sqlite(path);
+    file.pragma(`page_size = ${pageSize}`);
+    file.exec('create table bench_page_size (x); drop table bench_page_size');
+    file.close();
+  }
+  const schema = pageSize === null ? String(version) : `${version}@${pageSize}`;
+  const db = database(`sqlite:${path}`) as DatabaseUrl & { engine: 'sqlite' };
   const engine = openSqlite(db);
-  await migrate(engine, MIGRATIONS.filter((m) => m.version <= schema));
+  await migrate(engine, MIGRATIONS.filter((m) => m.version <= version));
   await engine.db.insertInto('accounts').values({ id: 'default', name: 'Default', status: 'active', env_keys: 0, created_at: 1 }).execute();
   if (options.endpoint) {
     await engine.db.insertInto('webhook_endpoints').values({ id: 'we_bench', account_id: 'default', url: 'http://127.0.0.1:9/', events: 'review.opened', secret: 'x', previous_secret: null, previous_until: null, created_by: 'bench', created_at: 1, enabled: 1 }).execute();
@@ -153,7 +179,7 @@ for (let run = 1; run <= Number(options.repeat) * MIXES.length; run++) {
       for (const i of order) {
         const request = what === 'write'
           ? { type: 'write' as const, records: Array.from({ length: BATCH }, () => logRecord(person++)) }
-          : { type: 'history' as const, batch: encodeHistoryWrite(historyWrite((person += BATCH) - BATCH)) };
+          : { type: 'history' as const, batch: historyBatch((person += BATCH) - BATCH) };
         const before = writers[i]!.cpu();
         await writers[i]!.thread.send(request);
         used[i]! += writers[i]!.cpu() - before;
