@@ -330,17 +330,29 @@ export function packedHistory(sqlite: Sqlite.Database) {
      * seen again before this write-back is in both lists, and is kept.
      */
     write(write: HistoryWrite): number {
+      // The rows this write-back touches, by account and key as text; and by the key's object: the
+      // batch's decoder hands one Buffer for all the rows of a subject (history-batch.ts), so most
+      // look-ups need no text made, hashed and compared (the largest part of this function's own
+      // time in a profile of the writer thread, new-person mix). A key's bytes met through another
+      // object (a set member that is someone's key) go by text. The rows live as long as this call,
+      // as the batch does: a key's Buffer is the batch's own, not a copy.
       const rows = new Map<string, PackedRow>();
+      const byObject = new Map<unknown, PackedRow>();
+      const idOf = (account: unknown, k: Buffer) => `${account as string}\u0000${k.toString('latin1')}`;
       // Keys the file does not hold: not read for (most of a new person's rows).
       for (const [account, key] of write.fresh ?? []) {
-        const k = bufferOf(key);
-        rows.set(`${account as string}\u0000${k.toString('latin1')}`, emptyRow(account as string, Buffer.from(k)));
+        const row = emptyRow(account as string, bufferOf(key));
+        rows.set(idOf(account, row.key), row);
+        byObject.set(key, row);
       }
       const rowOf = (account: unknown, key: unknown) => {
+        let row = byObject.get(key);
+        if (row !== undefined && row.account === account) return row;
         const k = bufferOf(key);
-        const id = `${account as string}\u0000${k.toString('latin1')}`;
-        let row = rows.get(id);
-        if (row === undefined) rows.set(id, (row = read(account as string, k) ?? emptyRow(account as string, Buffer.from(k))));
+        const id = idOf(account, k);
+        row = rows.get(id);
+        if (row === undefined) rows.set(id, (row = read(account as string, k) ?? emptyRow(account as string, k)));
+        byObject.set(key, row);
         return row;
       };
       for (const [account, key, first, last, country, latitude, longitude, radiusKm, asn, anonymous] of write.keys) {

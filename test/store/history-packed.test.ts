@@ -133,6 +133,24 @@ describe('the writer on history_packed', () => {
     expect(await historyRowCount(f.store, 'identifiers')).toBe(1);
   });
 
+  it('finds a row by its key\'s bytes, whatever object carries them: one Buffer for two accounts\' keys, a key met again as a member', async () => {
+    const f = await packedFile();
+    // The decoder hands one Buffer for a subject's rows, and the writer looks rows up by that
+    // object first; a caller may give one object for two accounts, or the same bytes in two.
+    const shared = Buffer.from(USER);
+    f.write({
+      fresh: [['acme', shared], ['other', shared]],
+      keys: [['acme', shared, T, T, 'GB', null, null, null, null, null], ['other', shared, T - 1, T - 1, 'FR', null, null, null, null, null]],
+      counts: [['acme', shared, 2, HOUR, 1, T], ['other', shared, 2, HOUR, 4, T], ['acme', Buffer.from(USER), 1, MINUTE, 2, T]],
+      members: [['acme', IP, 'a', Buffer.from(USER), T]], evicted: [], velocity: [],
+    });
+    const rows = (await packedRows(f.store)).filter((r) => r.key.equals(USER));
+    expect(rows.map((r) => [r.account, r.country, r.counts, r.reverse])).toEqual([
+      ['acme', 'GB', new Map([[2e9 + HOUR, 1], [1e9 + MINUTE, 2]]), new Map([[latin1(IP), T]])],
+      ['other', 'FR', new Map([[2e9 + HOUR, 4]]), new Map()],
+    ]);
+  });
+
   it('prunes what is past HISTORY_DAYS out of a row and keeps the rest; deletes a row left with nothing', async () => {
     const f = await packedFile();
     f.write({
