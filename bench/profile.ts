@@ -5,7 +5,7 @@
  * time. What guided the history/log work of issue 24; everything on 127.0.0.1, every run bounded.
  * The service runs with `npm start`'s Node flags (package.json) unless `--flags` names others
  * (`--flags=` for none): the heap's bound and growth change how much the garbage collector works.
- * Its CPU by thread is read with the profiler on: V8's helper threads then read 3–10× what they
+ * Its CPU by thread is read with the profiler on: V8's helper threads then read 2–10× what they
  * do without it (its own compiling and logging); `bench/rounds.ts` without `--prof` has the plain figures.
  *
  *   npm run build && npx tsx bench/profile.ts                   # both mixes, 10 s each, SQLite
