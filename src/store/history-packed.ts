@@ -341,8 +341,11 @@ export function packedHistory(sqlite: Sqlite.Database) {
       const idOf = (account: unknown, k: Buffer) => `${account as string}\u0000${k.toString('latin1')}`;
       // Keys the file does not hold: not read for (most of a new person's rows).
       for (const [account, key] of write.fresh ?? []) {
-        const row = emptyRow(account as string, bufferOf(key));
-        rows.set(idOf(account, row.key), row);
+        const k = bufferOf(key);
+        const id = idOf(account, k);
+        // One row for the bytes, however many objects name them.
+        let row = rows.get(id);
+        if (row === undefined) rows.set(id, (row = emptyRow(account as string, k)));
         byObject.set(key, row);
       }
       const rowOf = (account: unknown, key: unknown) => {

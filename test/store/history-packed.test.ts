@@ -138,10 +138,13 @@ describe('the writer on history_packed', () => {
     // The decoder hands one Buffer for a subject's rows, and the writer looks rows up by that
     // object first; a caller may give one object for two accounts, or the same bytes in two.
     const shared = Buffer.from(USER);
+    const first = Buffer.from(USER);
+    const again = Buffer.from(USER);
     f.write({
-      fresh: [['acme', shared], ['other', shared]],
+      // acme's USER also named fresh twice through two more objects: one row all the same.
+      fresh: [['acme', first], ['acme', shared], ['other', shared], ['acme', again]],
       keys: [['acme', shared, T, T, 'GB', null, null, null, null, null], ['other', shared, T - 1, T - 1, 'FR', null, null, null, null, null]],
-      counts: [['acme', shared, 2, HOUR, 1, T], ['other', shared, 2, HOUR, 4, T], ['acme', Buffer.from(USER), 1, MINUTE, 2, T]],
+      counts: [['acme', first, 2, HOUR, 1, T], ['other', shared, 2, HOUR, 4, T], ['acme', again, 1, MINUTE, 2, T]],
       members: [['acme', IP, 'a', Buffer.from(USER), T]], evicted: [], velocity: [],
     });
     const rows = (await packedRows(f.store)).filter((r) => r.key.equals(USER));
