@@ -5,8 +5,8 @@
  * time. What guided the history/log work of issue 24; everything on 127.0.0.1, every run bounded.
  * The service runs with `npm start`'s Node flags (package.json) unless `--flags` names others
  * (`--flags=` for none): the heap's bound and growth change how much the garbage collector works.
- * Its CPU by thread is read with the profiler on: V8's helper threads then read 2–10× what they
- * do without it (its own compiling and logging); `bench/rounds.ts` without `--prof` has the plain figures.
+ * Its CPU by thread is read with the profiler on: V8's helper threads then read 2–11× what they
+ * do without it (the profiler's own work); `bench/rounds.ts` without `--prof` has the plain figures.
  *
  *   npm run build && npx tsx bench/profile.ts                   # both mixes, 10 s each, SQLite
  *   npx tsx bench/profile.ts --mix new --seconds 5 --flags=--optimize-for-size
@@ -57,18 +57,22 @@ const freePort = () => new Promise<number>((resolve) => {
 
 interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount: number }
 
+/** The monotonic clock in µs, as a profile's sample times are (bench/rounds.ts does the same). */
+const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+
 /**
- * Self time by function and by area, over the profile's last `seconds` (the load: the start-up's
- * loading of lists and data files before it is left out, or it would rank beside the request path).
+ * Self time by function and by area, over the samples taken during the load (`from`, `to`): the
+ * start-up's loading of lists and data files, and the shutdown after, are left out, or they would
+ * rank beside the request path.
  */
-function summarise(file: string, top: number, seconds: number) {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: Node[]; samples: number[]; timeDeltas: number[]; endTime: number };
+function summarise(file: string, top: number, from: number, to: number) {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: Node[]; samples: number[]; timeDeltas: number[]; startTime: number };
   const hits = new Map<number, number>();
-  let at = profile.endTime;
-  for (let i = profile.samples.length - 1; i >= 0 && at >= profile.endTime - seconds * 1e6; i -= 1) {
-    hits.set(profile.samples[i]!, (hits.get(profile.samples[i]!) ?? 0) + 1);
-    at -= profile.timeDeltas[i]!;
-  }
+  let at = profile.startTime;
+  profile.samples.forEach((id, i) => {
+    at += profile.timeDeltas[i]!;
+    if (at >= from && at <= to) hits.set(id, (hits.get(id) ?? 0) + 1);
+  });
   let total = 0;
   for (const x of hits.values()) total += x;
   const byFunction = new Map<string, number>();
@@ -172,12 +176,14 @@ try {
     }
     let n = 0;
     const before = processCpu(child.pid!);
+    const from = nowUs();
     const result = await autocannon({
       url: `http://127.0.0.1:${port}/v1/risk/evaluate`, method: 'POST', connections: 50, duration: Number(options.seconds),
       headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
       requests: [{ setupRequest: (r) => ({ ...r, body: personBody(mix === 'same' ? 7 : (n += 1), DOMAIN) }) }],
     });
     const after = processCpu(child.pid!);
+    const to = nowUs();
     const perRequest = (ticks: number) => Math.round((ticks * 10_000) / Math.max(1, result.requests.total)); // 100 ticks a second
     console.log(`\nservice CPU µs per request (all its threads, /proc): user ${perRequest(after.user - before.user)}, system ${perRequest(after.system - before.system)}`);
     const threads = [...after.threads].map(([name, t]) => [name, perRequest(t - (before.threads.get(name) ?? 0))] as const).filter(([, us]) => us > 0);
@@ -192,13 +198,13 @@ try {
     // The main thread's profile is the largest (each worker thread's that ended is written beside it).
     files.sort((a, b) => readFileSync(b).length - readFileSync(a).length);
     console.log(`profiles: ${files.join(', ')}`);
-    summarise(files[0]!, Number(options.top), Number(options.seconds));
+    summarise(files[0]!, Number(options.top), from, to);
     // The writer thread's (SQLite): the one whose code is the writer's. Not the second largest:
     // the data files' worker (src/files), busy only at start, can write a larger profile.
     const writer = files.slice(1).find((f) => readFileSync(f, 'utf8').includes('sqlite-log-worker'));
     if (writer !== undefined) {
       console.log('\nThe SQLite writer thread:');
-      summarise(writer, 12, Number(options.seconds));
+      summarise(writer, 12, from, to);
     } else {
       // Its thread is ended at shutdown before it writes one; `perf record` with --add-flags=--perf-basic-prof sees it.
       console.log('\n(no profile of the SQLite writer thread: its CPU is in the line "by thread" above)');
