@@ -32,6 +32,7 @@ import { openSqliteWriterThread } from '../src/store/sqlite-log-writer.js';
 import { parseDatabaseUrl, type DatabaseUrl } from '../src/config/store-url.js';
 import type { LogRecord } from '../src/core/log-record.js';
 import { HistoryBatchEncoder } from '../src/store/history-batch.js';
+import { SET_KEEP } from '../src/history/caps.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -90,11 +91,13 @@ function logRecord(i: number): LogRecord {
 
 const key = (s: string) => createHash('sha256').update(s).digest().subarray(0, 16);
 const IP = key('ip');
+/** Members the IP's accounts set holds in memory, so sends whole every write-back (history-sqlite.ts `touch`). */
+const IP_SET = SET_KEEP + 1;
 /**
  * A batch of new people's history write-back, as the SQLite history builds it (history-sqlite.ts
  * `takeBatch`): each identifier once, all its rows after it; the three of a new person fresh (the
  * key filter said "not in the file": inserted without a read); the shared IP's accounts set whole,
- * its newest 101, and the members it no longer keeps.
+ * its newest SET_KEEP + 1 (as history-sqlite.ts `touch` trims it), and the members it no longer keeps.
  */
 function historyBatch(from: number): Uint8Array {
   const batch = new HistoryBatchEncoder();
@@ -121,8 +124,8 @@ function historyBatch(from: number): Uint8Array {
   batch.key({ firstSeen: ms - 3_600_000, lastSeen: ms, ...none, country: 'GB', asn: 20712, anonymous: 0 });
   batch.count(1, minute, last, ms + last);
   batch.count(2, hour, last, ms + last);
-  for (let i = Math.max(0, last - 101); i < last; i++) batch.member('a', key(`u${i}`), ms + i);
-  for (let i = Math.max(0, from - 101); i < last - 101; i++) batch.evicted('a', key(`u${i}`));
+  for (let i = Math.max(0, last - IP_SET); i < last; i++) batch.member('a', key(`u${i}`), ms + i);
+  for (let i = Math.max(0, from - IP_SET); i < last - IP_SET; i++) batch.evicted('a', key(`u${i}`));
   return batch.finish();
 }
 
