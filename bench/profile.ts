@@ -55,7 +55,7 @@ const freePort = () => new Promise<number>((resolve) => {
   });
 });
 
-interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount: number }
+interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }
 
 /** The monotonic clock in µs, as a profile's sample times are (bench/rounds.ts does the same). */
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
@@ -85,6 +85,10 @@ function summarise(file: string, top: number, from: number, to: number) {
     byFunction.set(name, (byFunction.get(name) ?? 0) + count);
     const area = n.callFrame.url === '' ? n.callFrame.functionName : url.startsWith('dist/') ? url.split('/').slice(0, 2).join('/') : url.startsWith('node_modules/') ? url.split('/').slice(0, 2).join('/') : url.startsWith('node:') ? url : 'other';
     byArea.set(area, (byArea.get(area) ?? 0) + count);
+  }
+  if (total === 0) {
+    console.log('\nno sample in the load\'s span');
+    return;
   }
   const pct = (x: number) => `${((x / total) * 100).toFixed(1)} %`;
   console.log(`\n${total} samples. By area (self time):`);
