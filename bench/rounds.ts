@@ -2,7 +2,8 @@
  * `npx tsx bench/rounds.ts` (after `npm run build`): does the service slow down as it runs? The
  * built service with `npm start`'s flags (SQLite), driven as `npm run bench -- --warm-only` drives
  * it (one person repeated, then a new person every request, round after round), printing per round
- * the CPU µs per request of each thread (main, the SQLite writer), the heap in use and the store's
+ * the CPU µs per request of each thread (main, the SQLite writer), the bytes the writer thread wrote
+ * (WAL frames and checkpoints), the heap in use and the store's
  * file sizes. CPU per request, not req/s, is the figure to read on a shared machine.
  *
  *   npx tsx bench/rounds.ts --rounds 4 --seconds 5
@@ -71,6 +72,24 @@ function threadCpu(pid: number): Map<number, number> {
   return out;
 }
 
+/**
+ * Bytes each thread other than the main one wrote through write(2)-like calls (Linux /proc `wchar`),
+ * by thread id: the SQLite writer thread's WAL frames and checkpoints (the main thread's socket
+ * writes are left out).
+ */
+function threadWrites(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    if (Number(tid) === pid) continue;
+    try {
+      out.set(Number(tid), Number(/wchar: (\d+)/.exec(readFileSync(`/proc/${pid}/task/${tid}/io`, 'utf8'))![1]));
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
+}
+
 const root = mkdtempSync(join(tmpdir(), 'risk-rounds-'));
 const dataDir = join(root, 'data');
 mkdirSync(dataDir);
@@ -128,6 +147,7 @@ try {
         const pid = target.child.pid!;
         await ask(target, 'reset');
         const before = threadCpu(pid);
+        const writesBefore = threadWrites(pid);
         const from = nowUs();
         const result = await autocannon({
           url: `http://127.0.0.1:${target.port}/v1/risk/evaluate`, method: 'POST', connections: 50, duration: Number(options.seconds),
@@ -135,6 +155,7 @@ try {
           requests: [{ setupRequest: (r) => ({ ...r, body: personBody(mix === 'same' ? 7 : (people[t]! += 1), DOMAIN) }) }],
         });
         const after = threadCpu(pid);
+        const writesAfter = threadWrites(pid);
         const label = `round ${round} ${mix}`;
         target.spans.push({ label, from, to: nowUs() });
         const n = result.requests.total;
@@ -143,12 +164,13 @@ try {
         const main = us(pid);
         const total = threads.reduce((s, x) => s + x.us, 0);
         const others = threads.filter((x) => x.tid !== pid).slice(0, 2).map((x) => x.us);
+        const written = Math.max(0, ...[...writesAfter].map(([tid, b]) => b - (writesBefore.get(tid) ?? 0)));
         const r = await ask(target, 'runtime');
         for (const [a, b] of r.stalls ?? []) target.stalls.push({ label: `${label} stall`, from: a, to: b });
         const stallMs = (r.stalls ?? []).map(([a, b]) => Math.round((b - a) / 1000));
         console.log(`${targets.length > 1 ? `[${target.dist}] ` : ''}${label}: ${Math.round(n / result.duration)} req/s, p99 ${result.latency.p99} ms (mean ${result.latency.mean}); ` +
           `loop delay p99 ${r.event_loop_delay_p99_ms} max ${r.event_loop_delay_max_ms} ms, ${stallMs.length} stalls > 30 ms (longest ${Math.max(0, ...stallMs)}); CPU µs/req total ${total}, main ${main}, next threads ${others.join(', ')}; ` +
-          `rss ${mb(r.rss_bytes)} MB heap ${r.heap_used_bytes === undefined ? '?' : mb(r.heap_used_bytes)} MB; db ${mb(size(`${target.store}/risk.sqlite`))} MB wal ${mb(size(`${target.store}/risk.sqlite-wal`))} MB`);
+          `rss ${mb(r.rss_bytes)} MB heap ${r.heap_used_bytes === undefined ? '?' : mb(r.heap_used_bytes)} MB; written ${(written / n / 1024).toFixed(1)} KiB/req (${(written / n / 4096).toFixed(2)} pages); db ${mb(size(`${target.store}/risk.sqlite`))} MB wal ${mb(size(`${target.store}/risk.sqlite-wal`))} MB`);
       }
     }
   }
