@@ -15,6 +15,7 @@
  *   npx tsx bench/writer.ts --mix same --history false  # the log rows of one person repeated, and no history
  *   npx tsx bench/writer.ts --schema 19,19@8192 --batch 100  # today's schema in a file of 4 KiB pages and one of 8 KiB
  *   npx tsx bench/writer.ts --answer approve --history false  # log rows of evaluations nothing fired on: no rule row, no review item
+ *   npx tsx bench/writer.ts --answer item --same-size --history false  # the review item alone beside rows of the review's size
  *
  * `--mix`: whose evaluations the log rows are. `new` (default): a new person each (their own e-mail,
  * user and device, so three of the log's indexes take an entry at a random place). `same`: one
@@ -46,6 +47,7 @@ const { values: options } = parseArgs({
     mix: { type: 'string', default: 'new' },
     history: { type: 'string', default: 'true' },
     answer: { type: 'string', default: 'review' },
+    'same-size': { type: 'boolean', default: false },
   },
 });
 /**
@@ -77,13 +79,18 @@ function nextId(): string {
 }
 
 /**
- * `--answer review` (default): the evaluation as the service logs it once the one IP's velocity has
- * fired (a fired rule's row and a review item beside the log row). `approve`: nothing fired, as
- * with memory off or below the rule's threshold: the log row alone.
+ * `--answer`: what the writer writes beside each log row. `review` (default): a fired rule's row and
+ * a review item, as the service logs an evaluation once the one IP's velocity has fired. `approve`:
+ * nothing (nothing fired, as with memory off or below the rule's threshold). `item`: the review
+ * item alone; `rule`: the fired rule's row alone. The response is the review's, with its rule's
+ * details, unless `approve`, whose response has none; `--same-size` keeps the review's for
+ * `approve` too, so only what is written beside the row differs.
  */
-const REVIEW = options.answer === 'review';
-if (!REVIEW && options.answer !== 'approve') throw new Error(`--answer: review or approve, not ${options.answer}`);
-const DETAILS = REVIEW ? '[{"rule_id":"ip_velocity","rule_name":"Many events from this IP address","rule_type":"static","score":25}]' : '[]';
+const ANSWERS = { review: { state: 'review', fired: true }, approve: { state: 'approve', fired: false }, item: { state: 'review', fired: false }, rule: { state: 'approve', fired: true } } as const;
+if (!Object.hasOwn(ANSWERS, options.answer!)) throw new Error(`--answer: review, approve, item or rule, not ${options.answer}`);
+const ANSWER = ANSWERS[options.answer as keyof typeof ANSWERS];
+const REVIEW_TEXT = options.answer !== 'approve' || options['same-size'];
+const DETAILS = REVIEW_TEXT ? '[{"rule_id":"ip_velocity","rule_name":"Many events from this IP address","rule_type":"static","score":25}]' : '[]';
 
 /** Person `i`'s evaluation as the service logs it (`--answer`). */
 function logRecord(i: number): LogRecord {
@@ -93,9 +100,9 @@ function logRecord(i: number): LogRecord {
   const at = new Date(ms).toISOString();
   return {
     id, account_id: 'default', event_type: 'account_register', email, email_domain: 'mail-bench.example', ip: '81.2.69.160', user_id: `u-${i}`,
-    device_hash: (i + 1).toString(16).padStart(64, '0'), state: REVIEW ? 'review' : 'approve', fraud_score: REVIEW ? 25 : 0, rule_set_version: 1, fired: REVIEW ? ['ip_velocity'] : [], unknown: [],
+    device_hash: (i + 1).toString(16).padStart(64, '0'), state: ANSWER.state, fraud_score: ANSWER.state === 'review' ? 25 : 0, rule_set_version: 1, fired: ANSWER.fired ? ['ip_velocity'] : [], unknown: [],
     request: JSON.stringify({ ip: '81.2.69.160', email, event_type: 'account_register', user: { user_id: `u-${i}`, first_name: 'Jane', last_name: 'Doe' }, device_intelligence: { device_hash: (i + 1).toString(16).padStart(64, '0') } }),
-    response: `{"id":"${id}","event_type":"account_register","score":{"details":${DETAILS},"fraud_score":${REVIEW ? 25 : 0},"state":"${REVIEW ? 'review' : 'approve'}"},"dry_run":[],"signals":${REVIEW ? '["ip_velocity"]' : '[]'},"email":{"address":"${email}","normalized":"${email}","domain":"mail-bench.example","canonical":"${email}","deliverable":true,"deliverability":"deliverable","mx_records":[{"exchange":"mx1.mail-bench.example","priority":10}],"disposable":false,"free_provider":false,"role_account":false,"relay":false,"suggested_domain":null},"ip":{"address":"81.2.69.160","version":4,"embedded_ipv4":null,"transition":null,"country_code":"GB","country":"United Kingdom","region":null,"city":null,"postal_code":null,"latitude":null,"longitude":null,"accuracy_radius_km":null,"time_zone":null,"asn":20712,"as_organization":"Andrews & Arnold Ltd","is_tor":false,"is_proxy":false,"is_datacenter":false,"is_vpn":null,"is_bogon":false},"history":{"ip":{"events_1h":52071,"events_24h":52071,"accounts_24h":100},"email":{"events_24h":1,"devices_30d":1,"first_seen":"${at}"},"device":{"events_1h":1,"accounts_30d":1,"first_seen":"${at}"},"user":{"first_seen":"${at}","new_device":null,"new_country":null,"devices_30d":1,"countries_24h":1,"previous":null},"at_least":["ip.accounts_24h"]},"lists":{"block":[],"allow":[]},"unavailable":["ip.vpn"],"evaluated_at":"${at}","took_ms":0.151}`,
+    response: `{"id":"${id}","event_type":"account_register","score":{"details":${DETAILS},"fraud_score":${REVIEW_TEXT ? 25 : 0},"state":"${REVIEW_TEXT ? 'review' : 'approve'}"},"dry_run":[],"signals":${REVIEW_TEXT ? '["ip_velocity"]' : '[]'},"email":{"address":"${email}","normalized":"${email}","domain":"mail-bench.example","canonical":"${email}","deliverable":true,"deliverability":"deliverable","mx_records":[{"exchange":"mx1.mail-bench.example","priority":10}],"disposable":false,"free_provider":false,"role_account":false,"relay":false,"suggested_domain":null},"ip":{"address":"81.2.69.160","version":4,"embedded_ipv4":null,"transition":null,"country_code":"GB","country":"United Kingdom","region":null,"city":null,"postal_code":null,"latitude":null,"longitude":null,"accuracy_radius_km":null,"time_zone":null,"asn":20712,"as_organization":"Andrews & Arnold Ltd","is_tor":false,"is_proxy":false,"is_datacenter":false,"is_vpn":null,"is_bogon":false},"history":{"ip":{"events_1h":52071,"events_24h":52071,"accounts_24h":100},"email":{"events_24h":1,"devices_30d":1,"first_seen":"${at}"},"device":{"events_1h":1,"accounts_30d":1,"first_seen":"${at}"},"user":{"first_seen":"${at}","new_device":null,"new_country":null,"devices_30d":1,"countries_24h":1,"previous":null},"at_least":["ip.accounts_24h"]},"lists":{"block":[],"allow":[]},"unavailable":["ip.vpn"],"evaluated_at":"${at}","took_ms":0.151}`,
     shadow: null,
   };
 }
