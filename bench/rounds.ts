@@ -73,9 +73,9 @@ function threadCpu(pid: number): Map<number, number> {
 }
 
 /**
- * Bytes each thread other than the main one wrote through write(2)-like calls (Linux /proc `wchar`),
- * by thread id: the SQLite writer thread's WAL frames and checkpoints (the main thread's socket
- * writes are left out).
+ * Bytes each thread other than the main one passed to write(2)-like calls (Linux /proc `wchar`: not
+ * what reached the disk), by thread id: the SQLite writer thread's WAL frames and checkpoints (the
+ * main thread's socket writes are left out). Writes still queued at a round's end count in the next.
  */
 function threadWrites(pid: number): Map<number, number> {
   const out = new Map<number, number>();
@@ -164,13 +164,15 @@ try {
         const main = us(pid);
         const total = threads.reduce((s, x) => s + x.us, 0);
         const others = threads.filter((x) => x.tid !== pid).slice(0, 2).map((x) => x.us);
-        const written = Math.max(0, ...[...writesAfter].map(([tid, b]) => b - (writesBefore.get(tid) ?? 0)));
+        // The writer: the busiest thread but the main one (a data-file worker is idle after start-up).
+        const writer = threads.find((x) => x.tid !== pid)?.tid;
+        const written = writer !== undefined && writesAfter.has(writer) ? writesAfter.get(writer)! - (writesBefore.get(writer) ?? 0) : null;
         const r = await ask(target, 'runtime');
         for (const [a, b] of r.stalls ?? []) target.stalls.push({ label: `${label} stall`, from: a, to: b });
         const stallMs = (r.stalls ?? []).map(([a, b]) => Math.round((b - a) / 1000));
         console.log(`${targets.length > 1 ? `[${target.dist}] ` : ''}${label}: ${Math.round(n / result.duration)} req/s, p99 ${result.latency.p99} ms (mean ${result.latency.mean}); ` +
           `loop delay p99 ${r.event_loop_delay_p99_ms} max ${r.event_loop_delay_max_ms} ms, ${stallMs.length} stalls > 30 ms (longest ${Math.max(0, ...stallMs)}); CPU µs/req total ${total}, main ${main}, next threads ${others.join(', ')}; ` +
-          `rss ${mb(r.rss_bytes)} MB heap ${r.heap_used_bytes === undefined ? '?' : mb(r.heap_used_bytes)} MB; written ${(written / n / 1024).toFixed(1)} KiB/req (${(written / n / 4096).toFixed(2)} pages); db ${mb(size(`${target.store}/risk.sqlite`))} MB wal ${mb(size(`${target.store}/risk.sqlite-wal`))} MB`);
+          `rss ${mb(r.rss_bytes)} MB heap ${r.heap_used_bytes === undefined ? '?' : mb(r.heap_used_bytes)} MB; written ${written === null ? '?' : `${(written / n / 1024).toFixed(1)} KiB/req`}; db ${mb(size(`${target.store}/risk.sqlite`))} MB wal ${mb(size(`${target.store}/risk.sqlite-wal`))} MB`);
       }
     }
   }
