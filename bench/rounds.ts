@@ -3,8 +3,8 @@
  * built service with `npm start`'s flags (SQLite), driven as `npm run bench -- --warm-only` drives
  * it (one person repeated, then a new person every request, round after round), printing per round
  * the CPU µs per request of each thread (main, the SQLite writer), the bytes the writer thread wrote
- * (WAL frames and checkpoints), the heap in use and the store's
- * file sizes. CPU per request, not req/s, is the figure to read on a shared machine.
+ * (WAL frames and checkpoints), the heap in use and the store's file sizes. CPU per request, not
+ * req/s, is the figure to read on a shared machine.
  *
  *   npx tsx bench/rounds.ts --rounds 4 --seconds 5
  *   npx tsx bench/rounds.ts --prof        # also a CPU profile per thread (`node --cpu-prof`)
