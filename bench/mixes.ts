@@ -1,5 +1,5 @@
 /**
- * The two request mixes of issue 24, shared by `npm run bench` and bench/profile.ts: person `i`'s
+ * The request mixes of issue 24, shared by `npm run bench` and bench/profile.ts: person `i`'s
  * sign-up (an e-mail, a user and a device of their own), always from one IP. The same `i` every
  * request is one person repeated; a new `i` every request is a new person every request (an
  * account farm's traffic, or a sign-up campaign behind one NAT address).
@@ -10,4 +10,14 @@ export function personBody(i: number, domain: string, ip = '81.2.69.160'): strin
     user: { user_id: `u-${i}`, first_name: 'Jane', last_name: 'Doe' },
     device_intelligence: { device_hash: (i + 1).toString(16).padStart(64, '0') },
   });
+}
+
+/**
+ * A crowd: a new person every request, each from an address of their own (IPv4 in 5.0.0.0/8, outside
+ * the bench data set's generated lists), so nothing the service remembers reaches a rule's threshold
+ * and every answer is `approve`. Beside the two mixes above, it shows what remembering costs when it
+ * does not change the answer (the one-address mixes pass `ip_velocity` and answer `review`).
+ */
+export function crowdBody(i: number, domain: string): string {
+  return personBody(i, domain, `5.${(i >>> 16) & 255}.${(i >>> 8) & 255}.${i & 255}`);
 }

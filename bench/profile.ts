@@ -10,6 +10,7 @@
  *
  *   npm run build && npx tsx bench/profile.ts                   # both mixes, 10 s each, SQLite
  *   npx tsx bench/profile.ts --mix new --seconds 5 --flags=--optimize-for-size
+ *   npx tsx bench/profile.ts --mix crowd        # a new person every request, each from an address of their own
  *   npx tsx bench/profile.ts --postgres                         # on a loopback PostgreSQL
  *   npx tsx bench/profile.ts --postgres --statements            # and the statements it ran (pg_stat_statements)
  *   npx tsx bench/profile.ts --postgres --env RETENTION_DAYS=0   # the service's environment, changed (the log off)
@@ -27,7 +28,7 @@ import { generateKey } from '../src/keys/key.js';
 import { startPostgres } from '../test/support/postgres.js';
 import { writeDataSet } from './data-set.js';
 import { envPairs } from './env-pairs.js';
-import { personBody } from './mixes.js';
+import { crowdBody, personBody } from './mixes.js';
 import { startFlags } from './start-flags.js';
 
 const { values: options } = parseArgs({
@@ -184,7 +185,7 @@ try {
     const result = await autocannon({
       url: `http://127.0.0.1:${port}/v1/risk/evaluate`, method: 'POST', connections: 50, duration: Number(options.seconds),
       headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-      requests: [{ setupRequest: (r) => ({ ...r, body: personBody(mix === 'same' ? 7 : (n += 1), DOMAIN) }) }],
+      requests: [{ setupRequest: (r) => ({ ...r, body: mix === 'same' ? personBody(7, DOMAIN) : mix === 'crowd' ? crowdBody((n += 1), DOMAIN) : personBody((n += 1), DOMAIN) }) }],
     });
     const after = processCpu(child.pid!);
     const to = nowUs();

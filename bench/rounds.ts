@@ -9,6 +9,12 @@
  *   npx tsx bench/rounds.ts --rounds 4 --seconds 5
  *   npx tsx bench/rounds.ts --prof        # also a CPU profile per thread (`node --cpu-prof`)
  *   npx tsx bench/rounds.ts --dist bench/tmp/before,dist --mix new   # two builds, alternately
+ *   npx tsx bench/rounds.ts --mix crowd   # a new person every request, each from an address of their own
+ *
+ * `--mix`: `both` (one person repeated, then a new person every request, both from one address), or
+ * any of `same`, `new`, `crowd`, comma-separated (bench/mixes.ts). After the first round each mix's
+ * answer is printed (state, rules fired), from three more requests of it to the first service: the
+ * one-address mixes answer `review` once memory holds the address's velocity; the crowd should not.
  *
  * Each run also prints the event-loop delay (p99, max) and the stalls: turns where a 5 ms timer
  * fired more than 30 ms late (bench/runtime-probe.mjs); with --prof, the profile's samples within
@@ -24,7 +30,7 @@ import autocannon from 'autocannon';
 import { generateKey } from '../src/keys/key.js';
 import { writeDataSet } from './data-set.js';
 import { envPairs } from './env-pairs.js';
-import { personBody } from './mixes.js';
+import { crowdBody, personBody } from './mixes.js';
 import { startFlags } from './start-flags.js';
 
 const { values: options } = parseArgs({
@@ -48,6 +54,10 @@ const flagsOf = (dist: string) => {
   const beside = join(dist, '..', 'package.json');
   return startFlags(existsSync(beside) ? beside : 'package.json');
 };
+type Mix = 'same' | 'new' | 'crowd';
+/** Read before anything is started, as the flags below. */
+const mixes = (options.mix === 'both' ? 'same,new' : options.mix!).split(',') as Mix[];
+for (const mix of mixes) if (!['same', 'new', 'crowd'].includes(mix)) throw new Error(`--mix: ${mix} is not both, same, new or crowd`);
 /** Read before anything is started: a bad package.json stops the run with nothing left running. */
 const FLAGS = new Map(options.dist!.split(',').map((dist) => [dist, flagsOf(dist)]));
 
@@ -134,7 +144,19 @@ const ask = (target: Target, message: 'runtime' | 'reset') => new Promise<Runtim
 });
 const targets: Target[] = [];
 for (const [i, dist] of options.dist!.split(',').entries()) targets.push(await startTarget(dist, i));
-const mixes = options.mix === 'both' ? (['same', 'new'] as const) : ([options.mix as 'same' | 'new'] as const);
+const bodyOf = (mix: Mix, i: number) => (mix === 'same' ? personBody(7, DOMAIN) : mix === 'new' ? personBody(i, DOMAIN) : crowdBody(i, DOMAIN));
+/** What the mix is answered now: three requests of it (people past the run's), their states and rules fired. */
+async function answers(target: Target, mix: Mix): Promise<string> {
+  const seen: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const response = await fetch(`http://127.0.0.1:${target.port}/v1/risk/evaluate`, {
+      method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: bodyOf(mix, 9_000_000 + i),
+    });
+    const body = await response.json() as { score?: { state: string; details: Array<{ rule_id: string }> } };
+    seen.push(body.score === undefined ? `HTTP ${response.status}` : `${body.score.state} [${body.score.details.map((d) => d.rule_id).join(', ')}]`);
+  }
+  return seen.join('; ');
+}
 const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
 const size = (file: string) => (existsSync(file) ? statSync(file).size : 0);
 /** Each target's next person: both see the same sequence of people. */
@@ -152,7 +174,7 @@ try {
         const result = await autocannon({
           url: `http://127.0.0.1:${target.port}/v1/risk/evaluate`, method: 'POST', connections: 50, duration: Number(options.seconds),
           headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-          requests: [{ setupRequest: (r) => ({ ...r, body: personBody(mix === 'same' ? 7 : (people[t]! += 1), DOMAIN) }) }],
+          requests: [{ setupRequest: (r) => ({ ...r, body: bodyOf(mix, (people[t]! += 1)) }) }],
         });
         const after = threadCpu(pid);
         const writesAfter = threadWrites(pid);
@@ -173,6 +195,7 @@ try {
         console.log(`${targets.length > 1 ? `[${target.dist}] ` : ''}${label}: ${Math.round(n / result.duration)} req/s, p99 ${result.latency.p99} ms (mean ${result.latency.mean}); ` +
           `loop delay p99 ${r.event_loop_delay_p99_ms} max ${r.event_loop_delay_max_ms} ms, ${stallMs.length} stalls > 30 ms (longest ${Math.max(0, ...stallMs)}); CPU µs/req total ${total}, main ${main}, next threads ${others.join(', ')}; ` +
           `rss ${mb(r.rss_bytes)} MB heap ${r.heap_used_bytes === undefined ? '?' : mb(r.heap_used_bytes)} MB; written ${written === null ? '?' : `${(written / n / 1024).toFixed(1)} KiB/req`}; db ${mb(size(`${target.store}/risk.sqlite`))} MB wal ${mb(size(`${target.store}/risk.sqlite-wal`))} MB`);
+        if (round === 1 && t === 0) console.log(`  answered now (${mix}): ${await answers(target, mix)}`);
       }
     }
   }

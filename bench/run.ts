@@ -16,7 +16,7 @@
  *                                 # the batch writer, look-ups, prune and start-up on a log of --rows evaluations
  *   npm run bench -- --metrics-only  # only the metrics' cost: the service with METRICS_PORT set vs unset, A B A B
  *   npm run bench -- --behaviour-only # only behaviour history: evaluate with it on vs off (SQLite, PostgreSQL),
- *                                 # both mixes, memory on vs off; per-key cost at 10, 10,000 and 1,000,000 events;
+ *                                 # both mixes and a crowd (a new person from a new address each request), memory on vs off; per-key cost at 10, 10,000 and 1,000,000 events;
  *                                 # record() as history grows to --history-keys people (4 identifiers each); storage;
  *                                 # the new-person mix on that grown store vs an empty one
  *   npm run bench -- --velocity-only # only velocity counters: 0, 5 and 20 counters per evaluation, both mixes,
@@ -36,7 +36,7 @@ import { generateKey } from '../src/keys/key.js';
 import { startPostgres, type PostgresServer } from '../test/support/postgres.js';
 import { writeDataSet } from './data-set.js';
 import { benchHistory, benchKeyCost, type HistoryFigures, type KeyCostFigures } from './behaviour.js';
-import { personBody } from './mixes.js';
+import { crowdBody, personBody } from './mixes.js';
 import { velocityRulesDir } from './velocity.js';
 import { benchDetection, benchIpAsnLists } from './detection.js';
 import { benchStore, loggedEvaluations, type StoreFigures } from './store.js';
@@ -382,9 +382,12 @@ async function main(): Promise<void> {
    * Memory's cost on the request path (issue 24): the same service as shipped, history and log on,
    * against one with both off (HISTORY_DAYS=0, RETENTION_DAYS=0), A B A B, on the two mixes: one
    * person repeated (same IP, user, device) and a new person every request (new e-mail, user and
-   * device; one IP). `store`: the engine's DATABASE_URL (SQLite by default).
+   * device; one IP). Both pass `ip_velocity`'s thresholds once memory holds the address, and answer
+   * `review`; `crowd` (a new person from an address of their own each request, bench/mixes.ts) is
+   * answered `approve` either way: what remembering costs when it does not change the answer.
+   * `store`: the engine's DATABASE_URL (SQLite by default).
    */
-  const behaviourOnOff = async (label: string, store: Record<string, string>, keys: 'same' | 'new') => {
+  const behaviourOnOff = async (label: string, store: Record<string, string>, keys: 'same' | 'new' | 'crowd') => {
     const start = async (env: Record<string, string>) => {
       const s = await serviceEnv({ ...store, ...env });
       const child = spawnNode(SERVICE, s.env);
@@ -397,7 +400,7 @@ async function main(): Promise<void> {
     let n = 0;
     const init: Partial<autocannon.Options> = keys === 'same'
       ? { body: personBody(7, WARM_DOMAIN) }
-      : { requests: [{ setupRequest: (request) => ({ ...request, body: personBody((n += 1), WARM_DOMAIN) }) }] };
+      : { requests: [{ setupRequest: (request) => ({ ...request, body: keys === 'crowd' ? crowdBody((n += 1), WARM_DOMAIN) : personBody((n += 1), WARM_DOMAIN) }) }] };
     const runsOn: Run[] = [];
     const runsOff: Run[] = [];
     for (let round = 0; round < Math.min(rounds, 3); round += 1) {
@@ -451,7 +454,7 @@ async function main(): Promise<void> {
     try {
       postgres = await startPostgres();
       const onOff = [];
-      for (const keys of ['same', 'new'] as const) {
+      for (const keys of ['same', 'new', 'crowd'] as const) {
         onOff.push(await behaviourOnOff('SQLite', {}, keys));
         onOff.push(await behaviourOnOff('PostgreSQL', { DATABASE_URL: await postgres.createDatabase() }, keys));
       }
