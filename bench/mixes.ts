@@ -1,8 +1,8 @@
 /**
- * The request mixes of issue 24, shared by `npm run bench` and bench/profile.ts: person `i`'s
- * sign-up (an e-mail, a user and a device of their own), always from one IP. The same `i` every
- * request is one person repeated; a new `i` every request is a new person every request (an
- * account farm's traffic, or a sign-up campaign behind one NAT address).
+ * The request mixes of issue 24, shared by `npm run bench`, bench/rounds.ts and bench/profile.ts:
+ * person `i`'s sign-up (an e-mail, a user and a device of their own), from one IP unless given.
+ * The same `i` every request is one person repeated; a new `i` every request is a new person every
+ * request (an account farm's traffic, or a sign-up campaign behind one NAT address).
  */
 export function personBody(i: number, domain: string, ip = '81.2.69.160'): string {
   return JSON.stringify({

@@ -1,7 +1,8 @@
 /**
  * `npx tsx bench/profile.ts`: a CPU profile of the built service (`node --cpu-prof`, main thread)
- * under autocannon load, for the two mixes of `npm run bench` (one person repeated; a new person
- * every request: new e-mail, user and device, one IP), and the functions that took the most self
+ * under autocannon load, for the mixes of `npm run bench` (one person repeated; a new person
+ * every request: new e-mail, user and device, one IP; with `--mix crowd`, a new person from an
+ * address of their own each request), and the functions that took the most self
  * time. What guided the history/log work of issue 24; everything on 127.0.0.1, every run bounded.
  * The service runs with `npm start`'s Node flags (package.json) unless `--flags` names others
  * (`--flags=` for none): the heap's bound and growth change how much the garbage collector works.
@@ -46,6 +47,8 @@ const { values: options } = parseArgs({
     'service-output': { type: 'boolean', default: false },
   },
 });
+const MIXES = options.mix === 'both' ? ['same', 'new'] : [options.mix!];
+for (const mix of MIXES) if (!['same', 'new', 'crowd'].includes(mix)) throw new Error(`--mix: ${mix} is not one of both, same, new, crowd`);
 const KEY = generateKey();
 const DOMAIN = 'mail-bench.example';
 
@@ -156,7 +159,7 @@ async function statements(url: string, evaluations: number) {
 }
 
 try {
-  for (const mix of options.mix === 'both' ? ['same', 'new'] : [options.mix!]) {
+  for (const mix of MIXES) {
     const port = await freePort();
     const dir = mkdtempSync(join(root, `prof-${mix}-`));
     const database = postgres ? await postgres.createDatabase() : `sqlite:${dir}/risk.sqlite`;

@@ -11,8 +11,8 @@
  *   npx tsx bench/rounds.ts --dist bench/tmp/before,dist --mix new   # two builds, alternately
  *   npx tsx bench/rounds.ts --mix crowd   # a new person every request, each from an address of their own
  *
- * `--mix`: `both` (one person repeated, then a new person every request, both from one address), or
- * any of `same`, `new`, `crowd`, comma-separated (bench/mixes.ts). After the first round each mix's
+ * `--mix`: any of `same` (one person repeated), `new` (a new person every request, from one
+ * address), `crowd` and `both` (same and new), comma-separated (bench/mixes.ts). After the first round each mix's
  * answer is printed (state, rules fired), from three more requests of it to the first service: the
  * one-address mixes answer `review` once memory holds the address's velocity; the crowd should not.
  *
@@ -56,8 +56,8 @@ const flagsOf = (dist: string) => {
 };
 type Mix = 'same' | 'new' | 'crowd';
 /** Read before anything is started, as the flags below. */
-const mixes = (options.mix === 'both' ? 'same,new' : options.mix!).split(',') as Mix[];
-for (const mix of mixes) if (!['same', 'new', 'crowd'].includes(mix)) throw new Error(`--mix: ${mix} is not both, same, new or crowd`);
+const mixes = options.mix!.split(',').flatMap((mix) => (mix === 'both' ? ['same', 'new'] : [mix])) as Mix[];
+for (const mix of mixes) if (!['same', 'new', 'crowd'].includes(mix)) throw new Error(`--mix: ${mix} is not one of both, same, new, crowd`);
 /** Read before anything is started: a bad package.json stops the run with nothing left running. */
 const FLAGS = new Map(options.dist!.split(',').map((dist) => [dist, flagsOf(dist)]));
 

@@ -16,7 +16,9 @@
  *                                 # the batch writer, look-ups, prune and start-up on a log of --rows evaluations
  *   npm run bench -- --metrics-only  # only the metrics' cost: the service with METRICS_PORT set vs unset, A B A B
  *   npm run bench -- --behaviour-only # only behaviour history: evaluate with it on vs off (SQLite, PostgreSQL),
- *                                 # both mixes and a crowd (a new person from a new address each request), memory on vs off; per-key cost at 10, 10,000 and 1,000,000 events;
+ *                                 # both mixes and a crowd (a new person from a new address each
+ *                                 # request), memory on vs off; per-key cost at 10, 10,000 and
+ *                                 # 1,000,000 events;
  *                                 # record() as history grows to --history-keys people (4 identifiers each); storage;
  *                                 # the new-person mix on that grown store vs an empty one
  *   npm run bench -- --velocity-only # only velocity counters: 0, 5 and 20 counters per evaluation, both mixes,
