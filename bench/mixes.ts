@@ -21,3 +21,19 @@ export function personBody(i: number, domain: string, ip = '81.2.69.160'): strin
 export function crowdBody(i: number, domain: string): string {
   return personBody(i, domain, `5.${(i >>> 16) & 255}.${(i >>> 8) & 255}.${i & 255}`);
 }
+
+export type Mix = 'same' | 'new' | 'crowd';
+const MIXES: readonly Mix[] = ['same', 'new', 'crowd'];
+
+/** A `--mix` option: mixes, comma-separated, `both` for same and new; an unknown name throws. */
+export function parseMixes(option: string): Mix[] {
+  const mixes = option.split(',').flatMap((mix) => (mix === 'both' ? ['same', 'new'] : [mix]));
+  for (const mix of mixes) if (!MIXES.includes(mix as Mix)) throw new Error(`--mix: ${mix} is not one of both, ${MIXES.join(', ')}`);
+  return mixes as Mix[];
+}
+
+/** The mix's request for person `i` (one person repeated is person 7 whatever `i`). */
+export function mixBody(mix: Mix, i: number, domain: string): string {
+  if (mix === 'same') return personBody(7, domain);
+  return mix === 'crowd' ? crowdBody(i, domain) : personBody(i, domain);
+}

@@ -29,7 +29,7 @@ import { generateKey } from '../src/keys/key.js';
 import { startPostgres } from '../test/support/postgres.js';
 import { writeDataSet } from './data-set.js';
 import { envPairs } from './env-pairs.js';
-import { crowdBody, personBody } from './mixes.js';
+import { mixBody, parseMixes } from './mixes.js';
 import { startFlags } from './start-flags.js';
 
 const { values: options } = parseArgs({
@@ -47,8 +47,7 @@ const { values: options } = parseArgs({
     'service-output': { type: 'boolean', default: false },
   },
 });
-const MIXES = options.mix === 'both' ? ['same', 'new'] : [options.mix!];
-for (const mix of MIXES) if (!['same', 'new', 'crowd'].includes(mix)) throw new Error(`--mix: ${mix} is not one of both, same, new, crowd`);
+const MIXES = parseMixes(options.mix!);
 const KEY = generateKey();
 const DOMAIN = 'mail-bench.example';
 
@@ -188,7 +187,7 @@ try {
     const result = await autocannon({
       url: `http://127.0.0.1:${port}/v1/risk/evaluate`, method: 'POST', connections: 50, duration: Number(options.seconds),
       headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-      requests: [{ setupRequest: (r) => ({ ...r, body: mix === 'same' ? personBody(7, DOMAIN) : mix === 'crowd' ? crowdBody((n += 1), DOMAIN) : personBody((n += 1), DOMAIN) }) }],
+      requests: [{ setupRequest: (r) => ({ ...r, body: mixBody(mix, (n += 1), DOMAIN) }) }],
     });
     const after = processCpu(child.pid!);
     const to = nowUs();

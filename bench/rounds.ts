@@ -12,9 +12,10 @@
  *   npx tsx bench/rounds.ts --mix crowd   # a new person every request, each from an address of their own
  *
  * `--mix`: any of `same` (one person repeated), `new` (a new person every request, from one
- * address), `crowd` and `both` (same and new), comma-separated (bench/mixes.ts). After the first round each mix's
- * answer is printed (state, rules fired), from three more requests of it to the first service: the
- * one-address mixes answer `review` once memory holds the address's velocity; the crowd should not.
+ * address), `crowd` and `both` (same and new), comma-separated (bench/mixes.ts). After the first
+ * round each mix's answer is printed (state, rules fired), from three more requests of it to the
+ * first service: the one-address mixes answer `review` once memory holds the address's velocity;
+ * the crowd should not.
  *
  * Each run also prints the event-loop delay (p99, max) and the stalls: turns where a 5 ms timer
  * fired more than 30 ms late (bench/runtime-probe.mjs); with --prof, the profile's samples within
@@ -30,7 +31,7 @@ import autocannon from 'autocannon';
 import { generateKey } from '../src/keys/key.js';
 import { writeDataSet } from './data-set.js';
 import { envPairs } from './env-pairs.js';
-import { crowdBody, personBody } from './mixes.js';
+import { mixBody, parseMixes, type Mix } from './mixes.js';
 import { startFlags } from './start-flags.js';
 
 const { values: options } = parseArgs({
@@ -54,10 +55,8 @@ const flagsOf = (dist: string) => {
   const beside = join(dist, '..', 'package.json');
   return startFlags(existsSync(beside) ? beside : 'package.json');
 };
-type Mix = 'same' | 'new' | 'crowd';
 /** Read before anything is started, as the flags below. */
-const mixes = options.mix!.split(',').flatMap((mix) => (mix === 'both' ? ['same', 'new'] : [mix])) as Mix[];
-for (const mix of mixes) if (!['same', 'new', 'crowd'].includes(mix)) throw new Error(`--mix: ${mix} is not one of both, same, new, crowd`);
+const mixes = parseMixes(options.mix!);
 /** Read before anything is started: a bad package.json stops the run with nothing left running. */
 const FLAGS = new Map(options.dist!.split(',').map((dist) => [dist, flagsOf(dist)]));
 
@@ -144,13 +143,12 @@ const ask = (target: Target, message: 'runtime' | 'reset') => new Promise<Runtim
 });
 const targets: Target[] = [];
 for (const [i, dist] of options.dist!.split(',').entries()) targets.push(await startTarget(dist, i));
-const bodyOf = (mix: Mix, i: number) => (mix === 'same' ? personBody(7, DOMAIN) : mix === 'new' ? personBody(i, DOMAIN) : crowdBody(i, DOMAIN));
 /** What the mix is answered now: three requests of it (people past the run's), their states and rules fired. */
 async function answers(target: Target, mix: Mix): Promise<string> {
   const seen: string[] = [];
   for (let i = 0; i < 3; i++) {
     const response = await fetch(`http://127.0.0.1:${target.port}/v1/risk/evaluate`, {
-      method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: bodyOf(mix, 9_000_000 + i),
+      method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: mixBody(mix, 9_000_000 + i, DOMAIN),
     });
     const body = await response.json() as { score?: { state: string; details: Array<{ rule_id: string }> } };
     seen.push(body.score === undefined ? `HTTP ${response.status}` : `${body.score.state} [${body.score.details.map((d) => d.rule_id).join(', ')}]`);
@@ -174,7 +172,7 @@ try {
         const result = await autocannon({
           url: `http://127.0.0.1:${target.port}/v1/risk/evaluate`, method: 'POST', connections: 50, duration: Number(options.seconds),
           headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-          requests: [{ setupRequest: (r) => ({ ...r, body: bodyOf(mix, (people[t]! += 1)) }) }],
+          requests: [{ setupRequest: (r) => ({ ...r, body: mixBody(mix, (people[t]! += 1), DOMAIN) }) }],
         });
         const after = threadCpu(pid);
         const writesAfter = threadWrites(pid);

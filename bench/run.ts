@@ -38,7 +38,7 @@ import { generateKey } from '../src/keys/key.js';
 import { startPostgres, type PostgresServer } from '../test/support/postgres.js';
 import { writeDataSet } from './data-set.js';
 import { benchHistory, benchKeyCost, type HistoryFigures, type KeyCostFigures } from './behaviour.js';
-import { crowdBody, personBody } from './mixes.js';
+import { mixBody, personBody } from './mixes.js';
 import { velocityRulesDir } from './velocity.js';
 import { benchDetection, benchIpAsnLists } from './detection.js';
 import { benchStore, loggedEvaluations, type StoreFigures } from './store.js';
@@ -402,7 +402,7 @@ async function main(): Promise<void> {
     let n = 0;
     const init: Partial<autocannon.Options> = keys === 'same'
       ? { body: personBody(7, WARM_DOMAIN) }
-      : { requests: [{ setupRequest: (request) => ({ ...request, body: keys === 'crowd' ? crowdBody((n += 1), WARM_DOMAIN) : personBody((n += 1), WARM_DOMAIN) }) }] };
+      : { requests: [{ setupRequest: (request) => ({ ...request, body: mixBody(keys, (n += 1), WARM_DOMAIN) }) }] };
     const runsOn: Run[] = [];
     const runsOff: Run[] = [];
     for (let round = 0; round < Math.min(rounds, 3); round += 1) {
