@@ -1,9 +1,10 @@
 /**
  * `npx tsx bench/allocations.ts` (after `npm run build`): what one evaluation allocates, and how much
  * of it lives long enough for the garbage collector to copy, in the built service with `npm start`'s
- * flags (SQLite), under the two mixes of `npm run bench`. Bytes per request are a property of the
- * code, not of the machine: unlike CPU time and req/s they hardly move when other jobs share the
- * cores, so a change to the request path can be judged on a busy machine. Printed per mix:
+ * flags (SQLite), under the mixes of `npm run bench` (`--mix crowd` too). Bytes per request are a
+ * property of the code, not of the machine: unlike CPU time and req/s they hardly move when other
+ * jobs share the cores, so a change to the request path can be judged on a busy machine. Printed
+ * per mix:
  *
  *  - allocated, copied within the young generation (survived one scavenge) and promoted to the old
  *    generation (survived two), bytes per request, from `--trace-gc-nvp` over the measured seconds;
@@ -15,6 +16,7 @@
  *
  *   npx tsx bench/allocations.ts                        # both mixes, 4 s warm-up, 10 s measured
  *   npx tsx bench/allocations.ts --mix new --sample --dist var/before/dist,dist
+ *   npx tsx bench/allocations.ts --mix crowd          # a new person from an address of their own each request
  *   npx tsx bench/allocations.ts --postgres --mix new   # the store on a loopback PostgreSQL (a database per service)
  *   npx tsx bench/allocations.ts --mix new --env HISTORY_DAYS=0   # the service's environment changed
  *
@@ -33,7 +35,7 @@ import { freePort } from '../test/support/process.js';
 import { startPostgres } from '../test/support/postgres.js';
 import { writeDataSet } from './data-set.js';
 import { envPairs } from './env-pairs.js';
-import { personBody } from './mixes.js';
+import { mixBody, parseMixes, type Mix } from './mixes.js';
 import { startFlags } from './start-flags.js';
 
 const { values: options } = parseArgs({
@@ -51,6 +53,8 @@ const { values: options } = parseArgs({
   },
 });
 const extraEnv = envPairs(options.env!);
+/** Checked before anything starts. */
+const MIXES = parseMixes(options.mix!);
 // --survivors narrows what --sample counts: alone it means both.
 if (options.survivors) options.sample = true;
 const KEY = generateKey();
@@ -105,7 +109,9 @@ function summarise(head: SampleNode, requests: number, top: number) {
   console.log(`  self:\n${show(self)}\n  inclusive:\n${show(inclusive)}`);
 }
 
-async function measure(dist: string, mix: 'same' | 'new') {
+const MIX_NAMES: Record<Mix, string> = { same: 'one person repeated', new: 'a new person every request', crowd: 'a crowd (a new person from a new address)' };
+
+async function measure(dist: string, mix: Mix) {
   const port = await freePort();
   const store = join(root, `store-${mix}-${dist.replace(/\W/g, '_')}`);
   mkdirSync(store);
@@ -132,7 +138,7 @@ async function measure(dist: string, mix: 'same' | 'new') {
     const load = (seconds: number) => autocannon({
       url: `http://127.0.0.1:${port}/v1/risk/evaluate`, method: 'POST', connections: 50, duration: seconds,
       headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-      requests: [{ setupRequest: (r) => ({ ...r, body: personBody(mix === 'same' ? 7 : (person += 1), DOMAIN) }) }],
+      requests: [{ setupRequest: (r) => ({ ...r, body: mixBody(mix, (person += 1), DOMAIN) }) }],
     });
     const ask = (message: string) => new Promise<void>((resolve) => {
       child.once('message', () => resolve());
@@ -151,7 +157,7 @@ async function measure(dist: string, mix: 'same' | 'new') {
     const window = lines.filter((l) => l.at > end - (to - from));
     const sum = (field: string, kind?: string) => window.filter((l) => kind === undefined || l.kind === kind).reduce((s, l) => s + Number(l.fields[field] ?? 0), 0);
     const count = (kind: string) => window.filter((l) => l.kind === kind).length;
-    console.log(`[${dist}] ${mix === 'same' ? 'one person repeated' : 'a new person every request'}: ${Math.round(n / result.duration)} req/s; per request allocated ${Math.round(sum('allocated') / n)} B, ` +
+    console.log(`[${dist}] ${MIX_NAMES[mix]}: ${Math.round(n / result.duration)} req/s; per request allocated ${Math.round(sum('allocated') / n)} B, ` +
       `copied in the young generation ${Math.round(sum('new_space_survived') / n)} B, promoted ${Math.round(sum('promoted') / n)} B; ` +
       `${count('scavenge')} scavenges (${Math.round(sum('pause', 'scavenge'))} ms paused), ${count('mark-compact')} mark-compacts (${Math.round(sum('pause', 'mark-compact'))} ms)`);
     if (options.sample) summarise((JSON.parse(readFileSync(heap, 'utf8')) as { head: SampleNode }).head, n, Number(options.top));
@@ -167,8 +173,7 @@ async function measure(dist: string, mix: 'same' | 'new') {
 }
 
 try {
-  const mixes = options.mix === 'both' ? (['same', 'new'] as const) : [options.mix as 'same' | 'new'];
-  for (const mix of mixes) for (const dist of options.dist!.split(',')) await measure(dist, mix);
+  for (const mix of MIXES) for (const dist of options.dist!.split(',')) await measure(dist, mix);
 } finally {
   dnsProcess.kill('SIGTERM');
   await postgres?.close();
