@@ -94,6 +94,7 @@ interface KeyState {
 /** `objects` and `hybrid`: a KeyState an identifier (hybrid: its counts in slots). */
 function objectStates(countsInSlots: boolean): Step {
   const cache = new Map<string, KeyState>();
+  let cursor = cache.keys();
   let dirty = new Set<KeyState>();
   const cellKey = new Float64Array((HELD + 1) * SLOT_CELLS);
   const cellN = new Uint32Array((HELD + 1) * SLOT_CELLS);
@@ -112,7 +113,14 @@ function objectStates(countsInSlots: boolean): Step {
       };
       cache.set(id, state);
       if (cache.size > HELD) {
-        const oldestId = cache.keys().next().value as string;
+        // A cursor kept from one eviction to the next (as src/core/map-clock.ts keeps one): a walk
+        // from the oldest end each time would step over every deleted slot the Map still holds.
+        let next = cursor.next();
+        if (next.done === true) {
+          cursor = cache.keys();
+          next = cursor.next();
+        }
+        const oldestId = next.value as string;
         const oldest = cache.get(oldestId)!;
         if (oldest.slot >= 0) free.push(oldest.slot);
         cache.delete(oldestId);
