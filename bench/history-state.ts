@@ -72,6 +72,28 @@ const keyOf = (n: number): Buffer => {
 const batch = Buffer.alloc(1 << 20);
 const BATCH_WRAP = 1 << 19;
 
+/** Adds an event to a cell of the slot's SLOT_CELLS (the cell's own, or the first free one; none past them). */
+function countInSlot(cellKey: Float64Array, cellN: Uint32Array, slot: number, cell: number) {
+  const base = slot * SLOT_CELLS;
+  for (let j = 0; j < SLOT_CELLS; j++) {
+    if (cellN[base + j] === 0) {
+      cellKey[base + j] = cell;
+      cellN[base + j] = 1;
+      return;
+    }
+    if (cellKey[base + j] === cell) {
+      cellN[base + j]! += 1;
+      return;
+    }
+  }
+}
+
+const sumOfSlot = (cellN: Uint32Array, slot: number) => {
+  let total = 0;
+  for (let j = 0; j < SLOT_CELLS; j++) total += cellN[slot * SLOT_CELLS + j]!;
+  return total;
+};
+
 interface KeyState {
   id: string;
   account: string;
@@ -132,18 +154,7 @@ function objectStates(countsInSlots: boolean): Step {
     if (state.counts !== null) {
       state.counts.set(cell, (state.counts.get(cell) ?? 0) + 1);
     } else {
-      const base = state.slot * SLOT_CELLS;
-      for (let j = 0; j < SLOT_CELLS; j++) {
-        if (cellN[base + j] === 0) {
-          cellKey[base + j] = cell;
-          cellN[base + j] = 1;
-          break;
-        }
-        if (cellKey[base + j] === cell) {
-          cellN[base + j]! += 1;
-          break;
-        }
-      }
+      countInSlot(cellKey, cellN, state.slot, cell);
     }
     state.cellsChanged = true;
     dirty.add(state);
@@ -151,7 +162,7 @@ function objectStates(countsInSlots: boolean): Step {
   const sum = (state: KeyState) => {
     let total = 0;
     if (state.counts !== null) state.counts.forEach((n) => (total += n));
-    else for (let j = 0; j < SLOT_CELLS; j++) total += cellN[state.slot * SLOT_CELLS + j]!;
+    else total = sumOfSlot(cellN, state.slot);
     return total;
   };
   const touch = (state: KeyState, member: string, at: number) => {
@@ -248,25 +259,10 @@ function slotStates(): Step {
     dirty[dirtyCount++] = slot;
   };
   const count = (slot: number, cell: number) => {
-    const base = slot * SLOT_CELLS;
-    for (let j = 0; j < SLOT_CELLS; j++) {
-      if (cellN[base + j] === 0) {
-        cellKey[base + j] = cell;
-        cellN[base + j] = 1;
-        break;
-      }
-      if (cellKey[base + j] === cell) {
-        cellN[base + j]! += 1;
-        break;
-      }
-    }
+    countInSlot(cellKey, cellN, slot, cell);
     mark(slot);
   };
-  const sum = (slot: number) => {
-    let total = 0;
-    for (let j = 0; j < SLOT_CELLS; j++) total += cellN[slot * SLOT_CELLS + j]!;
-    return total;
-  };
+  const sum = (slot: number) => sumOfSlot(cellN, slot);
   const touch = (slot: number, kind: number, member: number, at: number) => {
     const m = memberCount[slot]!;
     if (m < SLOT_MEMBERS) {
