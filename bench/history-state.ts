@@ -1,8 +1,9 @@
 /**
  * `npx tsx bench/history-state.ts`: what SQLite history's in-memory state costs the main thread, as
- * the store holds it against fixed slots in shared typed arrays. A prototype for issue 24's next
- * step, not the service's code: no file, no writer thread, no hashing (bench/history-step.ts has
- * them). Per event, a new person's four identifiers (address, e-mail, device, user), all never seen;
+ * the store holds it against fixed slots in typed arrays common to all identifiers. A prototype for
+ * issue 24's next step, not the service's code: no file, no writer thread, no hashing
+ * (bench/history-step.ts has them), no eviction clock (the oldest goes first), no set readings or
+ * first/last-seen columns. Per event, a new person's four identifiers (address, e-mail, device, user), all never seen;
  * each counted in a bucket or two and given a set member, three of them summed first (the facts'
  * reads); every FLUSH_EVERY events the changed ones are encoded into a byte buffer (the write-back's
  * batch); past HELD identifiers the oldest goes. Prints the main thread's CPU µs an event (V8's
@@ -10,7 +11,7 @@
  *
  * - `objects`: as src/store/history-sqlite.ts holds an identifier: a KeyState object with a Map of
  *   counts and a Map of set members, keyed `account \0 hex`, members keyed `kind + hex`.
- * - `slots`: an identifier is a number: its counts and members in shared typed arrays, its key in a
+ * - `slots`: an identifier is a number: its counts and members in typed arrays, its key in a
  *   slab, a Map from its key (latin1) to its slot (as src/history/local-counts.ts keeps its counts).
  *   Simplified: SLOT_CELLS counts and SLOT_MEMBERS members a slot, which a new person never passes;
  *   the real store would need somewhere for the larger sets of a shared address or a farm's device
