@@ -3,11 +3,12 @@
  * the store holds it against fixed slots in typed arrays common to all identifiers. A prototype for
  * issue 24's next step, not the service's code: no file, no writer thread, no hashing
  * (bench/history-step.ts has them), no eviction clock (the oldest goes first), no set readings or
- * first/last-seen columns. Per event, a new person's four identifiers (address, e-mail, device, user), all never seen;
- * each counted in a bucket or two and given a set member, three of them summed first (the facts'
- * reads); every FLUSH_EVERY events the changed ones are encoded into a byte buffer (the write-back's
- * batch); past HELD identifiers the oldest goes. Prints the main thread's CPU µs an event (V8's
- * helper threads, which scavenge in parallel, are not in it) and the collector's pauses.
+ * first/last-seen columns. Per event, a new person's four identifiers (address, e-mail, device,
+ * user), all never seen; each counted in a bucket or two and given a set member, three of them
+ * summed first (the facts' reads); every FLUSH_EVERY events the changed ones are encoded into a
+ * byte buffer (the write-back's batch); past HELD identifiers the oldest goes. Prints the main
+ * thread's CPU µs an event (V8's helper threads, which scavenge in parallel, are not in it) and the
+ * collector's pauses.
  *
  * - `objects`: as src/store/history-sqlite.ts holds an identifier: a KeyState object with a Map of
  *   counts and a Map of set members, keyed `account \0 hex`, members keyed `kind + hex`.
