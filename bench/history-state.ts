@@ -101,6 +101,14 @@ const sumOfSlot = (cellN: Uint32Array, slot: number) => {
   return total;
 };
 
+/** Writes the slot's counted cells (cell, events) into the batch at `o`; returns the end. */
+function encodeSlot(cellKey: Float64Array, cellN: Uint32Array, slot: number, o: number): number {
+  for (let j = slot * SLOT_CELLS; j < (slot + 1) * SLOT_CELLS; j++) {
+    if (cellN[j] !== 0) o = batch.writeUInt32LE(cellN[j]!, batch.writeDoubleLE(cellKey[j]!, o));
+  }
+  return o;
+}
+
 /**
  * The store's KeyState, with fields this step does not use kept so the object is near its size (it
  * lacks place, countries, evicted and the velocity fields: ~32 bytes smaller), and `slot` for hybrid.
@@ -192,10 +200,7 @@ function objectStates(countsInSlots: boolean): Step {
           o = batch.writeUInt32LE(n, batch.writeDoubleLE(cell, o));
         });
       } else {
-        for (let j = 0; j < SLOT_CELLS; j++) {
-          const c = state.slot * SLOT_CELLS + j;
-          if (cellN[c] !== 0) o = batch.writeUInt32LE(cellN[c]!, batch.writeDoubleLE(cellKey[c]!, o));
-        }
+        o = encodeSlot(cellKey, cellN, state.slot, o);
       }
       state.members.forEach((seen, member) => {
         o += batch.write(member, o, 'latin1');
@@ -294,10 +299,7 @@ function slotStates(): Step {
       o %= BATCH_WRAP;
       batch.set(keys.subarray(slot * 16, slot * 16 + 16), o);
       o += 16;
-      for (let j = 0; j < SLOT_CELLS; j++) {
-        const c = slot * SLOT_CELLS + j;
-        if (cellN[c] !== 0) o = batch.writeUInt32LE(cellN[c]!, batch.writeDoubleLE(cellKey[c]!, o));
-      }
+      o = encodeSlot(cellKey, cellN, slot, o);
       for (let m = 0; m < memberCount[slot]!; m++) {
         const from = (slot * SLOT_MEMBERS + m) * MEMBER_SIZE;
         batch.set(memberBytes.subarray(from, from + MEMBER_SIZE), o);

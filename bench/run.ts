@@ -38,7 +38,7 @@ import { generateKey } from '../src/keys/key.js';
 import { startPostgres, type PostgresServer } from '../test/support/postgres.js';
 import { writeDataSet } from './data-set.js';
 import { benchHistory, benchKeyCost, type HistoryFigures, type KeyCostFigures } from './behaviour.js';
-import { mixBody, personBody } from './mixes.js';
+import { mixBody, personBody, type Mix } from './mixes.js';
 import { velocityRulesDir } from './velocity.js';
 import { benchDetection, benchIpAsnLists } from './detection.js';
 import { benchStore, loggedEvaluations, type StoreFigures } from './store.js';
@@ -389,7 +389,7 @@ async function main(): Promise<void> {
    * answered `approve` either way: what remembering costs when it does not change the answer.
    * `store`: the engine's DATABASE_URL (SQLite by default).
    */
-  const behaviourOnOff = async (label: string, store: Record<string, string>, keys: 'same' | 'new' | 'crowd') => {
+  const behaviourOnOff = async (label: string, store: Record<string, string>, keys: Mix) => {
     const start = async (env: Record<string, string>) => {
       const s = await serviceEnv({ ...store, ...env });
       const child = spawnNode(SERVICE, s.env);
@@ -401,7 +401,7 @@ async function main(): Promise<void> {
     const off = await start({ HISTORY_DAYS: '0', RETENTION_DAYS: '0' });
     let n = 0;
     const init: Partial<autocannon.Options> = keys === 'same'
-      ? { body: personBody(7, WARM_DOMAIN) }
+      ? { body: mixBody('same', 0, WARM_DOMAIN) }
       : { requests: [{ setupRequest: (request) => ({ ...request, body: mixBody(keys, (n += 1), WARM_DOMAIN) }) }] };
     const runsOn: Run[] = [];
     const runsOff: Run[] = [];
