@@ -25,9 +25,9 @@ const NOW = Date.now();
 const HOUR = Math.floor(NOW / 3_600_000);
 const MINUTE = Math.floor(NOW / 60_000);
 const IP = key('ip');
-// The history holds set members as hex: both forms start from it, as takeBatch does.
-const people = Array.from({ length: PEOPLE }, (_, i) => ({ email: key(`e${i}`), user: key(`u${i}`), device: key(`d${i}`), userHex: key(`u${i}`).toString('hex'), deviceHex: key(`d${i}`).toString('hex') }));
-const GB = Buffer.from('GB').toString('hex');
+// The history holds keys and set members as text, one character a byte: both forms start from it, as takeBatch does.
+const people = Array.from({ length: PEOPLE }, (_, i) => ({ email: key(`e${i}`), user: key(`u${i}`), device: key(`d${i}`), userText: key(`u${i}`).toString('latin1'), deviceText: key(`d${i}`).toString('latin1') }));
+const GB = 'GB';
 
 /** As the write-back built its message before the binary batch. */
 function rows(): HistoryWrite {
@@ -36,8 +36,8 @@ function rows(): HistoryWrite {
     w.keys.push(['default', p.email, NOW, NOW, null, null, null, null, null, null], ['default', p.user, NOW, NOW, 'GB', null, null, null, 20712, 0], ['default', p.device, NOW, NOW, null, null, null, null, null, null]);
     w.counts.push(['default', p.email, 2, HOUR, 1, NOW], ['default', p.device, 1, MINUTE, 1, NOW]);
     w.members.push(
-      ['default', p.device, 'a', Buffer.from(p.userHex, 'hex'), NOW], ['default', p.email, 'd', Buffer.from(p.deviceHex, 'hex'), NOW],
-      ['default', p.user, 'd', Buffer.from(p.deviceHex, 'hex'), NOW], ['default', p.user, 'c', Buffer.from(GB, 'hex'), NOW], ['default', IP, 'a', Buffer.from(p.userHex, 'hex'), NOW],
+      ['default', p.device, 'a', Buffer.from(p.userText, 'latin1'), NOW], ['default', p.email, 'd', Buffer.from(p.deviceText, 'latin1'), NOW],
+      ['default', p.user, 'd', Buffer.from(p.deviceText, 'latin1'), NOW], ['default', p.user, 'c', Buffer.from(GB, 'latin1'), NOW], ['default', IP, 'a', Buffer.from(p.userText, 'latin1'), NOW],
     );
   }
   return w;
@@ -48,12 +48,12 @@ function batch(): Uint8Array {
   const b = new HistoryBatchEncoder(PEOPLE * 3 * 160);
   const seen = (country: string | null, asn: number | null) => ({ firstSeen: NOW, lastSeen: NOW, country, latitude: null, longitude: null, radiusKm: null, asn, anonymous: asn === null ? null : 0 });
   for (const p of people) {
-    b.subject('default', p.email); b.key(seen(null, null)); b.count(2, HOUR, 1, NOW); b.keyedMember(`d${p.deviceHex}`, NOW);
-    b.subject('default', p.user); b.key(seen('GB', 20712)); b.keyedMember(`d${p.deviceHex}`, NOW); b.keyedMember(`c${GB}`, NOW);
-    b.subject('default', p.device); b.key(seen(null, null)); b.count(1, MINUTE, 1, NOW); b.keyedMember(`a${p.userHex}`, NOW);
+    b.subject('default', p.email); b.key(seen(null, null)); b.count(2, HOUR, 1, NOW); b.member('d', p.deviceText, NOW);
+    b.subject('default', p.user); b.key(seen('GB', 20712)); b.member('d', p.deviceText, NOW); b.member('c', GB, NOW);
+    b.subject('default', p.device); b.key(seen(null, null)); b.count(1, MINUTE, 1, NOW); b.member('a', p.userText, NOW);
   }
   b.subject('default', IP);
-  for (const p of people) b.keyedMember(`a${p.userHex}`, NOW);
+  for (const p of people) b.member('a', p.userText, NOW);
   return b.finish();
 }
 

@@ -43,20 +43,13 @@ export class BatchWriter {
     if (value !== null) this.string(value);
   }
 
-  bytes(value: Uint8Array): void {
+  /** Bytes, or text of one character a byte (latin1; read back by `bytes()` as those bytes). */
+  bytes(value: Uint8Array | string): void {
     this.room(4 + value.length);
     this.buf.writeUInt32LE(value.length, this.at);
-    this.buf.set(value, this.at + 4);
+    if (typeof value === 'string') this.buf.write(value, this.at + 4, value.length, 'latin1');
+    else this.buf.set(value, this.at + 4);
     this.at += 4 + value.length;
-  }
-
-  /** Bytes given as hex text, from character `from` of `text` on (read back by `bytes()` as the bytes). */
-  hex(text: string, from = 0): void {
-    const value = from === 0 ? text : text.slice(from);
-    this.room(4 + value.length / 2);
-    const n = this.buf.write(value, this.at + 4, 'hex');
-    this.buf.writeUInt32LE(n, this.at);
-    this.at += 4 + n;
   }
 
   /** The batch: a view of this writer's own ArrayBuffer (transfer `.buffer`); the writer is not used after. */

@@ -51,7 +51,7 @@ export class HistoryBatchEncoder {
    * The identifier the rows after it are of; `fresh`: never in the file (its first write-back):
    * the writer thread inserts its row without reading for it first.
    */
-  subject(account: string, key: Uint8Array, fresh = false): void {
+  subject(account: string, key: Uint8Array | string, fresh = false): void {
     this.out.u8(fresh ? FRESH_SUBJECT : SUBJECT);
     this.out.string(account);
     this.out.bytes(key);
@@ -80,8 +80,8 @@ export class HistoryBatchEncoder {
     out.number(at);
   }
 
-  /** A set member. */
-  member(kind: string, member: Uint8Array, lastSeen: number): void {
+  /** A set member (as bytes, or as text of one character a byte). */
+  member(kind: string, member: Uint8Array | string, lastSeen: number): void {
     this.out.u8(MEMBER);
     this.out.u8(kind.charCodeAt(0));
     this.out.bytes(member);
@@ -89,25 +89,10 @@ export class HistoryBatchEncoder {
   }
 
   /** A member the set no longer keeps. */
-  evicted(kind: string, member: Uint8Array): void {
+  evicted(kind: string, member: Uint8Array | string): void {
     this.out.u8(EVICTED);
     this.out.u8(kind.charCodeAt(0));
     this.out.bytes(member);
-  }
-
-  /** A set member as the SQLite history's memory keys it (history-sqlite.ts): its kind's character, then the member in hex. */
-  keyedMember(keyed: string, lastSeen: number): void {
-    this.out.u8(MEMBER);
-    this.out.u8(keyed.charCodeAt(0));
-    this.out.hex(keyed, 1);
-    this.out.number(lastSeen);
-  }
-
-  /** A member the set no longer keeps, keyed as `keyedMember`'s. */
-  keyedEvicted(keyed: string): void {
-    this.out.u8(EVICTED);
-    this.out.u8(keyed.charCodeAt(0));
-    this.out.hex(keyed, 1);
   }
 
   velocity(series: string, bucket: number, n: number, expires: number): void {

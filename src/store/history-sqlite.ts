@@ -1,6 +1,5 @@
 import Sqlite from 'better-sqlite3';
-import { mapClock, type ClockVerdict } from '../core/map-clock.js';
-import { GRAIN_HOUR, GRAIN_MINUTE, HOURS_IN_WINDOW, MINUTES_IN_WINDOW, SET_ACCOUNTS, SET_COUNTRIES, SET_DEVICES, SET_KEEP } from '../history/caps.js';
+import { GRAIN_HOUR, GRAIN_MINUTE, HOURS_IN_WINDOW, MINUTES_IN_WINDOW } from '../history/caps.js';
 import { HOUR_MS, MINUTE_MS } from '../history/caps.js';
 import type { HistoryEvent, Prior, SetReading } from '../history/event.js';
 import type { Place } from '../history/place.js';
@@ -12,6 +11,7 @@ import { HistoryBatchEncoder } from './history-batch.js';
 import type { SqliteWriterThread } from './sqlite-log-writer.js';
 import type { HistoryPackedRow } from './schema.js';
 import { devicesIn, forEachCell, PACKED_SQL } from './history-packed.js';
+import { CELLS_CHANGED, COUNT_BYTES, FRESH, HistorySlots, KIND_ACCOUNTS, KIND_CHARS, KIND_COUNTRIES, KIND_DEVICES, kindOf, RECENT, VELOCITY_IN_FILE } from './history-slots.js';
 
 /**
  * SQLite: the process is the store's only writer (README "Store": SQLite is for one process), so
@@ -47,8 +47,9 @@ export const SQLITE_HISTORY_DEFAULTS = {
   maxEntries: 100_000,
   maxBytes: 64 * 2 ** 20,
   /**
-   * Estimated bytes of identifiers kept once written back: eviction brings memory down to this, the
-   * bounds above are the room for changes waiting on a writer behind. Kept to 64 MiB, history was
+   * Estimated bytes of identifiers kept once written back (~35,000 slots: history-slots.ts):
+   * eviction brings memory down to this, the bounds above are the room for changes waiting on a
+   * writer behind. Kept to 64 MiB (when an identifier was objects of its own), history was
    * the largest part of the service's live heap (under `--max-old-space-size=224`) with new people
    * streaming in, and the p99 grew round after round (bench/rounds.ts --mix new, six rounds of
    * 10 s: 144 → 233 ms). A person met again after eviction costs a read of the file per identifier.
@@ -65,49 +66,6 @@ const FLUSH_IN_FLIGHT = 4;
 /** A read waits at most this long for a lock (only a checkpoint's brief one, in WAL mode). */
 const READ_BUSY_TIMEOUT_MS = 20;
 
-interface KeyState {
-  id: string;
-  account: string;
-  key: Buffer;
-  firstSeen: number | null;
-  lastSeen: number | null;
-  place: Place | null;
-  /** grain * 1e9 + bucket → events. */
-  counts: Map<number, number>;
-  /** Its set members, all kinds in one Map: kind + member hex → last seen. */
-  members: Map<string, number>;
-  /** Members held of each kind (SET_ACCOUNTS, SET_DEVICES, SET_COUNTRIES). */
-  accounts: number;
-  devices: number;
-  countries: number;
-  /**
-   * Members the set no longer keeps, as `members` keyed them, until written back (null until
-   * then). What else changed is not marked one by one: a write-back sends all that the identifier
-   * holds (see `takeBatch`), if an event changed any of it (`cellsChanged`).
-   */
-  evicted: string[] | null;
-  /** An event counted it, touched a member or saw it since its last write-back: not a velocity counter alone. */
-  cellsChanged: boolean;
-  /** Write-backs sent and not yet answered. */
-  inFlight: number;
-  bytes: number;
-  /** The last event that touched it (or when it was read), for pruning memory as the file is pruned. */
-  touchedAt: number;
-  /** Touched since the last eviction pass walked past it: that pass keeps it (see `evict`). */
-  recent: boolean;
-  /**
-   * Velocity counters under this key (history/velocity.ts): series → bucket → events and the minute
-   * it expires. Null until a counter first reads or counts it (then read from the file, if `velocityInFile`).
-   */
-  velocity: Map<string, Map<number, VelocityCell>> | null;
-  /** The file may hold velocity cells of this key not read yet: false for a key never seen, or being erased. */
-  velocityInFile: boolean;
-  /** Not in the file (the key filter said so) and not yet sent to be written: its write-back inserts without a read. */
-  fresh: boolean;
-  /** series + '\u0000' + bucket */
-  dirtyVelocity: Set<string> | null;
-}
-
 /** A row of `history_packed` as the reader selects it (PACKED_SQL.read: its key's columns and reverse entries left out). */
 type PackedReadRow = Omit<HistoryPackedRow, 'account_id' | 'key' | 'reverse' | 'oldest'>;
 
@@ -118,24 +76,13 @@ interface VelocityCell {
 
 /** Past this share of either bound, every event evicts a little (see `evict`). */
 const EVICT_TO = 0.9;
-/** Identifiers the eviction cursor walks over per event, at most: an event adds four, and a few velocity keys. */
+/** Slots the eviction hand walks over per event, at most: an event adds four identifiers, and a few velocity keys. */
 const EVICT_STEP = 32;
 
 const cell = (grain: number, bucket: number) => grain * 1e9 + bucket;
-/** A set member as an identifier's `members` keys it: the kind's character, then the member in hex. */
-const memberKey = (kind: string, member: Buffer) => kind + member.toString('hex');
-/**
- * Heap bytes per identifier, its counters and its set members, as V8 holds them (Node 24): the
- * history review measured ~1,335 bytes per identifier at steady state (heap used after GC over
- * 100,000 identifiers, half with 2 counters and 1 member, half with 1 counter); these constants
- * give 1,320 for that mix, so the documented 64 MiB bound is a real one. That was when an
- * identifier held sets of its changes, made on every event (at the bound, ~35 MB more heap in
- * bench/history-step.ts than once they were made only when needed), and a Map for each kind of
- * set; it now holds neither (KeyState), so these over-estimate, on the safe side.
- */
-const BASE_BYTES = 1_150;
-const MEMBER_BYTES = 160;
-const COUNT_BYTES = 60;
+const grainOf = (c: number) => (c >= 2e9 ? GRAIN_HOUR : GRAIN_MINUTE);
+/** A slot's time (NaN: none) as the answer has it. */
+const orNull = (t: number) => (Number.isNaN(t) ? null : t);
 
 export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
   const o = { ...SQLITE_HISTORY_DEFAULTS, ...options };
@@ -145,9 +92,20 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
   const selectCells = reader.prepare(PACKED_SQL.cells).pluck();
 
   const known: KeyFilter = o.filter ?? loadKeyFilter(reader);
-  const cache = new Map<string, KeyState>();
-  const dirty = new Set<KeyState>();
-  let bytes = 0;
+  const slots = new HistorySlots();
+  /** Slots with changes not yet sent to the writer, in the order they changed. */
+  const dirty = new Set<number>();
+  /**
+   * Members a set no longer keeps (kind character + member), until written back; velocity
+   * counters under a key (history/velocity.ts): series → bucket → events and the minute it expires,
+   * made when a counter first reads or counts the key (then read from the file, if VELOCITY_IN_FILE),
+   * and those changed since the last write-back (series + '\u0000' + bucket). Few slots have any.
+   */
+  const evicted = new Map<number, string[]>();
+  const velocity = new Map<number, Map<string, Map<number, VelocityCell>>>();
+  const dirtyVelocity = new Map<number, Set<string>>();
+  /** The eviction clock's hand: the slot it looks at next (see `evict`). */
+  let hand = 0;
   let failed = 0;
   let refused = 0;
   let pruned = 0;
@@ -156,99 +114,89 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
   let closed = false;
   /** The prune running, if one is: one at a time, and close() waits for it (its batches go to the writer thread, released after). */
   let pruning: Promise<number> | null = null;
-  /** Being erased: read as empty from the file until the writer thread has deleted them. */
+  /** Being erased, as account + '\u0000' + key as text: read as empty from the file until the writer thread has deleted them. */
   const erasingKeys = new Set<string>();
   const erasingMembers = new Set<string>();
   /** Devices of a person being erased: their velocity counters read as empty until the file's are deleted. */
   const erasingVelocity = new Set<string>();
+  const idOf = (slot: number) => `${slots.account[slot]!}\u0000${slots.name[slot]!}`;
 
-  const load = (account: string, key: Buffer, id: string, minute: number, hour: number): KeyState => {
-    const state: KeyState = {
-      id, account, key, firstSeen: null, lastSeen: null, place: null, counts: new Map(), members: new Map(), accounts: 0, devices: 0, countries: 0,
-      evicted: null, cellsChanged: false, inFlight: 0, bytes: BASE_BYTES, touchedAt: 0, recent: false,
-      velocity: null, velocityInFile: true, dirtyVelocity: null, fresh: false,
-    };
-    if (erasingKeys.has(id)) {
+  /** A slot for a key not held: what the file has of it, unless the key filter says it has nothing. */
+  const load = (account: string, key: Buffer, name: string, minute: number, hour: number): number => {
+    const slot = slots.take(account, name);
+    if (erasingKeys.size > 0 && erasingKeys.has(`${account}\u0000${name}`)) {
       // Whatever it gets now is written to the file: the filter must know the key.
       known.add(key);
-      state.velocityInFile = false;
-      return state;
+      return slot;
     }
     // Never seen: nothing to read. From now on it may be in the file (its write-back is coming).
     if (!known.mayHave(key)) {
       known.add(key);
-      state.velocityInFile = false;
-      state.fresh = true;
-      return state;
+      slots.flags[slot]! |= FRESH;
+      return slot;
     }
+    slots.flags[slot]! |= VELOCITY_IN_FILE;
     const row = selectRow.get(account, key) as PackedReadRow | undefined;
-    if (row === undefined) return state;
+    if (row === undefined) return slot;
     if (row.first_seen !== null) {
-      state.firstSeen = row.first_seen;
-      state.lastSeen = row.last_seen;
-      state.place = { country: row.country, latitude: row.latitude, longitude: row.longitude, radiusKm: row.radius_km, asn: row.asn, anonymous: row.anonymous === null ? null : row.anonymous === 1 };
+      slots.firstSeen[slot] = row.first_seen;
+      slots.lastSeen[slot] = row.last_seen ?? NaN;
+      slots.place[slot] = { country: row.country, latitude: row.latitude, longitude: row.longitude, radiusKm: row.radius_km, asn: row.asn, anonymous: row.anonymous === null ? null : row.anonymous === 1 };
     }
     forEachCell(row.cells, (grain, bucket, n) => {
       // Counters out of their window (not pruned yet) are left out, as no window reads them.
       if (grain === GRAIN_MINUTE ? bucket <= minute - MINUTES_IN_WINDOW : bucket <= hour - HOURS_IN_WINDOW) return;
-      state.counts.set(cell(grain, bucket), n);
-      state.bytes += COUNT_BYTES;
+      slots.count(slot, cell(grain, bucket), n);
     }, (code, b, start, end, seen) => {
-      const kind = String.fromCharCode(code);
-      const hex = b.toString('hex', start, end);
-      if (kind === SET_ACCOUNTS && erasingMembers.has(`${account}\u0000${hex}`)) return;
-      state.members.set(kind + hex, seen);
-      resize(state, kind, 1);
-      state.bytes += MEMBER_BYTES;
+      const kind = kindOf(String.fromCharCode(code));
+      if (kind < 0) return;
+      const member = b.toString('latin1', start, end);
+      if (kind === KIND_ACCOUNTS && erasingMembers.has(`${account}\u0000${member}`)) return;
+      slots.put(slot, kind, member, seen);
     });
-    return state;
+    return slot;
   };
 
-  const stateOf = (account: string, key: Buffer, event: Pick<HistoryEvent, 'minute' | 'hour' | 'at'>): KeyState => {
-    const id = `${account}\u0000${key.toString('hex')}`;
-    let state = cache.get(id);
-    if (state === undefined) {
-      state = load(account, key, id, event.minute, event.hour);
-      bytes += state.bytes;
-      cache.set(id, state);
+  const slotOf = (account: string, key: Buffer, event: Pick<HistoryEvent, 'minute' | 'hour' | 'at'>): number => {
+    const name = key.toString('latin1');
+    let slot = slots.find(account, name);
+    if (slot < 0) {
+      slot = load(account, key, name, event.minute, event.hour);
     } else {
-      // Marked, not moved: a delete and a set per hit grew the Map's chains of deleted slots, and
-      // a hot identifier's look-up slowed with every event (bench/rounds.ts: 0.2 ms an evaluation
-      // at 60,000 identifiers held). The eviction pass moves what is marked.
-      state.recent = true;
+      // Marked, not moved: the eviction clock passes over it once (see `evict`).
+      slots.flags[slot]! |= RECENT;
     }
-    state.touchedAt = Math.max(state.touchedAt, event.at);
-    return state;
+    slots.touchedAt[slot] = Math.max(slots.touchedAt[slot]!, event.at);
+    return slot;
   };
 
   /** The key's velocity cells, read from the file the first time a counter needs them. */
-  const velocityOf = (state: KeyState, minute: number) => {
-    if (state.velocity !== null) return state.velocity;
-    const velocity = new Map<string, Map<number, VelocityCell>>();
-    state.velocity = velocity;
-    if (!state.velocityInFile || erasingVelocity.has(state.id)) return velocity;
-    state.velocityInFile = false;
-    for (const r of selectVelocity.all(state.account, state.key, minute) as Array<{ series: string; bucket: number; n: number; expires: number }>) {
-      let cells = velocity.get(r.series);
-      if (cells === undefined) velocity.set(r.series, (cells = new Map()));
-      cells.set(r.bucket, { n: r.n, expires: r.expires });
-      state.bytes += COUNT_BYTES;
-      bytes += COUNT_BYTES;
+  const velocityOf = (slot: number, minute: number) => {
+    let cells = velocity.get(slot);
+    if (cells !== undefined) return cells;
+    velocity.set(slot, (cells = new Map()));
+    if ((slots.flags[slot]! & VELOCITY_IN_FILE) === 0 || erasingVelocity.has(idOf(slot))) return cells;
+    slots.flags[slot]! &= ~VELOCITY_IN_FILE;
+    const key = Buffer.from(slots.name[slot]!, 'latin1');
+    for (const r of selectVelocity.all(slots.account[slot]!, key, minute) as Array<{ series: string; bucket: number; n: number; expires: number }>) {
+      let series = cells.get(r.series);
+      if (series === undefined) cells.set(r.series, (series = new Map()));
+      series.set(r.bucket, { n: r.n, expires: r.expires });
+      slots.addBytes(slot, COUNT_BYTES);
     }
-    return velocity;
+    return cells;
   };
 
   /** Events of one series in buckets (from, to]; cells no window reads any more are forgotten (the file's are pruned). */
-  const velocitySum = (state: KeyState, series: string, from: number, to: number, minute: number) => {
-    const cells = velocityOf(state, minute).get(series);
+  const velocitySum = (slot: number, series: string, from: number, to: number, minute: number) => {
+    const cells = velocityOf(slot, minute).get(series);
     if (cells === undefined) return 0;
     let total = 0;
     for (const [bucket, c] of cells) {
       if (c.expires <= minute) {
         cells.delete(bucket);
-        state.dirtyVelocity?.delete(`${series}\u0000${bucket}`);
-        state.bytes -= COUNT_BYTES;
-        bytes -= COUNT_BYTES;
+        dirtyVelocity.get(slot)?.delete(`${series}\u0000${bucket}`);
+        slots.addBytes(slot, -COUNT_BYTES);
       } else if (bucket > from && bucket <= to) {
         total += c.n;
       }
@@ -256,151 +204,100 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
     return total;
   };
 
-  const velocityCount = (state: KeyState, series: string, bucket: number, expires: number, minute: number) => {
-    const velocity = velocityOf(state, minute);
-    let cells = velocity.get(series);
-    if (cells === undefined) velocity.set(series, (cells = new Map()));
+  const velocityCount = (slot: number, series: string, bucket: number, expires: number, minute: number) => {
+    const all = velocityOf(slot, minute);
+    let cells = all.get(series);
+    if (cells === undefined) all.set(series, (cells = new Map()));
     const c = cells.get(bucket);
     if (c === undefined) {
       cells.set(bucket, { n: 1, expires });
-      state.bytes += COUNT_BYTES;
-      bytes += COUNT_BYTES;
+      slots.addBytes(slot, COUNT_BYTES);
     } else {
       c.n += 1;
       c.expires = Math.max(c.expires, expires);
     }
-    (state.dirtyVelocity ??= new Set()).add(`${series}\u0000${bucket}`);
-    markDirty(state);
+    let changed = dirtyVelocity.get(slot);
+    if (changed === undefined) dirtyVelocity.set(slot, (changed = new Set()));
+    changed.add(`${series}\u0000${bucket}`);
+    dirty.add(slot);
   };
 
-  const sizeOf = (state: KeyState, kind: string) => (kind === SET_ACCOUNTS ? state.accounts : kind === SET_DEVICES ? state.devices : kind === SET_COUNTRIES ? state.countries : 0);
-  const resize = (state: KeyState, kind: string, by: number) => {
-    if (kind === SET_ACCOUNTS) state.accounts += by;
-    else if (kind === SET_DEVICES) state.devices += by;
-    else if (kind === SET_COUNTRIES) state.countries += by;
+  /** `member`: the event's own member of the set (its key as text), or null. */
+  const reading = (slot: number, kind: number, member: string | null, since: number): SetReading => ({
+    count: slots.countSince(slot, kind, since),
+    current: member === null ? null : slots.seenOf(slot, kind, member),
+  });
+
+  const count = (slot: number, grain: number, bucket: number) => {
+    slots.count(slot, cell(grain, bucket), 1);
+    slots.flags[slot]! |= CELLS_CHANGED;
+    dirty.add(slot);
   };
 
-  // forEach, not for-of over entries: a for-of makes an [key, value] array per entry, and the
-  // shared address's 84 counters and ~100 accounts are walked on every event (bench/allocations.ts:
-  // 7 KB a new person in touch() alone).
-  const sum = (state: KeyState, grain: number, from: number, to: number) => {
-    let total = 0;
-    state.counts.forEach((n, c) => {
-      const bucket = c - grain * 1e9;
-      if (bucket > from && bucket <= to) total += n;
-      else if (bucket >= 0 && bucket < 1e9 && bucket <= from) {
-        // Out of its window for good: forgotten (the file's copy is pruned off the request path).
-        state.counts.delete(c);
-        state.bytes -= COUNT_BYTES;
-        bytes -= COUNT_BYTES;
-      }
-    });
-    return total;
-  };
-
-  /** `km`: the member as `members` keys it (`memberKey`), or null. */
-  const reading = (state: KeyState, kind: string, km: string | null, since: number): SetReading => {
-    const size = sizeOf(state, kind);
-    if (size === 0) return { count: 0, current: null };
-    let count = 0;
-    if (size === state.members.size) {
-      // The only kind it holds (an address's or a device's accounts, an e-mail address's devices).
-      state.members.forEach((seen) => {
-        if (seen >= since) count += 1;
-      });
-    } else {
-      const code = kind.charCodeAt(0);
-      state.members.forEach((seen, km) => {
-        if (seen >= since && km.charCodeAt(0) === code) count += 1;
-      });
+  const touch = (slot: number, kind: number, member: string, at: number) => {
+    const trimmed = slots.touch(slot, kind, member, at);
+    if (trimmed !== null) {
+      const list = evicted.get(slot);
+      if (list === undefined) evicted.set(slot, [trimmed]);
+      else list.push(trimmed);
     }
-    return { count: Math.min(count, SET_KEEP), current: km === null ? null : (state.members.get(km) ?? null) };
+    slots.flags[slot]! |= CELLS_CHANGED;
+    dirty.add(slot);
   };
 
-  const markDirty = (state: KeyState) => {
-    dirty.add(state);
-  };
-
-  const count = (state: KeyState, grain: number, bucket: number) => {
-    const c = cell(grain, bucket);
-    const before = state.counts.get(c);
-    state.counts.set(c, (before ?? 0) + 1);
-    if (before === undefined) {
-      state.bytes += COUNT_BYTES;
-      bytes += COUNT_BYTES;
+  const seenAt = (slot: number, at: number, place: Place | null) => {
+    const first = slots.firstSeen[slot]!;
+    slots.firstSeen[slot] = Number.isNaN(first) ? at : Math.min(first, at);
+    const last = slots.lastSeen[slot]!;
+    if (Number.isNaN(last) || at >= last) {
+      slots.lastSeen[slot] = at;
+      slots.place[slot] = place;
     }
-    state.cellsChanged = true;
-    markDirty(state);
+    slots.flags[slot]! |= CELLS_CHANGED;
+    dirty.add(slot);
   };
 
-  const touch = (state: KeyState, kind: string, km: string, at: number) => {
-    const { members } = state;
-    const before = members.get(km);
-    members.set(km, Math.max(before ?? at, at));
-    if (before === undefined) {
-      state.bytes += MEMBER_BYTES;
-      bytes += MEMBER_BYTES;
-      resize(state, kind, 1);
-      // The set keeps its most recent members only (as PostgreSQL's statement trims it).
-      if (sizeOf(state, kind) > SET_KEEP + 1) {
-        const code = kind.charCodeAt(0);
-        let oldest: string | null = null;
-        let oldestSeen = Infinity;
-        members.forEach((seen, m) => {
-          if (seen < oldestSeen && m !== km && m.charCodeAt(0) === code) {
-            oldest = m;
-            oldestSeen = seen;
-          }
-        });
-        members.delete(oldest!);
-        (state.evicted ??= []).push(oldest!);
-        resize(state, kind, -1);
-        state.bytes -= MEMBER_BYTES;
-        bytes -= MEMBER_BYTES;
-      }
-    }
-    state.cellsChanged = true;
-    markDirty(state);
-  };
-
-  const seenAt = (state: KeyState, at: number, place: Place | null) => {
-    state.firstSeen = state.firstSeen === null ? at : Math.min(state.firstSeen, at);
-    if (state.lastSeen === null || at >= state.lastSeen) {
-      state.lastSeen = at;
-      state.place = place;
-    }
-    state.cellsChanged = true;
-    markDirty(state);
+  /** Forgets a slot and what it holds beside its columns. */
+  const forget = (slot: number) => {
+    evicted.delete(slot);
+    velocity.delete(slot);
+    dirtyVelocity.delete(slot);
+    slots.release(slot);
   };
 
   /**
-   * Eviction is a second-chance clock over the Map's insertion order (src/core/map-clock.ts): an
-   * identifier touched since the cursor last passed it moves to the newest end, unmarked, instead
-   * of going. Once memory is past EVICT_TO of a bound, or past keepBytes if that is lower, every
-   * event moves the cursor over at most EVICT_STEP identifiers (more than an event adds), down to
-   * keepBytes (and EVICT_TO of the entries), so memory stays under the bounds with a few
-   * microseconds per event, never a pass over thousands at once (bench/rounds.ts: such a pass held
-   * the event loop for milliseconds, in the stalls behind the new-person mix's p99). Should memory
-   * still be past a bound (identifiers waiting to be written cannot go), a whole pass runs, down to
-   * EVICT_TO of both.
+   * Eviction is a second-chance clock over the slots (CLOCK): the hand walks them in turn, round and
+   * round; an identifier touched since the hand last passed it is unmarked and passed over, one
+   * with changes waiting to be written (or being written) is passed over, any other is forgotten,
+   * its slot taken by the next new identifier (behind the hand: the last it comes back to). Near
+   * enough least recently used, without moving anything on a hit. Once memory is past EVICT_TO of a
+   * bound, or past keepBytes if that is lower, every event moves the hand over at most EVICT_STEP
+   * slots (more than an event adds), down to keepBytes (and EVICT_TO of the entries), so memory stays
+   * under the bounds with a few microseconds per event, never a pass over thousands at once
+   * (bench/rounds.ts: such a pass held the event loop for milliseconds, in the stalls behind the
+   * new-person mix's p99). Should memory still be past a bound (identifiers waiting to be written
+   * cannot go), a whole pass runs (two rounds at most: the first may only unmark), down to EVICT_TO
+   * of both.
    */
-  const clock = mapClock(cache, (_id, state): ClockVerdict => {
-    if (dirty.has(state) || state.inFlight > 0) return 'skip';
-    if (state.recent) {
-      // Met again by the cursor, unmarked, if everything held is recent.
-      state.recent = false;
-      return 'again';
+  const evictSome = (limit: number, entries: number, heldBytes: number) => {
+    const walk = Math.min(limit, slots.made * 2);
+    for (let walked = 0; walked < walk && (slots.held > entries || slots.bytes > heldBytes); walked++) {
+      if (hand >= slots.made) hand = 0;
+      const slot = hand++;
+      if (!slots.isUsed(slot) || dirty.has(slot) || slots.inFlight[slot]! > 0) continue;
+      if ((slots.flags[slot]! & RECENT) !== 0) {
+        slots.flags[slot]! &= ~RECENT;
+        continue;
+      }
+      forget(slot);
     }
-    bytes -= state.bytes;
-    return 'evict';
-  });
-  const evictSome = (limit: number, entries: number, heldBytes: number) => clock(limit, () => cache.size > entries || bytes > heldBytes);
+  };
   const evict = () => {
     const entries = o.maxEntries * EVICT_TO;
     const heldBytes = o.maxBytes * EVICT_TO;
     const keptBytes = Math.min(o.keepBytes, heldBytes);
-    if (cache.size <= entries && bytes <= keptBytes) return;
-    if (cache.size <= o.maxEntries && bytes <= o.maxBytes) return evictSome(EVICT_STEP, entries, keptBytes);
+    if (slots.held <= entries && slots.bytes <= keptBytes) return;
+    if (slots.held <= o.maxEntries && slots.bytes <= o.maxBytes) return evictSome(EVICT_STEP, entries, keptBytes);
     evictSome(Infinity, entries, heldBytes);
   };
 
@@ -422,60 +319,73 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
    * address's set is written whole (~100 members), once a write-back, for ~100 people's events.
    * Marking each change instead took two Sets an identifier and a look-up a change: ~15 % of the
    * history's own main-thread time in a profile of the new-person mix. A write-back the writer
-   * refuses is not sent again as such, but the identifier's next one carries all it holds.
+   * refuses is not sent again as such, but the identifier's next one carries all it holds. Each
+   * slot taken goes with its generation: one forgotten meanwhile (an erasure) and taken again is
+   * not the one the answer is for.
    */
-  const takeBatch = (): { states: KeyState[]; batch: Uint8Array } => {
-    const states: KeyState[] = [];
+  const takeBatch = (): { taken: number[]; generations: number[]; batch: Uint8Array } => {
+    const taken: number[] = [];
+    const generations: number[] = [];
     // ~150 bytes a new person's identifier takes, ~30 a member of a shared address's set (it grows).
     const batch = new HistoryBatchEncoder(Math.min(dirty.size, o.flushBatch) * 160);
-    for (const state of dirty) {
-      if (states.length >= o.flushBatch) break;
-      dirty.delete(state);
-      states.push(state);
-      state.inFlight += 1;
-      batch.subject(state.account, state.key, state.fresh);
-      state.fresh = false;
-      const cells = state.cellsChanged;
-      state.cellsChanged = false;
-      if (cells && state.firstSeen !== null && state.lastSeen !== null) {
-        const p = state.place;
-        batch.key({
-          firstSeen: state.firstSeen, lastSeen: state.lastSeen, country: p?.country ?? null, latitude: p?.latitude ?? null, longitude: p?.longitude ?? null,
-          radiusKm: p?.radiusKm ?? null, asn: p?.asn ?? null, anonymous: p === null || p.anonymous === null ? null : p.anonymous ? 1 : 0,
-        });
+    // The slot being written, for the walks' callbacks (made once a batch, not once a slot).
+    let touchedAt = 0;
+    let minuteFrom = 0;
+    let hourFrom = 0;
+    // Counters out of the window of the key's latest event are forgotten, not written: the file
+    // may have dropped them already (history-packed.ts), and no window reads them. (An event sums
+    // each grain it counts first, which forgets them too: this is the guard.)
+    const stale = (c: number) => (grainOf(c) === GRAIN_HOUR ? c - 2e9 <= hourFrom : c - 1e9 <= minuteFrom);
+    const writeCount = (c: number, n: number) => {
+      const grain = grainOf(c);
+      const bucket = c - grain * 1e9;
+      // The key's latest event, within the bucket (an event of a later bucket may have touched it since).
+      batch.count(grain, bucket, n, Math.min(touchedAt, (bucket + 1) * (grain === GRAIN_HOUR ? HOUR_MS : MINUTE_MS) - 1));
+    };
+    const writeMember = (kind: number, member: string, seen: number) => batch.member(KIND_CHARS[kind]!, member, seen);
+    for (const slot of dirty) {
+      if (taken.length >= o.flushBatch) break;
+      dirty.delete(slot);
+      taken.push(slot);
+      generations.push(slots.generation[slot]!);
+      slots.inFlight[slot]! += 1;
+      const flags = slots.flags[slot]!;
+      slots.flags[slot] = flags & ~(FRESH | CELLS_CHANGED);
+      batch.subject(slots.account[slot]!, slots.name[slot]!, (flags & FRESH) !== 0);
+      if ((flags & CELLS_CHANGED) !== 0) {
+        const first = slots.firstSeen[slot]!;
+        const last = slots.lastSeen[slot]!;
+        if (!Number.isNaN(first) && !Number.isNaN(last)) {
+          const p = slots.place[slot] ?? null;
+          batch.key({
+            firstSeen: first, lastSeen: last, country: p?.country ?? null, latitude: p?.latitude ?? null, longitude: p?.longitude ?? null,
+            radiusKm: p?.radiusKm ?? null, asn: p?.asn ?? null, anonymous: p === null || p.anonymous === null ? null : p.anonymous ? 1 : 0,
+          });
+        }
+        touchedAt = slots.touchedAt[slot]!;
+        minuteFrom = Math.floor(touchedAt / MINUTE_MS) - MINUTES_IN_WINDOW;
+        hourFrom = Math.floor(touchedAt / HOUR_MS) - HOURS_IN_WINDOW;
+        slots.eachCount(slot, stale, writeCount);
+        slots.eachMember(slot, writeMember);
       }
-      if (cells) {
-        // Counters out of the window of the key's latest event are forgotten, not written: the
-        // file may have dropped them already (history-packed.ts), and no window reads them. (An
-        // event sums each grain it counts first, which forgets them too: this is the guard.)
-        const minuteFrom = Math.floor(state.touchedAt / MINUTE_MS) - MINUTES_IN_WINDOW;
-        const hourFrom = Math.floor(state.touchedAt / HOUR_MS) - HOURS_IN_WINDOW;
-        state.counts.forEach((n, c) => {
-          const grain = c >= 2e9 ? GRAIN_HOUR : GRAIN_MINUTE;
-          const bucket = c - grain * 1e9;
-          if (bucket <= (grain === GRAIN_HOUR ? hourFrom : minuteFrom)) {
-            state.counts.delete(c);
-            state.bytes -= COUNT_BYTES;
-            bytes -= COUNT_BYTES;
-            return;
-          }
-          // The key's latest event, within the bucket (an event of a later bucket may have touched it since).
-          batch.count(grain, bucket, n, Math.min(state.touchedAt, (bucket + 1) * (grain === GRAIN_HOUR ? HOUR_MS : MINUTE_MS) - 1));
-        });
-        state.members.forEach((seen, km) => batch.keyedMember(km, seen));
+      const trimmed = evicted.get(slot);
+      if (trimmed !== undefined) {
+        for (const km of trimmed) batch.evicted(km[0]!, km.slice(1));
+        evicted.delete(slot);
       }
-      if (state.evicted !== null) for (const km of state.evicted) batch.keyedEvicted(km);
-      for (const sb of state.dirtyVelocity ?? []) {
-        const at = sb.indexOf('\u0000');
-        const series = sb.slice(0, at);
-        const bucket = Number(sb.slice(at + 1));
-        const c = state.velocity?.get(series)?.get(bucket);
-        if (c !== undefined) batch.velocity(series, bucket, c.n, c.expires);
+      const changed = dirtyVelocity.get(slot);
+      if (changed !== undefined) {
+        for (const sb of changed) {
+          const at = sb.indexOf('\u0000');
+          const series = sb.slice(0, at);
+          const bucket = Number(sb.slice(at + 1));
+          const c = velocity.get(slot)?.get(series)?.get(bucket);
+          if (c !== undefined) batch.velocity(series, bucket, c.n, c.expires);
+        }
+        dirtyVelocity.delete(slot);
       }
-      state.dirtyVelocity = null;
-      state.evicted = null;
     }
-    return { states, batch: batch.finish() };
+    return { taken, generations, batch: batch.finish() };
   };
 
   /**
@@ -490,18 +400,20 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       const sent: Array<Promise<void>> = [];
       while (dirty.size > 0 || sent.length > 0) {
         if (dirty.size > 0 && sent.length < FLUSH_IN_FLIGHT) {
-          const { states, batch } = takeBatch();
+          const { taken, generations, batch } = takeBatch();
           sent.push(o.thread.send({ type: 'history', batch }, [batch.buffer as ArrayBuffer]).then(
             () => undefined,
             (error: unknown) => {
               // Not retried, and counted: what this batch held stays in memory, and the identifier's
               // next write-back (once an event changes it) carries all it holds again. Trimmed
               // members and velocity cells it held are not sent again.
-              failed += states.length;
+              failed += taken.length;
               o.onWriteError(error as Error);
             },
           ).finally(() => {
-            for (const state of states) state.inFlight -= 1;
+            taken.forEach((slot, i) => {
+              if (slots.generation[slot] === generations[i]) slots.inFlight[slot]! -= 1;
+            });
           }));
           // The next batch on a later turn: requests run in between.
           if (dirty.size > 0 && sent.length < FLUSH_IN_FLIGHT) await new Promise((resolve) => setImmediate(resolve));
@@ -517,7 +429,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
   }
 
   /** Over a bound after eviction: only identifiers waiting to be written are left to hold memory. */
-  const full = () => cache.size > o.maxEntries || bytes > o.maxBytes;
+  const full = () => slots.held > o.maxEntries || slots.bytes > o.maxBytes;
 
   return {
     synchronous: true,
@@ -528,65 +440,65 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
         return null;
       }
       const { account } = event;
-      const ip = stateOf(account, event.ip, event);
-      const email = stateOf(account, event.email, event);
-      const device = event.device === null ? null : stateOf(account, event.device, event);
-      const user = event.user === null ? null : stateOf(account, event.user, event);
+      const ip = slotOf(account, event.ip, event);
+      const email = slotOf(account, event.email, event);
+      const device = event.device === null ? -1 : slotOf(account, event.device, event);
+      const user = event.user === null ? -1 : slotOf(account, event.user, event);
       const minuteFrom = event.minute - MINUTES_IN_WINDOW;
       const hourFrom = event.hour - HOURS_IN_WINDOW;
-      // Each member as the sets key it, made once: an event reads and touches each in two sets, and
-      // the one string's hash is computed once for the four look-ups.
-      const identityMember = memberKey(SET_ACCOUNTS, event.identity);
-      const deviceMember = event.device === null ? null : memberKey(SET_DEVICES, event.device);
-      const countryMember = event.country === null ? null : memberKey(SET_COUNTRIES, event.country);
+      // Each member as the sets hold it, the key as text: the identity's and the device's are their
+      // slots' own strings (no new one made, and one string however many sets name it).
+      const identity = event.identity === event.user && user >= 0 ? slots.name[user]! : event.identity === event.email ? slots.name[email]! : event.identity.toString('latin1');
+      const deviceMember = device < 0 ? null : slots.name[device]!;
+      const countryMember = event.country === null ? null : event.country.toString('latin1');
 
       const prior: Prior = {
-        ip: { minutes: sum(ip, GRAIN_MINUTE, minuteFrom, event.minute), hours: sum(ip, GRAIN_HOUR, hourFrom, event.hour), accounts: reading(ip, SET_ACCOUNTS, identityMember, event.since24h) },
-        email: { hours: sum(email, GRAIN_HOUR, hourFrom, event.hour), firstSeen: email.firstSeen, devices: reading(email, SET_DEVICES, deviceMember, event.since30d) },
-        device: device === null ? null : {
-          minutes: sum(device, GRAIN_MINUTE, minuteFrom, event.minute),
-          firstSeen: device.firstSeen,
-          accounts: reading(device, SET_ACCOUNTS, identityMember, event.since30d),
+        ip: { minutes: slots.sum(ip, GRAIN_MINUTE, minuteFrom, event.minute), hours: slots.sum(ip, GRAIN_HOUR, hourFrom, event.hour), accounts: reading(ip, KIND_ACCOUNTS, identity, event.since24h) },
+        email: { hours: slots.sum(email, GRAIN_HOUR, hourFrom, event.hour), firstSeen: orNull(slots.firstSeen[email]!), devices: reading(email, KIND_DEVICES, deviceMember, event.since30d) },
+        device: device < 0 ? null : {
+          minutes: slots.sum(device, GRAIN_MINUTE, minuteFrom, event.minute),
+          firstSeen: orNull(slots.firstSeen[device]!),
+          accounts: reading(device, KIND_ACCOUNTS, identity, event.since30d),
         },
-        user: user === null ? null : {
-          firstSeen: user.firstSeen,
-          lastSeen: user.lastSeen,
-          place: user.lastSeen === null ? null : user.place,
-          devices: reading(user, SET_DEVICES, deviceMember, event.since30d),
-          countries: reading(user, SET_COUNTRIES, countryMember, event.since24h),
+        user: user < 0 ? null : {
+          firstSeen: orNull(slots.firstSeen[user]!),
+          lastSeen: orNull(slots.lastSeen[user]!),
+          place: Number.isNaN(slots.lastSeen[user]!) ? null : (slots.place[user] ?? null),
+          devices: reading(user, KIND_DEVICES, deviceMember, event.since30d),
+          countries: reading(user, KIND_COUNTRIES, countryMember, event.since24h),
           // Memory holds members within HISTORY_DAYS (prune() forgets the older, as the file does).
-          baseline: { devices: user.devices > 0, countries: user.countries > 0 },
+          baseline: { devices: slots.sizeOf(user, KIND_DEVICES) > 0, countries: slots.sizeOf(user, KIND_COUNTRIES) > 0 },
         },
         velocity: [],
       };
-      const velocity = event.velocity;
-      if (velocity !== null) {
+      const plan = event.velocity;
+      if (plan !== null) {
         // Counters share a few keys (the step hands the same Buffer for the same key): each looked up once.
-        const states = new Map<Buffer, KeyState>();
+        const keyed = new Map<Buffer, number>();
         const at = (key: Buffer) => {
-          let state = states.get(key);
-          if (state === undefined) states.set(key, (state = stateOf(account, key, event)));
-          return state;
+          let slot = keyed.get(key);
+          if (slot === undefined) keyed.set(key, (slot = slotOf(account, key, event)));
+          return slot;
         };
         // Every read before any count: what came before the event.
-        for (const read of velocity.reads) prior.velocity.push(read.key === null ? 0 : velocitySum(at(read.key), read.series, read.from, read.to, event.minute));
-        for (const c of velocity.counts) velocityCount(at(c.key), c.series, c.bucket, c.expires, event.minute);
+        for (const read of plan.reads) prior.velocity.push(read.key === null ? 0 : velocitySum(at(read.key), read.series, read.from, read.to, event.minute));
+        for (const c of plan.counts) velocityCount(at(c.key), c.series, c.bucket, c.expires, event.minute);
       }
 
       count(ip, GRAIN_MINUTE, event.minute);
       count(ip, GRAIN_HOUR, event.hour);
-      touch(ip, SET_ACCOUNTS, identityMember, event.at);
+      touch(ip, KIND_ACCOUNTS, identity, event.at);
       count(email, GRAIN_HOUR, event.hour);
       seenAt(email, event.at, null);
-      if (device !== null) {
+      if (device >= 0) {
         count(device, GRAIN_MINUTE, event.minute);
-        touch(device, SET_ACCOUNTS, identityMember, event.at);
+        touch(device, KIND_ACCOUNTS, identity, event.at);
         seenAt(device, event.at, null);
-        touch(email, SET_DEVICES, deviceMember!, event.at);
+        touch(email, KIND_DEVICES, deviceMember!, event.at);
       }
-      if (user !== null) {
-        if (deviceMember !== null) touch(user, SET_DEVICES, deviceMember, event.at);
-        if (countryMember !== null) touch(user, SET_COUNTRIES, countryMember, event.at);
+      if (user >= 0) {
+        if (deviceMember !== null) touch(user, KIND_DEVICES, deviceMember, event.at);
+        if (countryMember !== null) touch(user, KIND_COUNTRIES, countryMember, event.at);
         seenAt(user, event.at, event.place);
       }
       if (dirty.size >= o.flushBatch && flushing === null) {
@@ -607,7 +519,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
         return;
       }
       const when = { at, minute: Math.floor(at / MINUTE_MS), hour: Math.floor(at / HOUR_MS) };
-      for (const c of counts) velocityCount(stateOf(account, c.key, when), c.series, c.bucket, c.expires, when.minute);
+      for (const c of counts) velocityCount(slotOf(account, c.key, when), c.series, c.bucket, c.expires, when.minute);
       schedule();
       evict();
     },
@@ -615,43 +527,32 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
     async erase(account, keys) {
       // What memory holds goes to the file first, so the counts answered are all there was.
       await flush();
-      const ids = keys.map((key) => `${account}\u0000${key.toString('hex')}`);
+      const names = keys.map((key) => key.toString('latin1'));
+      const ids = names.map((name) => `${account}\u0000${name}`);
       // The person's devices (from the file, now that memory is written): their velocity counters go too.
-      const devices = keys.flatMap((key) => devicesIn((selectCells.get(account, key) as Buffer | null | undefined) ?? null)).map((d) => `${account}\u0000${d.toString('hex')}`);
-      for (const id of devices) {
-        erasingVelocity.add(id);
-        const state = cache.get(id);
-        if (state?.velocity) {
-          for (const cells of state.velocity.values()) {
-            state.bytes -= COUNT_BYTES * cells.size;
-            bytes -= COUNT_BYTES * cells.size;
-          }
-          state.velocity = new Map();
-          state.dirtyVelocity = null;
-        }
+      const devices = keys.flatMap((key) => devicesIn((selectCells.get(account, key) as Buffer | null | undefined) ?? null)).map((d) => d.toString('latin1'));
+      const deviceIds = devices.map((name) => `${account}\u0000${name}`);
+      for (const name of devices) {
+        const slot = slots.find(account, name);
+        const cells = slot < 0 ? undefined : velocity.get(slot);
+        if (cells === undefined) continue;
+        for (const series of cells.values()) slots.addBytes(slot, -COUNT_BYTES * series.size);
+        velocity.set(slot, new Map());
+        dirtyVelocity.delete(slot);
       }
-      const members = keys.map((key) => key.toString('hex'));
+      for (const id of deviceIds) erasingVelocity.add(id);
       for (const id of ids) erasingKeys.add(id);
-      for (const hex of members) erasingMembers.add(`${account}\u0000${hex}`);
-      for (const id of ids) {
-        const state = cache.get(id);
-        if (state === undefined) continue;
-        cache.delete(id);
-        dirty.delete(state);
-        bytes -= state.bytes;
+      for (const id of ids) erasingMembers.add(id);
+      for (const name of names) {
+        const slot = slots.find(account, name);
+        if (slot < 0) continue;
+        dirty.delete(slot);
+        forget(slot);
       }
       // The person among the accounts of IPs and devices held in memory.
-      for (const state of cache.values()) {
-        if (state.account !== account) continue;
-        if (state.accounts === 0) continue;
-        for (const hex of members) {
-          const km = SET_ACCOUNTS + hex;
-          if (state.members.delete(km)) {
-            state.accounts -= 1;
-            state.bytes -= MEMBER_BYTES;
-            bytes -= MEMBER_BYTES;
-          }
-        }
+      const person = new Set(names);
+      for (const slot of slots.slots(account)) {
+        if (slots.sizeOf(slot, KIND_ACCOUNTS) > 0) slots.dropMembers(slot, (kind, member) => kind === KIND_ACCOUNTS && person.has(member));
       }
       try {
         // After every write-back sent before it: the writer thread answers in order.
@@ -659,8 +560,8 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
         return reply.counts as unknown as ErasedHistory;
       } finally {
         for (const id of ids) erasingKeys.delete(id);
-        for (const hex of members) erasingMembers.delete(`${account}\u0000${hex}`);
-        for (const id of devices) erasingVelocity.delete(id);
+        for (const id of ids) erasingMembers.delete(id);
+        for (const id of deviceIds) erasingVelocity.delete(id);
       }
     },
 
@@ -670,20 +571,10 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
         const b = pruneBounds(o.now(), o.historyDays);
         // Memory first (it is the truth): written back, then what is past HISTORY_DAYS forgotten as the file forgets it.
         await flush();
-        for (const [id, state] of cache) {
-          if (dirty.has(state) || state.inFlight > 0) continue;
-          if (state.touchedAt < b.before) {
-            cache.delete(id);
-            bytes -= state.bytes;
-            continue;
-          }
-          state.members.forEach((seen, km) => {
-            if (seen >= b.before) return;
-            state.members.delete(km);
-            resize(state, km[0]!, -1);
-            state.bytes -= MEMBER_BYTES;
-            bytes -= MEMBER_BYTES;
-          });
+        for (const slot of slots.slots()) {
+          if (dirty.has(slot) || slots.inFlight[slot]! > 0) continue;
+          if (slots.touchedAt[slot]! < b.before) forget(slot);
+          else slots.dropMembers(slot, (_kind, _member, seen) => seen < b.before);
         }
         const batch = o.pruneBatch ?? PRUNE_BATCH;
         let total = 0;
@@ -707,7 +598,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       return pruning;
     },
 
-    stats: () => ({ failed, refused, pruned, cached: cache.size, pending: dirty.size, bytes }),
+    stats: () => ({ failed, refused, pruned, cached: slots.held, pending: dirty.size, bytes: slots.bytes }),
 
     async close() {
       closed = true;

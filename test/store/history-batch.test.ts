@@ -47,11 +47,11 @@ describe('history write-back batch (SQLite writer thread)', () => {
     expect(decodeHistoryBatch(encodeHistoryWrite({ keys: [], counts: [], members: [], evicted: [], velocity: [] })).fresh).toEqual([]);
   });
 
-  it('writes a member keyed as the SQLite history\'s memory keys it (kind, then hex) as the bytes the history holds', () => {
+  it('writes a key and members given as the SQLite history\'s memory holds them (text of one character a byte) as their bytes', () => {
     const batch = new HistoryBatchEncoder(8);
-    batch.subject('default', key('ip'));
-    batch.keyedMember(`a${key('u1').toString('hex')}`, 5);
-    batch.keyedEvicted(`a${key('u0').toString('hex')}`);
+    batch.subject('default', key('ip').toString('latin1'));
+    batch.member('a', key('u1').toString('latin1'), 5);
+    batch.evicted('a', key('u0').toString('latin1'));
     const decoded = decodeHistoryBatch(batch.finish());
     expect(plain(decoded).members).toEqual([['default', `bytes:${key('ip').toString('hex')}`, 'a', `bytes:${key('u1').toString('hex')}`, 5]]);
     expect(plain(decoded).evicted).toEqual([['default', `bytes:${key('ip').toString('hex')}`, 'a', `bytes:${key('u0').toString('hex')}`]]);

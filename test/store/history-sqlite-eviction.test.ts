@@ -80,7 +80,7 @@ describe('SQLite history: eviction a little per event', () => {
   }, 30_000);
 
   it('keeps identifiers once written back down to keepBytes, and holds more while the writer is behind', async () => {
-    const KEEP = 300_000;
+    const KEEP = 100_000;
     // The bounds are the defaults (100,000 identifiers, 64 MiB): below them only keepBytes holds memory down.
     const writeErrors: Error[] = [];
     const { store, path, clock, person } = await freshHistory({ onWriteError: (e) => writeErrors.push(e), keepBytes: KEEP });
@@ -98,11 +98,11 @@ describe('SQLite history: eviction a little per event', () => {
     locker = new Sqlite(path);
     locker.prepare('begin immediate').run();
     await stream(400);
-    // 400 people, 1,200 identifiers of ~1,300 bytes: none refused, all held.
+    // 400 people, 1,200 identifiers of ~480 bytes (SLOT_BYTES): none refused, all held.
     expect(store.stats().refused).toBe(0);
     expect(store.stats().bytes).toBeGreaterThan(KEEP * 3);
 
-    // The writer free again: as people keep coming, eviction brings memory back to keepBytes (~230
+    // The writer free again: as people keep coming, eviction brings memory back to keepBytes (~200
     // identifiers), 32 walked per event at most.
     locker.prepare('rollback').run();
     await expect.poll(async () => {
