@@ -46,7 +46,8 @@ const USED = 64;
 /**
  * Estimated heap bytes of a slot (the documented bounds, SQLITE_HISTORY_DEFAULTS, are in these):
  * its share of the columns (~210 bytes, and as much again while they have grown by half), its key
- * as text and its entry in the look-up's Map. Measured: see the commit that made slots.
+ * as text and its entry in the look-up's Map. Measured (bench/history-memory.ts, 100,000 held, the
+ * crowd's new people): 354–358 bytes an identifier, heap and typed arrays, against 1,092 as objects.
  */
 export const SLOT_BYTES = 480;
 /** Of a counter or a set member held in a slot's own Maps, once it has moved them there. */
