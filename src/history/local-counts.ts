@@ -14,11 +14,11 @@ import type { HistoryFacts } from './facts.js';
  * facts need the store: they are null. Velocity counters (`velocity.*`, the rule file's own keys
  * and windows) are not counted here: a partial answer gives each `null` (unknown).
  *
- * Bounded: at most `maxKeys` identifiers (default 20,000). Each holds 87 cells of a shared
+ * Bounded: at most `maxKeys` identifiers (default 20,000). Each holds 89 cells of a shared
  * Uint32Array chunk (60 minute buckets, 24 hour buckets, the last minute and hour counted, a "seen
- * again" mark: 348 bytes), allocated 1,024 identifiers at a time as the map grows and reused after
- * an eviction (no allocation per identifier); with the Map entry and its 16-character key, ~450
- * bytes an identifier, so ~9 MiB at the bound (measured: see the commit). Past 90 % of it, the least recently counted identifiers go first, a few per event (near enough:
+ * again" mark, each ring's total: 356 bytes), allocated 1,024 identifiers at a time as the map grows and reused after
+ * an eviction (no allocation per identifier); with the Map entry and its 16-character key, ~460
+ * bytes an identifier, so ~9 MiB at the bound (measured at 87 cells: see the commit that made them). Past 90 % of it, the least recently counted identifiers go first, a few per event (near enough:
  * a hit only marks its array, and the eviction cursor gives a marked one a
  * second chance, as src/store/history-sqlite.ts does: a delete and a set per hit slows a Map).
  * An evicted identifier starts again from 0 when it comes back: still a lower bound.
@@ -49,7 +49,10 @@ const HOUR_CELLS = MINUTES_IN_WINDOW;
 const LAST_MINUTE = HOUR_CELLS + HOURS_IN_WINDOW;
 const LAST_HOUR = LAST_MINUTE + 1;
 const RECENT = LAST_HOUR + 1;
-const CELLS = RECENT + 1;
+/** Each ring's events, kept as they are counted and cleared: a count reads one cell, not its window's 60 or 24. */
+const MINUTES_TOTAL = RECENT + 1;
+const HOURS_TOTAL = MINUTES_TOTAL + 1;
+const CELLS = HOURS_TOTAL + 1;
 
 /** Identifiers' cells are allocated this many at a time (one Uint32Array each), as the map grows. */
 const SLOTS_PER_CHUNK = 1_024;
@@ -110,20 +113,33 @@ export function createLocalCounts(maxKeys = LOCAL_COUNT_KEYS): LocalCounts {
     return slot;
   };
 
-  /** Adds one to the bucket of `at` in a ring of `size` buckets at `offset`, and returns the window's sum. */
-  const add = (cells: Uint32Array, offset: number, size: number, lastAt: number, at: number): number => {
+  /**
+   * Adds one to the bucket of `at` in a ring of `size` buckets at `offset`, and returns the window's
+   * sum, kept in the ring's total at `totalAt`.
+   */
+  const add = (cells: Uint32Array, offset: number, size: number, lastAt: number, totalAt: number, at: number): number => {
     const last = cells[lastAt]!;
     if (at > last) {
-      // Buckets the window has left since the last count start again from 0.
-      const stale = last === 0 ? size : Math.min(at - last, size);
-      for (let i = 0; i < stale; i += 1) cells[offset + ((at - i) % size)] = 0;
+      // Buckets the window has left since the last count start again from 0 (all of them in a slot
+      // new or taken again, whose cells may hold an evicted identifier's).
+      if (last === 0) {
+        cells.fill(0, offset, offset + size);
+        cells[totalAt] = 0;
+      } else {
+        for (let i = 0, stale = Math.min(at - last, size); i < stale; i += 1) {
+          const bucket = offset + ((at - i) % size);
+          cells[totalAt]! -= cells[bucket]!;
+          cells[bucket] = 0;
+        }
+      }
       cells[lastAt] = at;
     }
     // An event older than the window (a clock behind) is not counted in it.
-    if (at > cells[lastAt]! - size) cells[offset + (at % size)]! += 1;
-    let total = 0;
-    for (let i = 0; i < size; i += 1) total += cells[offset + i]!;
-    return total;
+    if (at > cells[lastAt]! - size) {
+      cells[offset + (at % size)]! += 1;
+      cells[totalAt]! += 1;
+    }
+    return cells[totalAt]!;
   };
 
   const countKey = (key: Buffer, minute: number, hour: number, minutes: boolean, hours: boolean) => {
@@ -131,8 +147,8 @@ export function createLocalCounts(maxKeys = LOCAL_COUNT_KEYS): LocalCounts {
     const cells = chunkOf(slot);
     const base = baseOf(slot);
     return {
-      minutes: minutes ? add(cells, base, MINUTES_IN_WINDOW, base + LAST_MINUTE, minute) : 0,
-      hours: hours ? add(cells, base + HOUR_CELLS, HOURS_IN_WINDOW, base + LAST_HOUR, hour) : 0,
+      minutes: minutes ? add(cells, base, MINUTES_IN_WINDOW, base + LAST_MINUTE, base + MINUTES_TOTAL, minute) : 0,
+      hours: hours ? add(cells, base + HOUR_CELLS, HOURS_IN_WINDOW, base + LAST_HOUR, base + HOURS_TOTAL, hour) : 0,
     };
   };
 

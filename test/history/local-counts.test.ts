@@ -35,6 +35,35 @@ describe('local counts', () => {
     expect(counts.count(event(START + 28 * HOUR)).ip).toEqual({ events_1h: 2, events_24h: 3 });
   });
 
+  it('answer what counting every event of the window again would, through gaps and clocks behind', () => {
+    // Each ring keeps its total as it counts and clears buckets: checked against a plain count of
+    // the events it took, over a stream with every kind of step (the same minute, the next, past
+    // the hour, past the day, behind).
+    const counts = createLocalCounts();
+    const taken = new Map<string, { minutes: number[]; hours: number[]; lastMinute: number; lastHour: number }>();
+    let random = 7;
+    const next = () => (random = (random * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+    let at = START;
+    for (let i = 0; i < 3_000; i++) {
+      const step = next();
+      at += step < 0.4 ? 0 : step < 0.7 ? MINUTE : step < 0.85 ? 17 * MINUTE : step < 0.9 ? 5 * HOUR : step < 0.95 ? 25 * HOUR : -3 * MINUTE;
+      const ip = `203.0.113.${Math.floor(next() * 30)}`;
+      const state = taken.get(ip) ?? { minutes: [], hours: [], lastMinute: 0, lastHour: 0 };
+      taken.set(ip, state);
+      const minute = Math.floor(at / MINUTE);
+      const hour = Math.floor(at / HOUR);
+      // An event behind its window is not counted in it.
+      if (minute > state.lastMinute - 60) state.minutes.push(minute);
+      if (hour > state.lastHour - 24) state.hours.push(hour);
+      state.lastMinute = Math.max(state.lastMinute, minute);
+      state.lastHour = Math.max(state.lastHour, hour);
+      expect(counts.count(event(at, ip, 'a', false)).ip).toEqual({
+        events_1h: state.minutes.filter((m) => m > state.lastMinute - 60).length,
+        events_24h: state.hours.filter((h) => h > state.lastHour - 24).length,
+      });
+    }
+  });
+
   it('hold at most their bound, and keep a key counted again over new ones', () => {
     const counts = createLocalCounts(100);
     for (let i = 0; i < 1_000; i++) {
