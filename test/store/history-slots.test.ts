@@ -65,6 +65,19 @@ describe('SQLite history slots', () => {
     expect(slots.seenOf(s, KIND_ACCOUNTS, 'user-0')).toBeNull();
     expect(slots.seenOf(s, KIND_DEVICES, 'device-1')).toBe(1);
     expect(slots.countSince(s, KIND_ACCOUNTS, 0)).toBe(SET_KEEP);
+    // A window that starts past some members walks the set; the counts are a plain count's.
+    const since = (t: number) => Math.min(SET_KEEP, members(slots, s).filter(([kind, , seen]) => kind === KIND_ACCOUNTS && seen >= t).length);
+    for (const t of [1_050, 0, 1_100, 9_000, 9_001, 1_002]) expect(slots.countSince(s, KIND_ACCOUNTS, t)).toBe(since(t));
+    slots.touch(s, KIND_ACCOUNTS, 'user-late', 500); // a clock behind: a member older than all
+    for (const t of [0, 400, 600, 1_050]) expect(slots.countSince(s, KIND_ACCOUNTS, t)).toBe(since(t));
+
+    // Under the cap: a member older than all, met after a count that needed no walk, is not counted in a window that starts after it.
+    const d = slots.take('acme', 'user-x');
+    for (let m = 0; m < MEMBERS_INLINE + 2; m++) slots.touch(d, KIND_DEVICES, `device-${m}`, 100 + m);
+    expect(slots.countSince(d, KIND_DEVICES, 0)).toBe(MEMBERS_INLINE + 2);
+    slots.touch(d, KIND_DEVICES, 'device-late', 50);
+    expect(slots.countSince(d, KIND_DEVICES, 60)).toBe(MEMBERS_INLINE + 2);
+    expect(slots.countSince(d, KIND_DEVICES, 0)).toBe(MEMBERS_INLINE + 3);
   });
 
   it('gives a slot taken again nothing of the key it held, and a new generation', () => {
