@@ -1,7 +1,8 @@
 /**
  * `npx tsx bench/history-state.ts`: what SQLite history's in-memory state costs the main thread, as
- * the store holds it against fixed slots in typed arrays common to all identifiers. A prototype for
- * issue 24's next step, not the service's code: no file, no writer thread, no hashing
+ * the store held it against fixed slots in typed arrays common to all identifiers. The prototype
+ * behind src/store/history-slots.ts (the store keeps slots since; `objects` is the store before),
+ * kept as the record of that comparison, not the service's code: no file, no writer thread, no hashing
  * (bench/history-step.ts has them), no eviction clock (the oldest goes first), no set readings or
  * first/last-seen columns. Per event, a new person's four identifiers (address, e-mail, device,
  * user), all never seen; each counted in a bucket or two and given a set member, three of them
@@ -10,7 +11,7 @@
  * thread's CPU µs an event (V8's helper threads, which scavenge in parallel, are not in it) and the
  * collector's pauses.
  *
- * - `objects`: as src/store/history-sqlite.ts holds an identifier: a KeyState object with a Map of
+ * - `objects`: as src/store/history-sqlite.ts held an identifier: a KeyState object with a Map of
  *   counts and a Map of set members, keyed `account \0 hex`, members keyed `kind + hex`.
  * - `slots`: an identifier is a number: its counts and members in typed arrays, its key in a
  *   slab, a Map from its key (latin1) to its slot (as src/history/local-counts.ts keeps its counts).
