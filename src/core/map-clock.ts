@@ -12,8 +12,9 @@ export type ClockVerdict = 'skip' | 'again' | 'evict';
  * without moving an entry on every hit). Each call walks at most `limit` entries while `more()`,
  * and wraps round at most once. The cursor never walks an empty slot twice: a Map keeps the slots
  * of deleted entries until it is rehashed, and a walk from the oldest end on every call would step
- * over all of them. Used by SQLite history's memory and the local counts, where a pass over
- * thousands of entries within one event held the event loop (bench/rounds.ts).
+ * over all of them. Used by the local counts, where a pass over thousands of entries within one
+ * event held the event loop (bench/rounds.ts); SQLite history's memory, slots since, has a clock
+ * of its own over them (src/store/history-sqlite.ts).
  */
 export function mapClock<K, V>(map: Map<K, V>, visit: (key: K, value: V) => ClockVerdict) {
   let cursor = map.entries();

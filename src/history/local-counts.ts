@@ -20,7 +20,7 @@ import type { HistoryFacts } from './facts.js';
  * an eviction (no allocation per identifier); with the Map entry and its 16-character key, ~460
  * bytes an identifier, so ~9 MiB at the bound (measured at 87 cells: see the commit that made them). Past 90 % of it, the least recently counted identifiers go first, a few per event (near enough:
  * a hit only marks its array, and the eviction cursor gives a marked one a
- * second chance, as src/store/history-sqlite.ts does: a delete and a set per hit slows a Map).
+ * second chance: a delete and a set per hit slows a Map).
  * An evicted identifier starts again from 0 when it comes back: still a lower bound.
  */
 export interface LocalCounts {

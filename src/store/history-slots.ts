@@ -34,20 +34,30 @@ export const kindOf = (char: string): number => KIND_CHARS.indexOf(char as (type
 export const COUNTS_INLINE = 4;
 export const MEMBERS_INLINE = 4;
 
-/** A slot's flags. */
+/** A slot's flags. Touched since the eviction hand last passed it (history-sqlite.ts `evict`). */
 export const RECENT = 1;
+/** Not in the file (the key filter said so) and not yet sent to be written: its write-back inserts without a read. */
 export const FRESH = 2;
+/** An event counted it, touched a member or saw it since its last write-back: not a velocity counter alone. */
 export const CELLS_CHANGED = 4;
+/** The file may hold velocity cells of this key not read yet: not for a key never seen, or being erased. */
 export const VELOCITY_IN_FILE = 8;
+/** Its counters, its set members, in Maps of its own (`Over`). */
 const COUNTS_OVER = 16;
 const MEMBERS_OVER = 32;
+/** Held by a key (a free slot has no flag). */
 const USED = 64;
 
 /**
  * Estimated heap bytes of a slot (the documented bounds, SQLITE_HISTORY_DEFAULTS, are in these):
- * its share of the columns (~210 bytes, and as much again while they have grown by half), its key
- * as text and its entry in the look-up's Map. Measured (bench/history-memory.ts, 100,000 held, the
- * crowd's new people): 354–358 bytes an identifier, heap and typed arrays, against 1,092 as objects.
+ * its share of the columns (195 bytes a slot of their capacity: 139 typed, 56 of plain arrays'
+ * pointers; at half their capacity, 390 a slot held), its key as text and its entry in the look-up's
+ * Map (~100). Measured (bench/history-memory.ts, the crowd's new people): 354–358 bytes an
+ * identifier at 100,000 held (the columns three quarters full), heap and typed arrays, against
+ * 1,092 as objects. Not in it: the columns never shrink, so after a burst (the writer behind) they
+ * stay at the most slots ever held, a power of two (131,072 at the default bounds: 25.6 MB) while
+ * the estimate comes back down with what is held; the copy `grow()` makes for a moment; a slot's
+ * own Maps beyond their entries (~300–500 bytes, for the few past their columns).
  */
 export const SLOT_BYTES = 480;
 /** Of a counter or a set member held in a slot's own Maps, once it has moved them there. */
@@ -122,7 +132,7 @@ export class HistorySlots {
     return keys;
   }
 
-  /** A new slot for the key (not held): nothing in it yet, its flags 0, its times NaN. */
+  /** A new slot for the key (not held): nothing in it yet, no flag but USED, its times NaN. */
   take(account: string, name: string): number {
     const slot = this.free.pop() ?? this.made++;
     if (slot >= this.flags.length) this.grow();

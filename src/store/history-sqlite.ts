@@ -43,7 +43,12 @@ export interface SqliteHistoryOptions extends HistoryMaintenanceOptions {
 }
 
 export const SQLITE_HISTORY_DEFAULTS = {
-  /** Identifiers held in memory, and their estimated bytes: whichever bound is reached first. */
+  /**
+   * Identifiers held in memory, and their estimated bytes: whichever bound is reached first. At
+   * ~480 bytes a slot (history-slots.ts) the identifiers are, unless many hold sets past their
+   * slot: 100,000 identifiers waiting on a writer behind (a crash loses their changes; ~47,000 when
+   * an identifier was an object of ~1,400 bytes).
+   */
   maxEntries: 100_000,
   maxBytes: 64 * 2 ** 20,
   /**
@@ -76,8 +81,10 @@ interface VelocityCell {
 
 /** Past this share of either bound, every event evicts a little (see `evict`). */
 const EVICT_TO = 0.9;
-/** Slots the eviction hand walks over per event, at most: an event adds four identifiers, and a few velocity keys. */
+/** Identifiers the eviction hand looks at per event, at most: an event adds four, and a few velocity keys. */
 const EVICT_STEP = 32;
+/** Free slots the hand may pass for each identifier it may look at (see `evict`). */
+const FREE_PASSED = 8;
 
 const cell = (grain: number, bucket: number) => grain * 1e9 + bucket;
 const grainOf = (c: number) => (c >= 2e9 ? GRAIN_HOUR : GRAIN_MINUTE);
@@ -149,6 +156,8 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       slots.count(slot, cell(grain, bucket), n);
     }, (code, b, start, end, seen) => {
       const kind = kindOf(String.fromCharCode(code));
+      // Only this code's three kinds are written; another (a damaged file) is not held, and stays
+      // in the file (a write-back adds to a row's members, it never takes one out unless trimmed).
       if (kind < 0) return;
       const member = b.toString('latin1', start, end);
       if (kind === KIND_ACCOUNTS && erasingMembers.has(`${account}\u0000${member}`)) return;
@@ -269,22 +278,26 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
    * Eviction is a second-chance clock over the slots (CLOCK): the hand walks them in turn, round and
    * round; an identifier touched since the hand last passed it is unmarked and passed over, one
    * with changes waiting to be written (or being written) is passed over, any other is forgotten,
-   * its slot taken by the next new identifier (behind the hand: the last it comes back to). Near
-   * enough least recently used, without moving anything on a hit. Once memory is past EVICT_TO of a
+   * its slot free for a later new identifier (the most recently freed first). Near enough least
+   * recently used, without moving anything on a hit. Once memory is past EVICT_TO of a
    * bound, or past keepBytes if that is lower, every event moves the hand over at most EVICT_STEP
-   * slots (more than an event adds), down to keepBytes (and EVICT_TO of the entries), so memory stays
+   * identifiers held (more than an event adds), down to keepBytes (and EVICT_TO of the entries), so memory stays
    * under the bounds with a few microseconds per event, never a pass over thousands at once
    * (bench/rounds.ts: such a pass held the event loop for milliseconds, in the stalls behind the
-   * new-person mix's p99). Should memory still be past a bound (identifiers waiting to be written
-   * cannot go), a whole pass runs (two rounds at most: the first may only unmark), down to EVICT_TO
-   * of both.
+   * new-person mix's p99). Free slots the hand passes (left by a burst the writer fell behind in, a
+   * prune, an erasure) do not count towards EVICT_STEP, up to FREE_PASSED times as many. Should
+   * memory still be past a bound (identifiers waiting to be written cannot go), a whole pass runs
+   * (two rounds at most: the first may only unmark), down to EVICT_TO of both.
    */
   const evictSome = (limit: number, entries: number, heldBytes: number) => {
-    const walk = Math.min(limit, slots.made * 2);
-    for (let walked = 0; walked < walk && (slots.held > entries || slots.bytes > heldBytes); walked++) {
+    const positions = Math.min(limit * FREE_PASSED, slots.made * 2);
+    let looked = 0;
+    for (let walked = 0; walked < positions && looked < limit && (slots.held > entries || slots.bytes > heldBytes); walked++) {
       if (hand >= slots.made) hand = 0;
       const slot = hand++;
-      if (!slots.isUsed(slot) || dirty.has(slot) || slots.inFlight[slot]! > 0) continue;
+      if (!slots.isUsed(slot)) continue;
+      looked += 1;
+      if (dirty.has(slot) || slots.inFlight[slot]! > 0) continue;
       if ((slots.flags[slot]! & RECENT) !== 0) {
         slots.flags[slot]! &= ~RECENT;
         continue;
@@ -320,8 +333,9 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
    * Marking each change instead took two Sets an identifier and a look-up a change: ~15 % of the
    * history's own main-thread time in a profile of the new-person mix. A write-back the writer
    * refuses is not sent again as such, but the identifier's next one carries all it holds. Each
-   * slot taken goes with its generation: one forgotten meanwhile (an erasure) and taken again is
-   * not the one the answer is for.
+   * slot taken goes with its generation: one forgotten meanwhile and taken again is not the one the
+   * answer is for. (Eviction and pruning pass over slots in flight, and an erasure waits for every
+   * write-back first, so none is forgotten in flight today: a guard for the path that one day does.)
    */
   const takeBatch = (): { taken: number[]; generations: number[]; batch: Uint8Array } => {
     const taken: number[] = [];

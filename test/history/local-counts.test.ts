@@ -64,6 +64,16 @@ describe('local counts', () => {
     }
   });
 
+  it('start a key from 0 in a slot an evicted key held, whatever that key\'s totals were', () => {
+    const counts = createLocalCounts(100);
+    for (let i = 0; i < 50; i++) counts.count(event(START, '198.51.100.7', 'busy'));
+    // New addresses and people, each once: the busy one's slot (and its totals) is taken again.
+    for (let i = 0; i < 250; i++) {
+      expect(counts.count(event(START + MINUTE, `203.0.113.${i}`, `p${i}`))).toEqual({ ip: { events_1h: 1, events_24h: 1 }, email: { events_24h: 1 }, device: { events_1h: 1 } });
+    }
+    expect(counts.count(event(START + MINUTE, '198.51.100.7', 'busy')).ip).toEqual({ events_1h: 1, events_24h: 1 });
+  });
+
   it('hold at most their bound, and keep a key counted again over new ones', () => {
     const counts = createLocalCounts(100);
     for (let i = 0; i < 1_000; i++) {

@@ -78,6 +78,12 @@ describe('SQLite history slots', () => {
     slots.touch(d, KIND_DEVICES, 'device-late', 50);
     expect(slots.countSince(d, KIND_DEVICES, 60)).toBe(MEMBERS_INLINE + 2);
     expect(slots.countSince(d, KIND_DEVICES, 0)).toBe(MEMBERS_INLINE + 3);
+
+    // Members let go (as a prune does) leave the bound a lower one: the counts are still a plain count's.
+    expect(slots.dropMembers(d, (_kind, _member, seen) => seen < 102)).toBe(3);
+    const devices = (t: number) => members(slots, d).filter(([kind, , seen]) => kind === KIND_DEVICES && seen >= t).length;
+    for (const t of [0, 101, 103, 106]) expect(slots.countSince(d, KIND_DEVICES, t)).toBe(devices(t));
+    expect(slots.sizeOf(d, KIND_DEVICES)).toBe(MEMBERS_INLINE);
   });
 
   it('gives a slot taken again nothing of the key it held, and a new generation', () => {
