@@ -52,9 +52,9 @@ const USED = 64;
  * Estimated heap bytes of a slot (the documented bounds, SQLITE_HISTORY_DEFAULTS, are in these):
  * its share of the columns (195 bytes a slot of their capacity: 139 typed, 56 of plain arrays'
  * pointers; at half their capacity, 390 a slot held), its key as text and its entry in the look-up's
- * Map (~100). Measured (bench/history-memory.ts, the crowd's new people): 354–358 bytes an
+ * Map (~100). Measured (bench/history-memory.ts, the crowd's new people): 354–367 bytes an
  * identifier at 100,000 held (the columns three quarters full), heap and typed arrays, against
- * 1,092 as objects. Not in it: the columns never shrink, so after a burst (the writer behind) they
+ * 1,079–1,092 as objects. Not in it: the columns never shrink, so after a burst (the writer behind) they
  * stay at the most slots ever held, a power of two (131,072 at the default bounds: 25.6 MB) while
  * the estimate comes back down with what is held; the copy `grow()` makes for a moment; a slot's
  * own Maps beyond their entries (~300–500 bytes, for the few past their columns).
