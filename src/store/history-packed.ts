@@ -61,9 +61,9 @@ export const REVERSE_KEEP = 256;
 const OVERFLOW = '';
 
 /** A counter's key in `counts`, grain × 1e9 + bucket (history-sqlite.ts's `cell`), and back. */
-const cellOf = (grain: number, bucket: number) => grain * 1e9 + bucket;
-const grainOf = (c: number) => (c >= 2e9 ? GRAIN_HOUR : GRAIN_MINUTE);
-const bucketOf = (c: number) => c - grainOf(c) * 1e9;
+export const cellOf = (grain: number, bucket: number) => grain * 1e9 + bucket;
+export const grainOf = (c: number) => (c >= 2e9 ? GRAIN_HOUR : GRAIN_MINUTE);
+export const bucketOf = (c: number) => c - grainOf(c) * 1e9;
 
 const COUNTER_BYTES = 9;
 const MEMBER_BASE = 10;

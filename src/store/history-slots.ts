@@ -216,7 +216,7 @@ export class HistorySlots {
     const counts = this.over.get(slot)!.counts!;
     const before = counts.get(cell);
     counts.set(cell, (before ?? 0) + n);
-    if (before === undefined) this.resize(slot, COUNT_BYTES);
+    if (before === undefined) this.addBytes(slot, COUNT_BYTES);
   }
 
   /**
@@ -243,7 +243,7 @@ export class HistorySlots {
       if (bucket > from && bucket <= to) total += n;
       else if (bucket >= 0 && bucket < 1e9 && bucket <= from) {
         counts.delete(c);
-        this.resize(slot, -COUNT_BYTES);
+        this.addBytes(slot, -COUNT_BYTES);
       }
     });
     return total;
@@ -263,7 +263,7 @@ export class HistorySlots {
     counts.forEach((n, c) => {
       if (!stale(c)) return each(c, n);
       counts.delete(c);
-      this.resize(slot, -COUNT_BYTES);
+      this.addBytes(slot, -COUNT_BYTES);
     });
   }
 
@@ -337,7 +337,7 @@ export class HistorySlots {
     set.set(member, Math.max(before ?? at, at));
     if (before !== undefined) return null;
     over.floor[kind] = Math.min(over.floor[kind]!, at);
-    this.resize(slot, MEMBER_BYTES);
+    this.addBytes(slot, MEMBER_BYTES);
     if (set.size <= SET_KEEP + 1) return null;
     let oldest: string | null = null;
     let oldestSeen = Infinity;
@@ -348,7 +348,7 @@ export class HistorySlots {
       }
     });
     set.delete(oldest!);
-    this.resize(slot, -MEMBER_BYTES);
+    this.addBytes(slot, -MEMBER_BYTES);
     return KIND_CHARS[kind] + oldest!;
   }
 
@@ -366,7 +366,7 @@ export class HistorySlots {
     }
     const over = this.over.get(slot)!;
     const set = over.sets![kind]!;
-    if (!set.has(member)) this.resize(slot, MEMBER_BYTES);
+    if (!set.has(member)) this.addBytes(slot, MEMBER_BYTES);
     set.set(member, seen);
     over.floor[kind] = Math.min(over.floor[kind]!, seen);
   }
@@ -389,7 +389,7 @@ export class HistorySlots {
       this.over.get(slot)!.sets!.forEach((set, kind) => set.forEach((seen, m) => {
         if (!drop(kind, m, seen)) return;
         set.delete(m);
-        this.resize(slot, -MEMBER_BYTES);
+        this.addBytes(slot, -MEMBER_BYTES);
         dropped += 1;
       }));
       return dropped;
@@ -411,7 +411,7 @@ export class HistorySlots {
       if (this.countN[i] !== 0) counts.set(this.countKey[i]!, this.countN[i]!);
     }
     this.flags[slot]! |= COUNTS_OVER;
-    this.resize(slot, COUNT_BYTES * counts.size);
+    this.addBytes(slot, COUNT_BYTES * counts.size);
   }
 
   /** The slot's members move to a Map of their kind (its columns are full). */
@@ -429,7 +429,7 @@ export class HistorySlots {
       moved += 1;
     }
     this.flags[slot]! |= MEMBERS_OVER;
-    this.resize(slot, MEMBER_BYTES * moved);
+    this.addBytes(slot, MEMBER_BYTES * moved);
   }
 
   private overOf(slot: number): Over {
@@ -438,12 +438,8 @@ export class HistorySlots {
     return over;
   }
 
-  /** Bytes the slot holds beside its columns (velocity counters), or no longer. */
+  /** Bytes the slot holds beside its columns (its Maps' entries, velocity counters), or no longer. */
   addBytes(slot: number, by: number): void {
-    this.resize(slot, by);
-  }
-
-  private resize(slot: number, by: number): void {
     this.slotBytes[slot]! += by;
     this.bytes += by;
   }

@@ -10,7 +10,7 @@ import { keyFilter, type KeyFilter } from './history-key-filter.js';
 import { HistoryBatchEncoder } from './history-batch.js';
 import type { SqliteWriterThread } from './sqlite-log-writer.js';
 import type { HistoryPackedRow } from './schema.js';
-import { devicesIn, forEachCell, PACKED_SQL } from './history-packed.js';
+import { bucketOf, cellOf, devicesIn, forEachCell, grainOf, PACKED_SQL } from './history-packed.js';
 import { CELLS_CHANGED, COUNT_BYTES, FRESH, HistorySlots, KIND_ACCOUNTS, KIND_CHARS, KIND_COUNTRIES, KIND_DEVICES, kindOf, RECENT, VELOCITY_IN_FILE } from './history-slots.js';
 
 /**
@@ -86,8 +86,6 @@ const EVICT_STEP = 32;
 /** Free slots the hand may pass for each identifier it may look at (see `evict`). */
 const FREE_PASSED = 8;
 
-const cell = (grain: number, bucket: number) => grain * 1e9 + bucket;
-const grainOf = (c: number) => (c >= 2e9 ? GRAIN_HOUR : GRAIN_MINUTE);
 /** A slot's time (NaN: none) as the answer has it. */
 const orNull = (t: number) => (Number.isNaN(t) ? null : t);
 
@@ -121,9 +119,11 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
   let closed = false;
   /** The prune running, if one is: one at a time, and close() waits for it (its batches go to the writer thread, released after). */
   let pruning: Promise<number> | null = null;
-  /** Being erased, as account + '\u0000' + key as text: read as empty from the file until the writer thread has deleted them. */
+  /**
+   * Being erased, as account + '\u0000' + key as text: read as empty from the file until the writer
+   * thread has deleted them, and left out of the accounts sets read meanwhile (a member is a key).
+   */
   const erasingKeys = new Set<string>();
-  const erasingMembers = new Set<string>();
   /** Devices of a person being erased: their velocity counters read as empty until the file's are deleted. */
   const erasingVelocity = new Set<string>();
   const idOf = (slot: number) => `${slots.account[slot]!}\u0000${slots.name[slot]!}`;
@@ -153,14 +153,14 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
     forEachCell(row.cells, (grain, bucket, n) => {
       // Counters out of their window (not pruned yet) are left out, as no window reads them.
       if (grain === GRAIN_MINUTE ? bucket <= minute - MINUTES_IN_WINDOW : bucket <= hour - HOURS_IN_WINDOW) return;
-      slots.count(slot, cell(grain, bucket), n);
+      slots.count(slot, cellOf(grain, bucket), n);
     }, (code, b, start, end, seen) => {
       const kind = kindOf(String.fromCharCode(code));
       // Only this code's three kinds are written; another (a damaged file) is not held, and stays
       // in the file (a write-back adds to a row's members, it never takes one out unless trimmed).
       if (kind < 0) return;
       const member = b.toString('latin1', start, end);
-      if (kind === KIND_ACCOUNTS && erasingMembers.has(`${account}\u0000${member}`)) return;
+      if (kind === KIND_ACCOUNTS && erasingKeys.has(`${account}\u0000${member}`)) return;
       slots.put(slot, kind, member, seen);
     });
     return slot;
@@ -238,7 +238,7 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
   });
 
   const count = (slot: number, grain: number, bucket: number) => {
-    slots.count(slot, cell(grain, bucket), 1);
+    slots.count(slot, cellOf(grain, bucket), 1);
     slots.flags[slot]! |= CELLS_CHANGED;
     dirty.add(slot);
   };
@@ -349,10 +349,10 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
     // Counters out of the window of the key's latest event are forgotten, not written: the file
     // may have dropped them already (history-packed.ts), and no window reads them. (An event sums
     // each grain it counts first, which forgets them too: this is the guard.)
-    const stale = (c: number) => (grainOf(c) === GRAIN_HOUR ? c - 2e9 <= hourFrom : c - 1e9 <= minuteFrom);
+    const stale = (c: number) => bucketOf(c) <= (grainOf(c) === GRAIN_HOUR ? hourFrom : minuteFrom);
     const writeCount = (c: number, n: number) => {
       const grain = grainOf(c);
-      const bucket = c - grain * 1e9;
+      const bucket = bucketOf(c);
       // The key's latest event, within the bucket (an event of a later bucket may have touched it since).
       batch.count(grain, bucket, n, Math.min(touchedAt, (bucket + 1) * (grain === GRAIN_HOUR ? HOUR_MS : MINUTE_MS) - 1));
     };
@@ -556,7 +556,6 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
       }
       for (const id of deviceIds) erasingVelocity.add(id);
       for (const id of ids) erasingKeys.add(id);
-      for (const id of ids) erasingMembers.add(id);
       for (const name of names) {
         const slot = slots.find(account, name);
         if (slot < 0) continue;
@@ -574,7 +573,6 @@ export function sqliteHistory(options: SqliteHistoryOptions): HistoryStore {
         return reply.counts as unknown as ErasedHistory;
       } finally {
         for (const id of ids) erasingKeys.delete(id);
-        for (const id of ids) erasingMembers.delete(id);
         for (const id of deviceIds) erasingVelocity.delete(id);
       }
     },
