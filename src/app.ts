@@ -244,7 +244,7 @@ export async function buildApp(config: Config, options: BuildOptions): Promise<F
     accepting = false;
   });
   if (metrics !== null) {
-    metrics.attach({ sources, log: () => store.log.stats(), storeAvailable: () => store.health.available, resolver });
+    metrics.attach({ sources, log: () => store.log.stats(), history: () => store.history?.stats() ?? null, storeAvailable: () => store.health.available, resolver });
     registerRequestMetrics(app, metrics);
     // Without a listener of its own, /metrics is on this port, and only with the token.
     if (config.metrics.port === null && config.metrics.token !== null) registerMetricsRoute(app, metrics, config.metrics.token);

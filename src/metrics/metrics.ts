@@ -3,6 +3,7 @@ import type { Resolver } from '../dns/resolver.js';
 import type { Evaluation } from '../evaluation/evaluate.js';
 import type { SourceStatus } from '../core/ports.js';
 import type { State } from '../rules/ports.js';
+import type { HistoryStoreStats } from '../history/store.js';
 import type { EvaluationLogStats } from '../store/evaluation-log.js';
 import type { StoreObserver } from '../store/observer.js';
 import { CappedCounts, OTHER } from './counts.js';
@@ -27,6 +28,8 @@ export interface ScrapeSources {
   /** Every key, rule and data source's status (`app.sources()`). */
   sources(): SourceStatus[];
   log(): EvaluationLogStats;
+  /** Behaviour history's counters and queue; null when it is off (HISTORY_DAYS=0). */
+  history(): HistoryStoreStats | null;
   storeAvailable(): boolean;
   /** The e-mail check's DNS resolver; null when a test gave the app an inspector of its own. */
   resolver: Resolver | null;
@@ -194,6 +197,50 @@ export function createMetrics(options: { version: string }): Metrics {
     collect() {
       this.reset();
       this.inc(scrape?.log().pruned ?? 0);
+    },
+  });
+
+  // --- Behaviour history (read at scrape; none of it when HISTORY_DAYS=0) ---
+  // What tells an operator the history's writing falls behind before any event goes unrecorded:
+  // changes waiting grow, then, at their bound, events are answered without history (`store` in
+  // `unavailable`, counted here as refused). docs/operations.md gives each store's bounds.
+  const historyGauge = (name: string, help: string, read: (s: HistoryStoreStats) => number | undefined) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        this.reset();
+        const stats = scrape?.history();
+        const value = stats ? read(stats) : undefined;
+        if (value !== undefined) this.set(value);
+      },
+    });
+  historyGauge('risk_history_pending', 'Identifiers with changes waiting to be written (SQLite: bound 100,000 held in all; PostgreSQL: 50,000).', (s) => s.pending);
+  historyGauge('risk_history_held', 'SQLite: identifiers held in memory (bound: 100,000).', (s) => s.cached);
+  historyGauge('risk_history_held_bytes', 'SQLite: estimated bytes the identifiers in memory hold (bound: 64 MiB).', (s) => s.bytes);
+  historyGauge('risk_history_reads_waiting', 'PostgreSQL: evaluations whose history read is in flight or waiting to be sent.', (s) => s.reading);
+  new Counter({
+    name: 'risk_history_changes_total',
+    help: 'Changes to behaviour history not kept, by outcome: refused (an event not recorded: the changes waiting were at their bound), failed (the store refused a write: identifiers on SQLite, events on PostgreSQL).',
+    labelNames: ['outcome'],
+    registers,
+    collect() {
+      this.reset();
+      const stats = scrape?.history();
+      if (!stats) return;
+      this.inc({ outcome: 'refused' }, stats.refused ?? 0);
+      this.inc({ outcome: 'failed' }, stats.failed);
+    },
+  });
+  new Counter({
+    name: 'risk_history_pruned_total',
+    help: 'Behaviour history removed past HISTORY_DAYS: rows on PostgreSQL; on SQLite the cells, identifiers and set members taken out of its rows.',
+    registers,
+    collect() {
+      this.reset();
+      const stats = scrape?.history();
+      if (stats) this.inc(stats.pruned);
     },
   });
 

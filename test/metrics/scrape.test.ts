@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import Sqlite from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { version } from '../../src/app.js';
 import { CappedCounts, OTHER } from '../../src/metrics/counts.js';
 import { bearer, evaluationBody, KEY_A, startTestApp, type TestApp } from '../support/app.js';
@@ -120,6 +120,16 @@ describe('/metrics after known traffic', () => {
     expect(m.value('risk_evaluation_log_records_total', { outcome: 'dropped' })).toBe(0);
     expect(m.value('risk_evaluation_log_queued')).toBe(0);
     expect(m.value('risk_store_up')).toBe(1);
+    // Behaviour history (SQLite, on by default): what it holds, read from the store at the scrape.
+    const history = app.store.status().history!;
+    expect(history.cached).toBeGreaterThanOrEqual(12); // six addresses and six e-mail addresses at least
+    expect(m.value('risk_history_held')).toBe(history.cached);
+    expect(m.value('risk_history_held_bytes')).toBe(history.bytes);
+    expect(m.value('risk_history_changes_total', { outcome: 'refused' })).toBe(0);
+    expect(m.value('risk_history_changes_total', { outcome: 'failed' })).toBe(0);
+    expect(m.value('risk_history_reads_waiting')).toBe(0);
+    // Written back within its delay (50 ms): nothing left waiting.
+    await vi.waitFor(async () => expect((await scrape(app)).value('risk_history_pending')).toBe(0));
     expect(m.histogram('risk_store_operation_duration_seconds', { operation: 'poll' }).count).toBeGreaterThanOrEqual(1);
     expect(m.histogram('risk_store_operation_duration_seconds', { operation: 'log_write' }).count).toBeGreaterThanOrEqual(1);
 
@@ -161,6 +171,25 @@ describe('/metrics after known traffic', () => {
     // The next poll finds the store answering again.
     await app.reloadConfiguration();
     expect((await scrape(app)).value('risk_store_up')).toBe(1);
+  });
+
+  it('counts the history changes a write-back could not keep', async () => {
+    t = await startTestApp({ METRICS_TOKEN: TOKEN, RELOAD_INTERVAL_MS: '600000' });
+    const { app, config } = t;
+    const outside = new Sqlite(config.database.engine === 'sqlite' ? config.database.path : '');
+    outside.exec('alter table history_packed rename to history_moved');
+    try {
+      // A person never seen: their address, e-mail address, user and device to write back.
+      expect((await evaluate(app, evaluationBody({ email: 'new.person@good.example' }))).statusCode).toBe(200);
+      await vi.waitFor(() => expect(app.store.status().history!.failed).toBeGreaterThan(0));
+      const m = await scrape(app);
+      expect(m.value('risk_history_changes_total', { outcome: 'failed' })).toBe(app.store.status().history!.failed);
+      expect(m.value('risk_history_changes_total', { outcome: 'refused' })).toBe(0);
+      expect(m.value('risk_history_pending')).toBe(0);
+    } finally {
+      outside.exec('alter table history_moved rename to history_packed');
+      outside.close();
+    }
   });
 
   it('uses only metric names /metrics exposes in the Grafana dashboard', async () => {
