@@ -14,6 +14,7 @@ import { StoreHealth } from './health.js';
 import { Labels } from './labels.js';
 import { Lists } from './lists.js';
 import { erasePerson, type ErasureResult, type ErasureSubject } from './erasure.js';
+import { historyLossReport } from './history-losses.js';
 import { historySecret } from './history-secret.js';
 import { migrate, type MigrationReport } from './migrate.js';
 import type { StoreObserver } from './observer.js';
@@ -152,8 +153,11 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     ...options.logQueue,
   });
   health.onRecovery(() => log.resume());
-  // History is pruned like the log: every minute, in small batches, off the request path.
+  // History is pruned like the log: every minute, in small batches, off the request path. What it
+  // lost in that minute, if anything, is said then too.
+  const reportLosses = history === null ? undefined : historyLossReport(() => history.stats(), logger);
   const historyPrune = history === null ? undefined : setInterval(() => {
+    reportLosses!();
     if (health.available) history.prune().catch((error: Error) => logger.warn({ error: error.message }, 'history not pruned; trying again in a minute'));
   }, 60_000);
   historyPrune?.unref();
