@@ -4,7 +4,8 @@
  * it (one person repeated, then a new person every request, round after round), printing per round
  * the CPU µs per request of each thread (main, the SQLite writer), the bytes the writer thread wrote
  * (WAL frames and checkpoints), the heap in use and the store's file sizes. CPU per request, not
- * req/s, is the figure to read on a shared machine.
+ * req/s, is the figure to read on a shared machine; it counts what the round left the writer thread
+ * (read once the service is idle again, and how long that took printed: bench/settle.ts).
  *
  *   npx tsx bench/rounds.ts --rounds 4 --seconds 5
  *   npx tsx bench/rounds.ts --prof        # also a CPU profile per thread (`node --cpu-prof`)
@@ -32,6 +33,7 @@ import { generateKey } from '../src/keys/key.js';
 import { writeDataSet } from './data-set.js';
 import { envPairs } from './env-pairs.js';
 import { mixBody, parseMixes, type Mix } from './mixes.js';
+import { settled } from './settle.js';
 import { startFlags } from './start-flags.js';
 
 const { values: options } = parseArgs({
@@ -84,7 +86,8 @@ function threadCpu(pid: number): Map<number, number> {
 /**
  * Bytes each thread other than the main one passed to write(2)-like calls (Linux /proc `wchar`: not
  * what reached the disk), by thread id: the SQLite writer thread's WAL frames and checkpoints (the
- * main thread's socket writes are left out). Writes still queued at a round's end count in the next.
+ * main thread's socket writes are left out), read once the service is idle after the round: what
+ * the round left the writer is the round's (bench/settle.ts).
  */
 function threadWrites(pid: number): Map<number, number> {
   const out = new Map<number, number>();
@@ -174,10 +177,14 @@ try {
           headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
           requests: [{ setupRequest: (r) => ({ ...r, body: mixBody(mix, (people[t]! += 1), DOMAIN) }) }],
         });
-        const after = threadCpu(pid);
-        const writesAfter = threadWrites(pid);
         const label = `round ${round} ${mix}`;
         target.spans.push({ label, from, to: nowUs() });
+        // The event loop's figures are the round's own (asked before the service goes idle).
+        const r = await ask(target, 'runtime');
+        // What the round left the writer thread is the round's: read once the service is idle again.
+        const settleMs = await settled(pid);
+        const after = threadCpu(pid);
+        const writesAfter = threadWrites(pid);
         const n = result.requests.total;
         const us = (tid: number) => Math.round((((after.get(tid) ?? 0) - (before.get(tid) ?? 0)) * 1e6) / n);
         const threads = [...after.keys()].map((tid) => ({ tid, us: us(tid) })).sort((a, b) => b.us - a.us);
@@ -187,11 +194,10 @@ try {
         // The writer: the busiest thread but the main one (a data-file worker is idle after start-up).
         const writer = threads.find((x) => x.tid !== pid)?.tid;
         const written = writer !== undefined && writesAfter.has(writer) ? writesAfter.get(writer)! - (writesBefore.get(writer) ?? 0) : null;
-        const r = await ask(target, 'runtime');
         for (const [a, b] of r.stalls ?? []) target.stalls.push({ label: `${label} stall`, from: a, to: b });
         const stallMs = (r.stalls ?? []).map(([a, b]) => Math.round((b - a) / 1000));
         console.log(`${targets.length > 1 ? `[${target.dist}] ` : ''}${label}: ${Math.round(n / result.duration)} req/s, p99 ${result.latency.p99} ms (mean ${result.latency.mean}); ` +
-          `loop delay p99 ${r.event_loop_delay_p99_ms} max ${r.event_loop_delay_max_ms} ms, ${stallMs.length} stalls > 30 ms (longest ${Math.max(0, ...stallMs)}); CPU µs/req total ${total}, main ${main}, next threads ${others.join(', ')}; ` +
+          `loop delay p99 ${r.event_loop_delay_p99_ms} max ${r.event_loop_delay_max_ms} ms, ${stallMs.length} stalls > 30 ms (longest ${Math.max(0, ...stallMs)}); CPU µs/req total ${total}, main ${main}, next threads ${others.join(', ')} (idle again after ${settleMs} ms); ` +
           `rss ${mb(r.rss_bytes)} MB heap ${r.heap_used_bytes === undefined ? '?' : mb(r.heap_used_bytes)} MB; written ${written === null ? '?' : `${(written / n / 1024).toFixed(1)} KiB/req`}; db ${mb(size(`${target.store}/risk.sqlite`))} MB wal ${mb(size(`${target.store}/risk.sqlite-wal`))} MB`);
         if (round === 1 && t === 0) console.log(`  answered now (${mix}): ${await answers(target, mix)}`);
       }

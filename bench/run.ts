@@ -42,6 +42,7 @@ import { mixBody, personBody, type Mix } from './mixes.js';
 import { velocityRulesDir } from './velocity.js';
 import { benchDetection, benchIpAsnLists } from './detection.js';
 import { benchStore, loggedEvaluations, type StoreFigures } from './store.js';
+import { processCpuSeconds, settled } from './settle.js';
 import { startFlags } from './start-flags.js';
 
 const { values: options } = parseArgs({
@@ -88,6 +89,8 @@ interface Run {
   errors: number;
   non_2xx: number;
   total: number;
+  /** How long the service took to go idle after the run (its writer catching up): its CPU is in cpu_us_per_request. */
+  settled_ms: number;
 }
 
 async function freePort(): Promise<number> {
@@ -150,18 +153,8 @@ function runtimeOf(child: ChildProcess): Promise<Runtime> {
 
 const body = (email: string, ip = '81.2.69.160') => JSON.stringify({ ip, email, event_type: 'account_register', user: { user_id: 'u-1', first_name: 'Jane', last_name: 'Doe' } });
 
-/** User + system CPU seconds of a process so far, from /proc (Linux); `null` elsewhere. */
-function cpuSeconds(pid: number | undefined): number | null {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-  } catch {
-    return null;
-  }
-}
-
 async function drive(target: string, url: string, server: ChildProcess | undefined, init: Partial<autocannon.Options>): Promise<Run> {
-  const cpuBefore = cpuSeconds(server?.pid);
+  const cpuBefore = processCpuSeconds(server?.pid);
   const result = await autocannon({
     url: `${url}/v1/risk/evaluate`,
     method: 'POST',
@@ -169,7 +162,9 @@ async function drive(target: string, url: string, server: ChildProcess | undefin
     headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
     ...init,
   });
-  const cpuAfter = cpuSeconds(server?.pid);
+  // What the run left the writer thread is the run's: its CPU is counted once the service is idle.
+  const settledMs = server === undefined ? 0 : await settled(server.pid);
+  const cpuAfter = processCpuSeconds(server?.pid);
   const total = result.requests.total;
   return {
     target,
@@ -181,6 +176,7 @@ async function drive(target: string, url: string, server: ChildProcess | undefin
     errors: result.errors + result.timeouts,
     non_2xx: result.non2xx,
     total: result.requests.total,
+    settled_ms: settledMs,
   };
 }
 
@@ -613,7 +609,8 @@ async function main(): Promise<void> {
       for (const [label, service, bare] of [['one person repeated', warm, ceiling], ['a new person every request', newPerson, ceilingNew]] as const) {
         const c = compare(service, bare);
         console.log(`${label}: service/ceiling ${c.ratio} (rounds ${c.ratio_range.join('–')}); p99 ${median(service.map((r) => r.p99_ms))} ms (ceiling ${median(bare.map((r) => r.p99_ms))}); ` +
-          `CPU per request ${median(service.map((r) => r.cpu_us_per_request ?? 0))} µs (ceiling ${median(bare.map((r) => r.cpu_us_per_request ?? 0))}; ratio ${c.cpu_ratio})`);
+          `CPU per request ${median(service.map((r) => r.cpu_us_per_request ?? 0))} µs (ceiling ${median(bare.map((r) => r.cpu_us_per_request ?? 0))}; ratio ${c.cpu_ratio}; ` +
+          `the service idle again ${median(service.map((r) => r.settled_ms))} ms after a round, its CPU counted)`);
       }
     };
     if (options['warm-only']) {
