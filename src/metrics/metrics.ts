@@ -216,7 +216,7 @@ export function createMetrics(options: { version: string }): Metrics {
         if (value !== undefined) this.set(value);
       },
     });
-  historyGauge('risk_history_pending', 'Identifiers with changes waiting to be written (SQLite: bound 100,000 held in all; PostgreSQL: 50,000).', (s) => s.pending);
+  historyGauge('risk_history_pending', 'Identifiers with changes waiting to be written (bounds: SQLite, within the 100,000 identifiers held; PostgreSQL, 50,000).', (s) => s.pending);
   historyGauge('risk_history_held', 'SQLite: identifiers held in memory (bound: 100,000).', (s) => s.cached);
   historyGauge('risk_history_held_bytes', 'SQLite: estimated bytes the identifiers in memory hold (bound: 64 MiB).', (s) => s.bytes);
   historyGauge('risk_history_reads_waiting', 'PostgreSQL: evaluations whose history read is in flight or waiting to be sent.', (s) => s.reading);
