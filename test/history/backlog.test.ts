@@ -1,4 +1,5 @@
 import Sqlite from 'better-sqlite3';
+import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { historyEvent } from '../../src/history/event.js';
 import { keyedHasher } from '../../src/history/identifiers.js';
@@ -7,6 +8,7 @@ import { createHistoryRecorder } from '../../src/history/recorder.js';
 import type { HistoryStore } from '../../src/history/store.js';
 import { parseEmail } from '../../src/email/address.js';
 import { parseIp } from '../../src/ip/address.js';
+import { historyLossReport } from '../../src/store/history-losses.js';
 import { freshSqliteHistory } from '../support/store.js';
 
 /**
@@ -53,8 +55,18 @@ describe('SQLite history with its writer stalled', () => {
     expect(answers.slice(recorded).every((a) => a === null)).toBe(true);
     const stalled = store.stats();
     expect(stalled).toMatchObject({ cached: MAX_ENTRIES + 2, refused: 20 - recorded });
+    // The store's minute line says so (src/store/history-losses.ts), and then only what is new.
+    const lines: Array<Record<string, unknown>> = [];
+    const report = historyLossReport(() => store.stats(), pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) }));
+    report();
+    expect(lines).toEqual([expect.objectContaining({ level: 40, msg: 'behaviour history: changes not kept', refused: 20 - recorded, failed: 0, pending: stalled.pending })]);
+    report();
+    expect(lines).toHaveLength(1);
     expect(store.record(event(99))).toBeNull();
     expect(store.stats().cached).toBe(MAX_ENTRIES + 2);
+    report();
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatchObject({ refused: 1, failed: 0 });
 
     // Through the evaluation's step: this replica's own counts, partial (lower bounds, what only the
     // store knows null), and the store is not reported down for it.
