@@ -56,9 +56,9 @@ export interface ErasedHistory {
 }
 
 export interface HistoryStoreStats {
-  /** Events whose changes could not be written (the store refused them). */
+  /** Identifiers whose changes could not be written: those of each batch the store refused (on PostgreSQL also an event its read could not place, one each). */
   failed: number;
-  /** SQLite: events not recorded, and answered without history, because the changes waiting to be written filled memory. */
+  /** Events (or an evaluation's velocity counts after its decision) not recorded because the changes waiting to be written were at their bound; on SQLite such an event is answered without history. */
   refused?: number;
   /** Removed by pruning: rows on PostgreSQL; on SQLite the cells, identifiers and reverse entries taken out of its packed rows (migration 19). */
   pruned: number;

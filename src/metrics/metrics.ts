@@ -200,50 +200,6 @@ export function createMetrics(options: { version: string }): Metrics {
     },
   });
 
-  // --- Behaviour history (read at scrape; none of it when HISTORY_DAYS=0) ---
-  // What tells an operator the history's writing falls behind before any event goes unrecorded:
-  // changes waiting grow, then, at their bound, events are answered without history (`store` in
-  // `unavailable`, counted here as refused). docs/operations.md gives each store's bounds.
-  const historyGauge = (name: string, help: string, read: (s: HistoryStoreStats) => number | undefined) =>
-    new Gauge({
-      name,
-      help,
-      registers,
-      collect() {
-        this.reset();
-        const stats = scrape?.history();
-        const value = stats ? read(stats) : undefined;
-        if (value !== undefined) this.set(value);
-      },
-    });
-  historyGauge('risk_history_pending', 'Identifiers with changes waiting to be written (bounds: SQLite, within the 100,000 identifiers held; PostgreSQL, 50,000).', (s) => s.pending);
-  historyGauge('risk_history_held', 'SQLite: identifiers held in memory (bound: 100,000).', (s) => s.cached);
-  historyGauge('risk_history_held_bytes', 'SQLite: estimated bytes the identifiers in memory hold (bound: 64 MiB).', (s) => s.bytes);
-  historyGauge('risk_history_reads_waiting', 'PostgreSQL: evaluations whose history read is in flight or waiting to be sent.', (s) => s.reading);
-  new Counter({
-    name: 'risk_history_changes_total',
-    help: 'Changes to behaviour history not kept, by outcome: refused (an event not recorded: the changes waiting were at their bound), failed (the store refused a write: identifiers on SQLite, events on PostgreSQL).',
-    labelNames: ['outcome'],
-    registers,
-    collect() {
-      this.reset();
-      const stats = scrape?.history();
-      if (!stats) return;
-      this.inc({ outcome: 'refused' }, stats.refused ?? 0);
-      this.inc({ outcome: 'failed' }, stats.failed);
-    },
-  });
-  new Counter({
-    name: 'risk_history_pruned_total',
-    help: 'Behaviour history removed past HISTORY_DAYS: rows on PostgreSQL; on SQLite the cells, identifiers and set members taken out of its rows.',
-    registers,
-    collect() {
-      this.reset();
-      const stats = scrape?.history();
-      if (stats) this.inc(stats.pruned);
-    },
-  });
-
   // --- Keys, rules and data sources (read at scrape) ---
   const sourceGauge = (name: string, help: string, read: (s: SourceStatus, now: number) => number | null) =>
     new Gauge({
@@ -298,8 +254,61 @@ export function createMetrics(options: { version: string }): Metrics {
 
     attach(sources) {
       scrape = sources;
+      const history = sources.history();
+      if (history !== null) registerHistoryMetrics(registers, () => sources.history()!, history.cached !== undefined ? 'sqlite' : 'postgres');
     },
   };
+}
+
+/**
+ * Behaviour history's metrics, read at scrape, registered only where they mean something: none when
+ * it is off (HISTORY_DAYS=0), and each store's own only for that store (no gauge reading a 0 that
+ * is not there). What tells an operator its writing falls behind the traffic before anything goes
+ * unrecorded: what waits grows, then, at its bound, events are refused (on SQLite answered without
+ * history, `store` in `unavailable`). docs/operations.md gives each store's bounds.
+ */
+function registerHistoryMetrics(registers: Registry[], read: () => HistoryStoreStats, engine: 'sqlite' | 'postgres'): void {
+  const gauge = (name: string, help: string, value: (s: HistoryStoreStats) => number | undefined) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        this.set(value(read()) ?? 0);
+      },
+    });
+  gauge('risk_history_pending', engine === 'sqlite'
+    ? 'Identifiers with changes waiting to be written, not counting those in flight to the writer thread (at most 2,000); all held within the bound of 100,000 identifiers or 64 MiB.'
+    : 'Identifiers with changes waiting to be written, the batch being sent included (bound: 50,000).', (s) => s.pending);
+  if (engine === 'sqlite') {
+    gauge('risk_history_held', 'Identifiers held in memory (bound: 100,000).', (s) => s.cached);
+    gauge('risk_history_held_bytes', 'Estimated bytes the identifiers in memory hold (bound: 64 MiB; brought down to 16 MiB once written).', (s) => s.bytes);
+  } else {
+    gauge('risk_history_reads_waiting', 'Evaluations whose history read is in flight or waiting to be sent.', (s) => s.reading);
+  }
+  new Counter({
+    name: 'risk_history_changes_total',
+    help: 'Behaviour history not kept, by outcome: refused (an event, or the velocity counts an evaluation adds after its decision, not recorded: what waits to be written was at its bound), failed (the identifiers of a write the store refused).',
+    labelNames: ['outcome'],
+    registers,
+    collect() {
+      this.reset();
+      const stats = read();
+      this.inc({ outcome: 'refused' }, stats.refused ?? 0);
+      this.inc({ outcome: 'failed' }, stats.failed);
+    },
+  });
+  new Counter({
+    name: 'risk_history_pruned_total',
+    help: engine === 'sqlite'
+      ? 'Behaviour history removed past HISTORY_DAYS: the cells, identifiers and set members taken out of its rows.'
+      : 'Behaviour history removed past HISTORY_DAYS: rows.',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(read().pruned);
+    },
+  });
 }
 
 /** Counts by two labels (`{ value: { value2: n } }`) into `counter`, as its whole content; zeros left out. */

@@ -209,6 +209,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       clearInterval(historyPrune);
       hashIdentifier.stop();
       await history?.close();
+      // What closing could not write (counted then) is said too.
+      reportLosses?.();
       await log.close();
       await engine.close();
     },

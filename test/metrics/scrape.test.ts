@@ -6,6 +6,7 @@ import { CappedCounts, OTHER } from '../../src/metrics/counts.js';
 import { bearer, evaluationBody, KEY_A, startTestApp, type TestApp } from '../support/app.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { parseScrape, type Scrape } from '../support/prometheus.js';
+import { ENGINES, freshDatabaseUrl } from '../support/store.js';
 
 /**
  * `/metrics` of the real app, after traffic whose effect is known, read back with an independent
@@ -62,6 +63,28 @@ describe('/metrics access on the service port', () => {
     const m = parseScrape(response.body);
     expect(m.series('risk_build_info')).toEqual([{ version }]);
     expect(m.value('risk_build_info', { version })).toBe(1);
+  });
+});
+
+describe.each(ENGINES)('behaviour history in /metrics (%s)', (engine) => {
+  it('exposes what waits and what was lost, and only the gauges this store has', async () => {
+    t = await startTestApp({ METRICS_TOKEN: TOKEN, DATABASE_URL: await freshDatabaseUrl(engine) });
+    for (let i = 0; i < 3; i++) expect((await evaluate(t.app, evaluationBody({ ip: `81.2.69.${161 + i}`, email: `jane${i}@example.com` }))).statusCode).toBe(200);
+    const app = t.app;
+    await vi.waitFor(async () => expect((await scrape(app)).value('risk_history_pending')).toBe(0), { timeout: 10_000 });
+    const m = await scrape(app);
+    expect(m.families.get('risk_history_pending')?.type).toBe('gauge');
+    expect(m.value('risk_history_changes_total', { outcome: 'refused' })).toBe(0);
+    expect(m.value('risk_history_changes_total', { outcome: 'failed' })).toBe(0);
+    expect(m.families.get('risk_history_pruned_total')?.type).toBe('counter');
+    if (engine === 'sqlite') {
+      expect(m.value('risk_history_held')).toBe(6); // three addresses, three e-mail addresses
+      expect(m.families.has('risk_history_reads_waiting')).toBe(false);
+    } else {
+      expect(m.value('risk_history_reads_waiting')).toBe(0);
+      expect(m.families.has('risk_history_held')).toBe(false);
+      expect(m.families.has('risk_history_held_bytes')).toBe(false);
+    }
   });
 });
 
@@ -127,9 +150,10 @@ describe('/metrics after known traffic', () => {
     expect(m.value('risk_history_held_bytes')).toBe(history.bytes);
     expect(m.value('risk_history_changes_total', { outcome: 'refused' })).toBe(0);
     expect(m.value('risk_history_changes_total', { outcome: 'failed' })).toBe(0);
-    expect(m.value('risk_history_reads_waiting')).toBe(0);
+    // PostgreSQL's own gauge is not there: no 0 that means nothing.
+    expect(m.families.get('risk_history_reads_waiting')).toBeUndefined();
     // Written back within its delay (50 ms): nothing left waiting.
-    await vi.waitFor(async () => expect((await scrape(app)).value('risk_history_pending')).toBe(0));
+    await vi.waitFor(async () => expect((await scrape(app)).value('risk_history_pending')).toBe(0), { timeout: 10_000 });
     expect(m.histogram('risk_store_operation_duration_seconds', { operation: 'poll' }).count).toBeGreaterThanOrEqual(1);
     expect(m.histogram('risk_store_operation_duration_seconds', { operation: 'log_write' }).count).toBeGreaterThanOrEqual(1);
 
@@ -179,17 +203,24 @@ describe('/metrics after known traffic', () => {
     const outside = new Sqlite(config.database.engine === 'sqlite' ? config.database.path : '');
     outside.exec('alter table history_packed rename to history_moved');
     try {
-      // A person never seen: their address, e-mail address, user and device to write back.
+      // A person never seen: their address and e-mail address to write back, two identifiers.
       expect((await evaluate(app, evaluationBody({ email: 'new.person@good.example' }))).statusCode).toBe(200);
-      await vi.waitFor(() => expect(app.store.status().history!.failed).toBeGreaterThan(0));
+      await vi.waitFor(() => expect(app.store.status().history!.failed).toBeGreaterThan(0), { timeout: 10_000 });
       const m = await scrape(app);
-      expect(m.value('risk_history_changes_total', { outcome: 'failed' })).toBe(app.store.status().history!.failed);
+      expect(m.value('risk_history_changes_total', { outcome: 'failed' })).toBe(2);
       expect(m.value('risk_history_changes_total', { outcome: 'refused' })).toBe(0);
       expect(m.value('risk_history_pending')).toBe(0);
     } finally {
       outside.exec('alter table history_moved rename to history_packed');
       outside.close();
     }
+  });
+
+  it('exposes no history metric with history off', async () => {
+    t = await startTestApp({ METRICS_TOKEN: TOKEN, HISTORY_DAYS: '0' });
+    const m = await scrape(t.app);
+    expect([...m.families.keys()].filter((name) => name.startsWith('risk_history_'))).toEqual([]);
+    expect(m.value('risk_store_up')).toBe(1);
   });
 
   it('uses only metric names /metrics exposes in the Grafana dashboard', async () => {
