@@ -33,7 +33,7 @@ import { generateKey } from '../src/keys/key.js';
 import { writeDataSet } from './data-set.js';
 import { envPairs } from './env-pairs.js';
 import { mixBody, parseMixes, type Mix } from './mixes.js';
-import { settled } from './settle.js';
+import { settled, SETTLE_FLOOR_MS } from './settle.js';
 import { startFlags } from './start-flags.js';
 
 const { values: options } = parseArgs({
@@ -197,7 +197,7 @@ try {
         for (const [a, b] of r.stalls ?? []) target.stalls.push({ label: `${label} stall`, from: a, to: b });
         const stallMs = (r.stalls ?? []).map(([a, b]) => Math.round((b - a) / 1000));
         console.log(`${targets.length > 1 ? `[${target.dist}] ` : ''}${label}: ${Math.round(n / result.duration)} req/s, p99 ${result.latency.p99} ms (mean ${result.latency.mean}); ` +
-          `loop delay p99 ${r.event_loop_delay_p99_ms} max ${r.event_loop_delay_max_ms} ms, ${stallMs.length} stalls > 30 ms (longest ${Math.max(0, ...stallMs)}); CPU µs/req total ${total}, main ${main}, next threads ${others.join(', ')} (idle again after ${settleMs} ms); ` +
+          `loop delay p99 ${r.event_loop_delay_p99_ms} max ${r.event_loop_delay_max_ms} ms, ${stallMs.length} stalls > 30 ms (longest ${Math.max(0, ...stallMs)}); CPU µs/req total ${total}, main ${main}, next threads ${others.join(', ')} (idle again after ${settleMs} ms, ${SETTLE_FLOOR_MS} of them to tell); ` +
           `rss ${mb(r.rss_bytes)} MB heap ${r.heap_used_bytes === undefined ? '?' : mb(r.heap_used_bytes)} MB; written ${written === null ? '?' : `${(written / n / 1024).toFixed(1)} KiB/req`}; db ${mb(size(`${target.store}/risk.sqlite`))} MB wal ${mb(size(`${target.store}/risk.sqlite-wal`))} MB`);
         if (round === 1 && t === 0) console.log(`  answered now (${mix}): ${await answers(target, mix)}`);
       }

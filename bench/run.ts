@@ -42,7 +42,7 @@ import { mixBody, personBody, type Mix } from './mixes.js';
 import { velocityRulesDir } from './velocity.js';
 import { benchDetection, benchIpAsnLists } from './detection.js';
 import { benchStore, loggedEvaluations, type StoreFigures } from './store.js';
-import { processCpuSeconds, settled } from './settle.js';
+import { processCpuSeconds, settled, SETTLE_FLOOR_MS } from './settle.js';
 import { startFlags } from './start-flags.js';
 
 const { values: options } = parseArgs({
@@ -182,6 +182,8 @@ async function drive(target: string, url: string, server: ChildProcess | undefin
 
 async function measured(target: string, url: string, server: ChildProcess, init: Partial<autocannon.Options>): Promise<Run> {
   await drive(target, url, undefined, { ...init, duration: warmup });
+  // What the warm-up left the writer is not the measured run's (and its CPU is not counted).
+  await settled(server.pid);
   return drive(target, url, server, { ...init, duration });
 }
 
@@ -610,7 +612,7 @@ async function main(): Promise<void> {
         const c = compare(service, bare);
         console.log(`${label}: service/ceiling ${c.ratio} (rounds ${c.ratio_range.join('–')}); p99 ${median(service.map((r) => r.p99_ms))} ms (ceiling ${median(bare.map((r) => r.p99_ms))}); ` +
           `CPU per request ${median(service.map((r) => r.cpu_us_per_request ?? 0))} µs (ceiling ${median(bare.map((r) => r.cpu_us_per_request ?? 0))}; ratio ${c.cpu_ratio}; ` +
-          `the service idle again ${median(service.map((r) => r.settled_ms))} ms after a round, its CPU counted)`);
+          `the service idle again ${median(service.map((r) => r.settled_ms))} ms after a round, ${SETTLE_FLOOR_MS} of them to tell, its CPU counted)`);
       }
     };
     if (options['warm-only']) {
