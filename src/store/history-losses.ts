@@ -4,9 +4,9 @@ import type { HistoryStoreStats } from '../history/store.js';
 /**
  * One warning at most each time it is called (every minute, with pruning) while behaviour history
  * loses changes, as the evaluation log reports its own: an operator without a metrics system sees
- * it in the log. `refused`: events not recorded, the changes waiting to be written at their bound
- * (the writer behind the traffic); `failed`: writes the store refused. Counts since the last line,
- * and what waits now.
+ * it in the log. `refused`: events (or velocity counts added after a decision) not recorded, what
+ * waits to be written at its bound (the writer behind the traffic); `failed`: the identifiers of
+ * writes the store refused (HistoryStoreStats). Counts since the last line, and what waits now.
  */
 export function historyLossReport(stats: () => HistoryStoreStats, logger: Logger): () => void {
   let last = { refused: 0, failed: 0 };
