@@ -33,7 +33,7 @@ import { generateKey } from '../src/keys/key.js';
 import { writeDataSet } from './data-set.js';
 import { envPairs } from './env-pairs.js';
 import { mixBody, parseMixes, type Mix } from './mixes.js';
-import { settled, SETTLE_FLOOR_MS } from './settle.js';
+import { cpuTicksOf, settled, SETTLE_FLOOR_MS } from './settle.js';
 import { startFlags } from './start-flags.js';
 
 const { values: options } = parseArgs({
@@ -73,12 +73,8 @@ const freePort = () => new Promise<number>((resolve) => {
 function threadCpu(pid: number): Map<number, number> {
   const out = new Map<number, number>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      out.set(Number(tid), (Number(fields[11]) + Number(fields[12])) / 100);
-    } catch {
-      // the thread ended
-    }
+    const ticks = cpuTicksOf(`/proc/${pid}/task/${tid}/stat`);
+    if (ticks !== null) out.set(Number(tid), ticks / 100); // null: the thread ended
   }
   return out;
 }

@@ -1,14 +1,20 @@
 import { readFileSync } from 'node:fs';
 
-/** User + system CPU of a process so far, all its threads, in clock ticks (10 ms: USER_HZ = 100; Linux /proc); null elsewhere. */
-function processCpuTicks(pid: number | undefined): number | null {
+/**
+ * User + system CPU in clock ticks (10 ms: USER_HZ = 100) from a /proc `stat` file: a process's
+ * (`/proc/<pid>/stat`, all its threads) or one thread's (`/proc/<pid>/task/<tid>/stat`); null when
+ * it cannot be read (not Linux, the process or thread gone).
+ */
+export function cpuTicksOf(statFile: string): number | null {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const fields = readFileSync(statFile, 'utf8').split(') ')[1]!.split(' ');
     return Number(fields[11]) + Number(fields[12]); // utime, stime
   } catch {
     return null;
   }
 }
+
+const processCpuTicks = (pid: number | undefined) => cpuTicksOf(`/proc/${pid}/stat`);
 
 /** User + system CPU seconds of a process so far, all its threads (Linux /proc, 10 ms resolution); null elsewhere. */
 export function processCpuSeconds(pid: number | undefined): number | null {

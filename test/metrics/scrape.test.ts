@@ -32,6 +32,21 @@ async function scrape(app: TestApp['app']): Promise<Scrape> {
   return parseScrape(response.body);
 }
 
+/**
+ * Runs `during` with one of the store's tables renamed by another connection (someone else's
+ * migration gone wrong: the writer finds no table where it expects one), then puts it back.
+ */
+async function withTableMoved(t: TestApp, table: string, during: () => Promise<void>): Promise<void> {
+  const outside = new Sqlite(t.config.database.engine === 'sqlite' ? t.config.database.path : '');
+  outside.exec(`alter table ${table} rename to ${table}_moved`);
+  try {
+    await during();
+  } finally {
+    outside.exec(`alter table ${table}_moved rename to ${table}`);
+    outside.close();
+  }
+}
+
 const evaluate = (app: TestApp['app'], body: object, key = KEY_A) =>
   app.inject({ method: 'POST', url: '/v1/risk/evaluate', headers: bearer(key), payload: body });
 
@@ -173,14 +188,12 @@ describe('/metrics after known traffic', () => {
 
   it('counts a log batch the store refused as failed, and the store error', async () => {
     t = await startTestApp({ METRICS_TOKEN: TOKEN, RELOAD_INTERVAL_MS: '600000' });
-    const { app, config } = t;
+    const { app } = t;
     expect((await evaluate(app, evaluationBody())).statusCode).toBe(200);
     await app.store.log.flush();
 
-    // Someone else's migration gone wrong: the log's table is not where the writer expects it.
-    const outside = new Sqlite(config.database.engine === 'sqlite' ? config.database.path : '');
-    outside.exec('alter table evaluations rename to evaluations_moved');
-    try {
+    // The log's table is not where the writer expects it.
+    await withTableMoved(t, 'evaluations', async () => {
       for (let i = 0; i < 3; i++) expect((await evaluate(app, evaluationBody())).statusCode).toBe(200);
       await app.store.log.flush();
       const m = await scrape(app);
@@ -188,10 +201,7 @@ describe('/metrics after known traffic', () => {
       expect(m.value('risk_evaluation_log_records_total', { outcome: 'failed' })).toBe(3);
       expect(m.value('risk_store_errors_total', { operation: 'log_write' })).toBe(1);
       expect(m.value('risk_store_up')).toBe(0);
-    } finally {
-      outside.exec('alter table evaluations_moved rename to evaluations');
-      outside.close();
-    }
+    });
     // The next poll finds the store answering again.
     await app.reloadConfiguration();
     expect((await scrape(app)).value('risk_store_up')).toBe(1);
@@ -199,10 +209,8 @@ describe('/metrics after known traffic', () => {
 
   it('counts the history changes a write-back could not keep', async () => {
     t = await startTestApp({ METRICS_TOKEN: TOKEN, RELOAD_INTERVAL_MS: '600000' });
-    const { app, config } = t;
-    const outside = new Sqlite(config.database.engine === 'sqlite' ? config.database.path : '');
-    outside.exec('alter table history_packed rename to history_moved');
-    try {
+    const { app } = t;
+    await withTableMoved(t, 'history_packed', async () => {
       // A person never seen: their address and e-mail address to write back, two identifiers.
       expect((await evaluate(app, evaluationBody({ email: 'new.person@good.example' }))).statusCode).toBe(200);
       await vi.waitFor(() => expect(app.store.status().history!.failed).toBeGreaterThan(0), { timeout: 10_000 });
@@ -210,10 +218,7 @@ describe('/metrics after known traffic', () => {
       expect(m.value('risk_history_changes_total', { outcome: 'failed' })).toBe(2);
       expect(m.value('risk_history_changes_total', { outcome: 'refused' })).toBe(0);
       expect(m.value('risk_history_pending')).toBe(0);
-    } finally {
-      outside.exec('alter table history_moved rename to history_packed');
-      outside.close();
-    }
+    });
   });
 
   it('exposes no history metric with history off', async () => {
