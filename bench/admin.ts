@@ -10,6 +10,7 @@
  *
  *   npx tsx bench/admin.ts [--reads 2000] [--burst 64]
  */
+import './temp-root.js';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { hashPassword } from '../src/admin/password.js';

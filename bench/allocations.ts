@@ -24,6 +24,7 @@
  * identifier held by the history's memory) is copied once or twice, then marked by every
  * mark-compact until it dies.
  */
+import './temp-root.js';
 import { fork, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

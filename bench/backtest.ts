@@ -13,6 +13,7 @@
  *
  *   npx tsx bench/backtest.ts [--rows 1000000] [--seconds 10] [--rounds 2] [--rate 400] [--skip-live]
  */
+import './temp-root.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, openSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -20,6 +20,7 @@
  * Prints precision and recall; the exit code is 1 when a negative is called disposable or an
  * organisation free (precision must stay at 100 %).
  */
+import './temp-root.js';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';

@@ -4,6 +4,7 @@
  * checks cost for a domain seen for the first time (the work the per-domain memo saves later):
  * disposable (allowlist, relays, every list with parent matching), free provider and typo.
  */
+import './temp-root.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

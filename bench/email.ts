@@ -9,6 +9,7 @@
  * the memory of an inspector's caches filled with hostile answers, and the event-loop delay while
  * they arrive.
  */
+import './temp-root.js';
 import { fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -16,6 +16,7 @@
  * Each scenario runs in its own process so its memory is its own. Everything is generated in a
  * temporary directory or comes with `npm ci`; nothing leaves the machine.
  */
+import './temp-root.js';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

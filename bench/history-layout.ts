@@ -29,6 +29,7 @@
  *   npx tsx bench/history-layout.ts --layouts 'reverse-rows,reverse-rows@mmap_size=1073741824+cache_size=-65536'
  *                                                    # the same layout under other pragmas (name@pragma+pragma)
  */
+import './temp-root.js';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -8,6 +8,7 @@
  *
  *   node --expose-gc --import tsx bench/history-memory.ts dist 25000
  */
+import './temp-root.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';

@@ -9,6 +9,7 @@
  *
  *   node --max-old-space-size=224 --max-semi-space-size=8 --heap-growing-percent=100 --import tsx bench/history-step.ts --dist var/before --events 20000 --rounds 3
  */
+import './temp-root.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';

@@ -6,6 +6,7 @@
  * memory is its own. The MaxMind databases are generated (no real ones here), in the official
  * schemas. Nothing leaves the machine.
  */
+import './temp-root.js';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -9,6 +9,7 @@
  *
  *   npx tsx bench/postgres-backlog.ts --people 16700 --batch-keys 5000,60000
  */
+import './temp-root.js';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import pino from 'pino';

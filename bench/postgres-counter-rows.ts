@@ -6,6 +6,7 @@
  * addresses' counters; one client then times the prepared read, one evaluation a statement, its
  * generic plan made. Alternated twice.
  */
+import './temp-root.js';
 import pg from 'pg';
 import pino from 'pino';
 import { parseDatabaseUrl } from '../src/config/store-url.js';

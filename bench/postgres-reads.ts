@@ -11,6 +11,7 @@
  *
  *   npx tsx bench/postgres-reads.ts --dist var/before/dist,dist --mix new --events 5000 --rounds 3
  */
+import './temp-root.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';

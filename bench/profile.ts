@@ -17,6 +17,7 @@
  *   npx tsx bench/profile.ts --postgres --env RETENTION_DAYS=0   # the service's environment, changed (the log off)
  *   npx tsx bench/profile.ts --mix new --add-flags=--trace-gc --env LOG_LEVEL=silent --service-output   # and its collections
  */
+import { keptTmpdir } from './temp-root.js';
 import { fork, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -161,6 +162,8 @@ try {
   for (const mix of MIXES) {
     const port = await freePort();
     const dir = mkdtempSync(join(root, `prof-${mix}-`));
+    // The profiles outlive the run (they are read again by hand); the store goes with it.
+    const profileDir = mkdtempSync(join(keptTmpdir, `risk-profile-${mix}-`));
     const database = postgres ? await postgres.createDatabase() : `sqlite:${dir}/risk.sqlite`;
     if (postgres !== null && options.statements) {
       const client = new pg.Client(database);
@@ -169,7 +172,7 @@ try {
       await client.end();
     }
     const flags = [...(options.flags === undefined ? startFlags() : options.flags.split(' ')), ...options['add-flags']!.split(' ')].filter(Boolean);
-    const child = spawn(process.execPath, [...flags, '--cpu-prof', `--cpu-prof-dir=${dir}/prof`, 'dist/server.js'], {
+    const child = spawn(process.execPath, [...flags, '--cpu-prof', `--cpu-prof-dir=${profileDir}`, 'dist/server.js'], {
       env: {
         PATH: process.env.PATH!, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', API_KEYS: KEY,
         DATA_DIR: dataDir, RULES_DIR: 'rules', DNS_SERVERS: `127.0.0.1:${dns.port}`, RATE_LIMIT_MAX: '10000000', DATABASE_URL: database,
@@ -201,7 +204,7 @@ try {
       child.kill('SIGTERM');
     });
     if (postgres !== null && options.statements) await statements(database, result.requests.total);
-    const files = readdirSync(`${dir}/prof`).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(dir, 'prof', f));
+    const files = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(profileDir, f));
     // The main thread's profile is the largest (each worker thread's that ended is written beside it).
     files.sort((a, b) => readFileSync(b).length - readFileSync(a).length);
     console.log(`profiles: ${files.join(', ')}`);

@@ -22,6 +22,7 @@
  * fired more than 30 ms late (bench/runtime-probe.mjs); with --prof, the profile's samples within
  * every stall are summed apart ("all stalls"): what held the loop.
  */
+import { keptTmpdir } from './temp-root.js';
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -99,6 +100,8 @@ function threadWrites(pid: number): Map<number, number> {
 }
 
 const root = mkdtempSync(join(tmpdir(), 'risk-rounds-'));
+// Profiles outlive the run (they are read again by hand); the stores and data go with it.
+const profiles = options.prof ? mkdtempSync(join(keptTmpdir, 'risk-rounds-profiles-')) : root;
 const dataDir = join(root, 'data');
 mkdirSync(dataDir);
 writeDataSet(dataDir);
@@ -116,7 +119,7 @@ async function startTarget(dist: string, index: number): Promise<Target> {
   const port = await freePort();
   const store = join(root, `store-${index}`);
   mkdirSync(store);
-  const child = spawn(process.execPath, [...FLAGS.get(dist)!, ...(options.prof ? ['--cpu-prof', `--cpu-prof-dir=${root}/prof-${index}`] : []), '--import', './bench/runtime-probe.mjs', join(dist, 'server.js')], {
+  const child = spawn(process.execPath, [...FLAGS.get(dist)!, ...(options.prof ? ['--cpu-prof', `--cpu-prof-dir=${profiles}/prof-${index}`] : []), '--import', './bench/runtime-probe.mjs', join(dist, 'server.js')], {
     env: {
       PATH: process.env.PATH!, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', API_KEYS: KEY,
       DATA_DIR: dataDir, RULES_DIR: 'rules', DNS_SERVERS: `127.0.0.1:${dns.port}`, RATE_LIMIT_MAX: '10000000', DATABASE_URL: `sqlite:${store}/risk.sqlite`,
@@ -212,15 +215,15 @@ try {
   rmSync(dataDir, { recursive: true, force: true });
   if (options.prof) {
     for (const [i, target] of targets.entries()) {
-      console.log(`\n[${target.dist}] profiles in ${root}/prof-${i}`);
-      for (const file of readdirSync(`${root}/prof-${i}`)) {
-        summarise(join(root, `prof-${i}`, file), target.spans);
+      console.log(`\n[${target.dist}] profiles in ${profiles}/prof-${i}`);
+      for (const file of readdirSync(`${profiles}/prof-${i}`)) {
+        summarise(join(profiles, `prof-${i}`, file), target.spans);
         // Every stall's span together: what ran while the loop was stuck.
         const stalls = target.stalls.map((s) => ({ ...s, label: 'all stalls' }));
-        if (stalls.length > 0) summarise(join(root, `prof-${i}`, file), stalls, true, 15);
+        if (stalls.length > 0) summarise(join(profiles, `prof-${i}`, file), stalls, true, 15);
         // And the five longest alone.
         const longest = [...target.stalls].sort((a, b) => b.to - b.from - (a.to - a.from)).slice(0, 5).sort((a, b) => a.from - b.from);
-        for (const s of longest) summarise(join(root, `prof-${i}`, file), [{ ...s, label: `${s.label} ${Math.round((s.to - s.from) / 1000)} ms` }], true, 6);
+        for (const s of longest) summarise(join(profiles, `prof-${i}`, file), [{ ...s, label: `${s.label} ${Math.round((s.to - s.from) / 1000)} ms` }], true, 6);
       }
     }
   }

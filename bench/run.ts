@@ -26,6 +26,7 @@
  *   npm run bench -- --detection-only # only detection quality: precision and recall of `disposable` and
  *                                 # `free_provider` on a labelled set, and what the curated ASN lists flag (bench/detection.ts; also `npm run bench:detection`)
  */
+import './temp-root.js';
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';

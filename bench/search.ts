@@ -13,6 +13,7 @@
  *
  *   npx tsx bench/search.ts [--rows 1000000] [--queries 300] [--engines sqlite,postgres]
  */
+import './temp-root.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -4,6 +4,7 @@
  * a log of `rows` evaluations; and the service's start-up time on that store. Everything on
  * 127.0.0.1 (PostgreSQL from Debian's package, started by test/support/postgres.ts).
  */
+import './temp-root.js';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -5,6 +5,7 @@
  * `n` reads and `n` counted cells per evaluation: the worst case for that number. A rule reads
  * every counter (never firing), so the rules read them as they would in production.
  */
+import './temp-root.js';
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { VELOCITY_KEYS } from '../src/history/velocity.js';

@@ -21,6 +21,7 @@
  * user and device, so three of the log's indexes take an entry at a random place). `same`: one
  * person repeated (every index entry lands beside the last one). `both`: one, then the other, each
  * on fresh stores. */
+import './temp-root.js';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';

@@ -28,6 +28,7 @@
  * in flight never above their cap. Past --abort-rss-mb (1024) the load stops at once: the bound is
  * broken anyway, and a runaway must not take a shared machine down with it.
  */
+import '../bench/temp-root.js';
 import { fork } from 'node:child_process';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
