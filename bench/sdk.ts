@@ -7,6 +7,7 @@
  * - later calls: the same page again.
  * Each call gets a 10 s budget, so the figure is the signals' own time, not the 500 ms cut-off.
  */
+import './temp-root.js';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,3 +1,4 @@
+import '../bench/temp-root.js';
 import { mkdirSync } from 'node:fs';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
