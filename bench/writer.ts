@@ -22,7 +22,7 @@
  * person repeated (every index entry lands beside the last one). `both`: one, then the other, each
  * on fresh stores. */
 import './temp-root.js';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,6 +36,7 @@ import { parseDatabaseUrl, type DatabaseUrl } from '../src/config/store-url.js';
 import type { LogRecord } from '../src/core/log-record.js';
 import { HistoryBatchEncoder } from '../src/store/history-batch.js';
 import { SET_KEEP } from '../src/history/caps.js';
+import { cpuTicksOf } from './settle.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -61,12 +62,7 @@ const ROWS = Number(options.rows);
 
 /** User + system CPU seconds of one thread of this process (/proc, in ticks of 10 ms: read over many batches). */
 function threadCpu(tid: string): number {
-  try {
-    const fields = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0; // the thread ended
-  }
+  return (cpuTicksOf(`/proc/self/task/${tid}/stat`) ?? 0) / 100; // 0: the thread ended
 }
 
 let ms = Date.now() - 3_600_000;
